@@ -1,0 +1,119 @@
+"""Runs once inside an lmc-runtime Python kernel, before the first request.
+
+It leaves nothing in the user's namespace: everything lives inside
+``_lmc_install``, which deletes itself.
+
+Active line, out of band
+------------------------
+The user's code runs unchanged. A daemon thread samples the main thread's stack
+every ``INTERVAL`` seconds while a cell runs, finds the innermost frame that
+belongs to the running cell (so lines inside loops and inside functions the cell
+defined count too), and when the line changed publishes an ``lmc_active_line``
+message on IOPub whose parent is the running ``execute_request``. It only runs
+for requests whose metadata carries ``lmc_active_line: true``; between cells it
+sleeps on an event and costs nothing.
+
+Ordered streams
+---------------
+ipykernel buffers stdout and stderr separately and flushes each on its own
+timer, so ``print(a); print(b, file=sys.stderr)`` can arrive as b, a. Writing to
+one stream first flushes the other when it has data pending.
+"""
+
+
+def _lmc_install() -> None:
+    import sys
+    import threading
+
+    from IPython import get_ipython
+
+    interval = 0.02
+    ip = get_ipython()
+    kernel = getattr(ip, "kernel", None)
+    if ip is None or kernel is None:
+        return
+
+    class LineSampler:
+        def __init__(self) -> None:
+            self.filename: str | None = None
+            self.parent: dict | None = None
+            self.thread_id: int | None = None
+            self.last: int | None = None
+            self.running = threading.Event()
+            self.idle = threading.Event()
+            self.idle.set()
+
+        def pre_run_cell(self, info: object = None) -> None:
+            parent = kernel.get_parent("shell") or {}
+            if not (parent.get("metadata") or {}).get("lmc_active_line"):
+                return
+            self.parent = parent
+            self.thread_id = threading.get_ident()
+            self.filename = None
+            self.last = None
+            self.idle.clear()
+            self.running.set()
+
+        def post_run_cell(self, result: object = None) -> None:
+            self.running.clear()
+            self.idle.set()
+
+        def cache(self, original):  # type: ignore[no-untyped-def]
+            def cache(*args, **kwargs):  # type: ignore[no-untyped-def]
+                name = original(*args, **kwargs)
+                if self.running.is_set():
+                    self.filename = name
+                return name
+
+            return cache
+
+        def sample(self) -> None:
+            filename, thread_id = self.filename, self.thread_id
+            if filename is None or thread_id is None:
+                return
+            frame = sys._current_frames().get(thread_id)
+            while frame is not None and frame.f_code.co_filename != filename:
+                frame = frame.f_back
+            if frame is None:
+                return
+            line = frame.f_lineno
+            if line is None or line == self.last:
+                return
+            self.last = line
+            kernel.session.send(
+                kernel.iopub_socket,
+                "lmc_active_line",
+                {"line": line},
+                parent=self.parent,
+                ident=b"lmc_active_line",
+            )
+
+        def loop(self) -> None:
+            while True:
+                self.running.wait()
+                while not self.idle.wait(interval):
+                    try:
+                        self.sample()
+                    except Exception as exc:  # never let the sampler die
+                        sys.__stderr__.write(f"lmc active-line sampler: {exc!r}\n")
+
+    sampler = LineSampler()
+    ip.events.register("pre_run_cell", sampler.pre_run_cell)
+    ip.events.register("post_run_cell", sampler.post_run_cell)
+    ip.compile.cache = sampler.cache(ip.compile.cache)
+    threading.Thread(target=sampler.loop, name="lmc-active-line", daemon=True).start()
+
+    out, err = sys.stdout, sys.stderr
+    if hasattr(out, "_flush_pending") and hasattr(err, "_flush_pending"):
+        for this, other in ((out, err), (err, out)):
+
+            def write(text, _write=this.write, _other=other):  # type: ignore[no-untyped-def]
+                if _other._flush_pending:
+                    _other.flush()
+                return _write(text)
+
+            this.write = write
+
+
+_lmc_install()
+del _lmc_install

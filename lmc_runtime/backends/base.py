@@ -1,0 +1,109 @@
+"""The interface every language backend implements.
+
+A :class:`Backend` describes one language (its name, its aliases, whether it
+can run here) and starts :class:`Session` objects. A session is one persistent
+interpreter: it executes code and streams computer-role messages back.
+Per-language differences live in these methods, never in ``if language == ...``
+chains in the executor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from anyio.abc import TaskGroup
+
+from ..config import InputCallback, Timeouts
+from ..messages import Message
+
+__all__ = [
+    "Availability",
+    "Backend",
+    "ExecutionOptions",
+    "Session",
+    "SessionSettings",
+]
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a language can run on this machine, and if not, why."""
+
+    available: bool
+    reason: str | None = None
+
+    @classmethod
+    def yes(cls) -> Availability:
+        return cls(True)
+
+    @classmethod
+    def no(cls, reason: str) -> Availability:
+        return cls(False, reason)
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """How to start a session: where it runs and with what environment."""
+
+    cwd: Path
+    work_dir: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """Settings for one execution."""
+
+    reply_to: str
+    timeout: float | None = None
+    interrupt_grace: float = 3.0
+    input_timeout: float | None = 300.0
+    on_input: InputCallback | None = None
+    track_lines: bool = True
+
+
+@runtime_checkable
+class Session(Protocol):
+    """One persistent interpreter for one language."""
+
+    language: str
+
+    def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
+        """Run ``code``; yield computer messages, ending with ``active_line`` null.
+
+        Errors in the code, timeouts, interrupts and crashes are messages.
+        Closing the iterator early interrupts the code.
+        """
+        ...
+
+    async def interrupt(self) -> None:
+        """Ask the running execution to stop (the timeout ladder follows)."""
+        ...
+
+    async def restart(self) -> None:
+        """Restart the interpreter; its state is lost."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop the interpreter and every process it started."""
+        ...
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A language's entry point: availability and session start."""
+
+    name: str
+    aliases: tuple[str, ...]
+
+    def availability(self) -> Availability:
+        """Whether this language can run here; cheap, starts nothing."""
+        ...
+
+    async def start(self, task_group: TaskGroup, settings: SessionSettings) -> Session:
+        """Start a session whose background tasks run in ``task_group``."""
+        ...

@@ -1,0 +1,118 @@
+"""A backend for any language with a Jupyter kernel shipped in ``kernels/``.
+
+Subclasses say which kernelspec to use and how to tell whether the language is
+installed; everything else (routing, timeouts, restarts) is shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+from anyio.abc import TaskGroup
+from jupyter_client.kernelspec import KernelSpecManager
+
+from ... import replies
+from ...messages import Message
+from ..base import Availability, ExecutionOptions, SessionSettings
+from .execution import Execution
+from .kernel import JupyterKernel
+
+__all__ = ["JupyterBackend", "JupyterSession", "kernels_dir"]
+
+
+def kernels_dir() -> Path:
+    """The kernelspecs folder: inside the wheel, or ``kernels/`` in a checkout."""
+    package = Path(__file__).resolve().parents[2]
+    for candidate in (package / "_kernels", package.parent / "kernels"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"no kernels folder next to {package}")
+
+
+class JupyterSession:
+    """A persistent kernel for one language; one execution at a time."""
+
+    def __init__(self, language: str, kernel: JupyterKernel) -> None:
+        self.language = language
+        self.kernel = kernel
+        self._busy = anyio.Semaphore(1)  # released by whichever task closes the stream
+        self._current: Execution | None = None
+
+    async def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
+        async with self._busy:
+            await self.kernel.ensure_ready()
+            gone, self.kernel.unreported_death = self.kernel.unreported_death, None
+            if gone is not None:
+                yield replies.notice(
+                    f"Since the last run, {gone.description}. Its state was lost; "
+                    "it has been restarted.",
+                    "kernel_died", options.reply_to, state_lost=True, exit_code=gone.exit_code,
+                )
+            run = Execution(self.kernel, code, options)
+            self._current = run
+            try:
+                async for message in run.messages():
+                    yield message
+            finally:
+                self._current = None
+                self.kernel.release(run.route)
+                if not run.complete:
+                    # The caller stopped listening: stop the code too.
+                    with anyio.CancelScope(shield=True):
+                        await self.kernel.interrupt()
+
+    async def interrupt(self) -> None:
+        run = self._current
+        if run is not None:
+            await run.request_stop("interrupt")
+
+    async def restart(self) -> None:
+        await self.kernel.restart()
+
+    async def aclose(self) -> None:
+        await self.kernel.shutdown()
+
+
+class JupyterBackend:
+    """Starts :class:`JupyterSession` objects on the kernelspec ``kernel_name``."""
+
+    name = "jupyter"
+    aliases: tuple[str, ...] = ()
+    kernel_name = ""
+
+    def availability(self) -> Availability:
+        try:
+            KernelSpecManager(kernel_dirs=[str(kernels_dir())]).get_kernel_spec(self.kernel_name)
+        except Exception as exc:
+            return Availability.no(f"its kernelspec {self.kernel_name!r} is missing: {exc}")
+        return Availability.yes()
+
+    def kernel_env(self) -> dict[str, str]:
+        """Extra environment variables for the kernel process."""
+        return {}
+
+    async def start(self, task_group: TaskGroup, settings: SessionSettings) -> JupyterSession:
+        work_dir = settings.work_dir
+        work_dir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.kernel_env(), **settings.env}
+        spec_manager = KernelSpecManager(kernel_dirs=[str(kernels_dir())])
+        kernel = JupyterKernel(
+            spec_manager,
+            self.kernel_name,
+            cwd=settings.cwd,
+            work_dir=work_dir,
+            env=env,
+            startup_timeout=settings.timeouts.startup,
+            shutdown_timeout=settings.timeouts.shutdown,
+        )
+        try:
+            await kernel.start(task_group)
+        except BaseException:
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await kernel.shutdown()
+            raise
+        return JupyterSession(self.name, kernel)

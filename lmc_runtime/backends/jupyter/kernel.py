@@ -1,0 +1,337 @@
+"""One Jupyter kernel: its process, its single reader, and routing by parent ``msg_id``.
+
+A :class:`JupyterKernel` owns an ``AsyncKernelManager`` and its client. One
+reader task per channel (shell, IOPub, stdin), all under one cancel scope,
+receives every message of that kernel and hands it to the :class:`Route`
+registered for its parent ``msg_id``; messages whose request is gone (a
+stopped cell's leftovers) are dropped there. Nothing sleeps or polls: the
+readers wait on the sockets, and a pidfd tells the instant the process ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import zmq
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+
+from ...errors import KernelStartError
+
+__all__ = ["JupyterKernel", "KernelGone", "Route", "Wake", "describe_exit"]
+
+logger = logging.getLogger(__name__)
+
+_ROUTE_BUFFER = 1024
+
+
+@dataclass(frozen=True)
+class KernelGone:
+    """The kernel process ended or was replaced while a request was open."""
+
+    description: str
+    exit_code: int | None = None
+    intentional: bool = False
+    log_tail: str = ""
+
+
+class Wake:
+    """Wakes a route's reader so it re-checks its deadlines."""
+
+
+Item = tuple[str, dict[str, Any]] | KernelGone | Wake
+
+
+class Route:
+    """The stream of one request's replies, keyed by its ``msg_id``."""
+
+    def __init__(self, msg_id: str) -> None:
+        self.msg_id = msg_id
+        send, receive = anyio.create_memory_object_stream[Item](_ROUTE_BUFFER)
+        self._send: MemoryObjectSendStream[Item] = send
+        self.receive: MemoryObjectReceiveStream[Item] = receive
+
+    async def put(self, item: Item) -> None:
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self._send.send(item)
+
+    def wake(self) -> None:
+        with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._send.send_nowait(Wake())
+
+    def close(self) -> None:
+        self._send.close()
+        self.receive.close()
+
+
+def describe_exit(code: int | None) -> str:
+    """A sentence for how a process ended, from its Popen return code."""
+    if code is None:
+        return "the kernel process ended"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == signal.SIGKILL:
+            return "the kernel was killed by SIGKILL (often the out-of-memory killer)"
+        if -code == signal.SIGSEGV:
+            return "the kernel crashed with a segmentation fault (SIGSEGV)"
+        return f"the kernel was killed by {name}"
+    return f"the kernel exited with code {code}"
+
+
+class JupyterKernel:
+    """A kernel process, its client sockets and the router of their messages."""
+
+    def __init__(
+        self,
+        spec_manager: KernelSpecManager,
+        kernel_name: str,
+        *,
+        cwd: Path,
+        work_dir: Path,
+        env: Mapping[str, str],
+        startup_timeout: float,
+        shutdown_timeout: float,
+    ) -> None:
+        self._km = AsyncKernelManager(
+            kernel_name=kernel_name,
+            kernel_spec_manager=spec_manager,
+            transport="ipc",
+            ip=str(work_dir / "kernel"),
+            connection_file=str(work_dir / "connection.json"),
+        )
+        self._cwd = cwd
+        self._env = dict(env)
+        self._log_path = work_dir / "kernel.log"
+        self._log: IO[bytes] | None = None
+        self._startup_timeout = startup_timeout
+        self._shutdown_timeout = shutdown_timeout
+        self._client: Any = None
+        self._routes: dict[str, Route] = {}
+        self._generation = 0
+        self._closing = False
+        self._lifecycle = anyio.Lock()
+        self._readers = anyio.CancelScope()
+        self._task_group: TaskGroup | None = None
+        #: Set when the kernel died with no request open; the next request reports it.
+        self.unreported_death: KernelGone | None = None
+        self.start_failure: BaseException | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+
+    async def start(self, task_group: TaskGroup) -> None:
+        """Launch the kernel, start the readers in ``task_group``, wait until ready."""
+        self._task_group = task_group
+        async with self._lifecycle:
+            await self._launch()
+            self._client = self._km.client()
+            self._client.start_channels(hb=False)
+            await task_group.start(self._read_all)
+            await self._ready()
+
+    async def _launch(self, *, restart: bool = False) -> None:
+        if self._log is None:
+            self._log = open(self._log_path, "ab")  # noqa: SIM115 (lives as long as the kernel)
+        try:
+            if restart:
+                await self._km.restart_kernel(now=True)
+            else:
+                await self._km.start_kernel(
+                    cwd=str(self._cwd), env=self._env, stdout=self._log, stderr=self._log
+                )
+        except Exception as exc:
+            raise KernelStartError(f"the kernel could not be launched: {exc}") from exc
+        self._generation += 1
+        assert self._task_group is not None
+        self._task_group.start_soon(self._watch, self._km.provisioner.pid, self._generation)
+
+    async def restart(self, reason: str = "restarted on request") -> None:
+        """Replace the kernel process; open requests end with ``KernelGone``."""
+        async with self._lifecycle:
+            self._generation += 1
+            await self._broadcast(KernelGone(reason, intentional=True))
+            try:
+                await self._launch(restart=True)
+                await self._ready()
+            except KernelStartError as exc:
+                self.start_failure = exc
+                raise
+            self.start_failure = None
+
+    async def ensure_ready(self) -> None:
+        """Wait for any restart in progress; retry one that failed."""
+        async with self._lifecycle:
+            failed = self.start_failure is not None
+        if failed and not self._closing:
+            await self.restart("restarted after a failed start")
+
+    async def shutdown(self) -> None:
+        """Stop the kernel and every process in its group, then the readers."""
+        self._closing = True
+        with anyio.CancelScope(shield=True):
+            self._generation += 1
+            await self._broadcast(KernelGone("the session was closed", intentional=True))
+            pgid = getattr(self._km.provisioner, "pgid", None)
+            try:
+                with anyio.fail_after(self._shutdown_timeout):
+                    await self._km.shutdown_kernel(now=False)
+            except Exception:
+                logger.debug("graceful kernel shutdown failed; killing", exc_info=True)
+                with contextlib.suppress(Exception):
+                    await self._km.shutdown_kernel(now=True)
+            if pgid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
+            self._readers.cancel()
+            if self._client is not None:
+                self._client.stop_channels()
+            if self._log is not None:
+                self._log.close()
+
+    async def interrupt(self) -> None:
+        """Send the kernel an interrupt (SIGINT to its process group)."""
+        with contextlib.suppress(Exception):
+            await self._km.interrupt_kernel()
+
+    # -- requests ----------------------------------------------------------
+
+    def request(
+        self,
+        channel: str,
+        msg_type: str,
+        content: dict[str, Any],
+        metadata: dict[str, Any] | None = None,
+    ) -> Route:
+        """Send a request and return the route its replies will arrive on."""
+        msg = self._client.session.msg(msg_type, content, metadata=metadata or {})
+        route = Route(msg["header"]["msg_id"])
+        self._routes[route.msg_id] = route
+        getattr(self._client, f"{channel}_channel").send(msg)
+        return route
+
+    def release(self, route: Route) -> None:
+        """Forget ``route``: later messages for it are dropped."""
+        self._routes.pop(route.msg_id, None)
+        route.close()
+
+    def send_input(self, value: str) -> None:
+        """Answer the kernel's ``input_request``."""
+        self._client.input(value)
+
+    def log_tail(self, lines: int = 5) -> str:
+        """The last lines the kernel process wrote to its own stdout/stderr."""
+        try:
+            with open(self._log_path, "rb") as fh:
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        kept = [ln for ln in text.splitlines() if ln.strip() and "running over TCP" not in ln]
+        return "\n".join(kept[-lines:])
+
+    # -- internals ---------------------------------------------------------
+
+    async def _ready(self) -> None:
+        """Round-trip ``kernel_info`` until both shell and IOPub answer."""
+        try:
+            with anyio.fail_after(self._startup_timeout):
+                while True:
+                    route = self.request("shell", "kernel_info_request", {})
+                    seen: set[str] = set()
+                    try:
+                        with anyio.move_on_after(1.0):
+                            async for item in route.receive:
+                                if isinstance(item, KernelGone):
+                                    raise KernelStartError(
+                                        f"{item.description} while starting"
+                                        + (f":\n{item.log_tail}" if item.log_tail else "")
+                                    )
+                                if isinstance(item, tuple):
+                                    seen.add(item[0])
+                                if {"shell", "iopub"} <= seen:
+                                    return
+                    finally:
+                        self.release(route)
+        except TimeoutError as exc:
+            raise KernelStartError(
+                f"the kernel did not become ready within {self._startup_timeout:g} s"
+            ) from exc
+
+    async def _broadcast(self, item: KernelGone) -> None:
+        for route in list(self._routes.values()):
+            await route.put(item)
+
+    async def _read_all(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        with self._readers:
+            async with anyio.create_task_group() as tg:
+                for channel in ("shell", "iopub", "stdin"):
+                    socket = getattr(self._client, f"{channel}_channel").socket
+                    tg.start_soon(self._read, channel, socket)
+                task_status.started()
+
+    async def _read(self, channel: str, socket: Any) -> None:
+        session = self._client.session
+        while True:
+            try:
+                frames = await socket.recv_multipart()
+            except zmq.ZMQError:
+                logger.debug("%s socket closed", channel)
+                return
+            try:
+                _, frames = session.feed_identities(frames)
+                msg = session.deserialize(frames)
+            except Exception:
+                logger.warning("dropped an unreadable %s message", channel, exc_info=True)
+                continue
+            route = self._routes.get(msg["parent_header"].get("msg_id", ""))
+            if route is not None:
+                await route.put((channel, msg))
+
+    async def _watch(self, pid: int, generation: int) -> None:
+        """Wait for process ``pid`` to end; if nobody expected it, report and restart."""
+        try:
+            fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            await self._watch_without_pidfd(generation)
+        else:
+            try:
+                await anyio.wait_readable(fd)
+            finally:
+                os.close(fd)
+        if generation != self._generation or self._closing:
+            return
+        process = getattr(self._km.provisioner, "process", None)
+        code = process.poll() if process is not None else None
+        gone = KernelGone(describe_exit(code), exit_code=code, log_tail=self.log_tail())
+        logger.warning("%s", gone.description)
+        async with self._lifecycle:
+            self._generation += 1
+            if self._routes:
+                await self._broadcast(gone)
+            else:
+                self.unreported_death = gone
+            try:
+                await self._launch(restart=True)
+                await self._ready()
+                self.start_failure = None
+            except KernelStartError as exc:
+                logger.error("automatic kernel restart failed: %s", exc)
+                self.start_failure = exc
+
+    async def _watch_without_pidfd(self, generation: int) -> None:
+        # Platforms without pidfd (macOS): ask once a second. This is liveness,
+        # not the output path, which stays event-driven.
+        while generation == self._generation and await self._km.is_alive():
+            await anyio.sleep(1.0)

@@ -1,0 +1,89 @@
+"""A lazy registry of backends.
+
+Entries name a backend by ``"module:attribute"``; the module is imported the
+first time the language is used, so importing lmc-runtime stays cheap and a
+backend whose dependencies are missing only fails for its own language.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .base import Availability, Backend
+
+__all__ = ["BackendEntry", "Registry", "default_entries"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """A language, its aliases, and where its backend lives."""
+
+    name: str
+    target: str
+    aliases: tuple[str, ...] = ()
+
+
+def default_entries() -> tuple[BackendEntry, ...]:
+    """The backends lmc-runtime ships."""
+    return (
+        BackendEntry(
+            "python",
+            "lmc_runtime.backends.python:PythonBackend",
+            ("py", "python3", "ipython"),
+        ),
+    )
+
+
+class Registry:
+    """Maps language names and aliases to backends, importing them on first use."""
+
+    def __init__(self, entries: Iterable[BackendEntry] | None = None) -> None:
+        self._entries: dict[str, BackendEntry] = {}
+        self._names: dict[str, str] = {}
+        self._loaded: dict[str, Backend] = {}
+        for entry in default_entries() if entries is None else entries:
+            self.add(entry)
+
+    def add(self, entry: BackendEntry, backend: Backend | None = None) -> None:
+        """Register ``entry``; ``backend`` supplies an instance directly (for tests)."""
+        self._entries[entry.name] = entry
+        for name in (entry.name, *entry.aliases):
+            self._names[name.lower()] = entry.name
+        if backend is not None:
+            self._loaded[entry.name] = backend
+        else:
+            self._loaded.pop(entry.name, None)
+
+    def resolve(self, language: str) -> str | None:
+        """The canonical name for ``language`` or one of its aliases, else None."""
+        return self._names.get(language.lower())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def entry(self, name: str) -> BackendEntry:
+        return self._entries[name]
+
+    def get(self, name: str) -> Backend:
+        """The backend for canonical ``name``; raises ImportError if it cannot load."""
+        backend = self._loaded.get(name)
+        if backend is None:
+            entry = self._entries[name]
+            module_name, _, attr = entry.target.partition(":")
+            factory = getattr(importlib.import_module(module_name), attr)
+            backend = factory()
+            self._loaded[name] = backend
+        return backend
+
+    def availability(self, name: str) -> Availability:
+        """Whether ``name`` can run here; a backend that fails to import cannot."""
+        try:
+            return self.get(name).availability()
+        except ImportError as exc:
+            logger.debug("backend %s failed to import", name, exc_info=True)
+            return Availability.no(f"its backend could not be loaded: {exc}")

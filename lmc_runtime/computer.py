@@ -1,0 +1,350 @@
+"""The executor: LMC code messages in, computer-role messages out.
+
+:class:`Computer` is async at its core. Its sessions' background tasks (one
+reader per kernel, the process watchers) run in the task group it opens on
+``async with``. The sync methods (``run``, ``interrupt``, ``restart``,
+``close``, ``with``) drive the same core through an AnyIO blocking portal,
+which runs the event loop in a helper thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from . import replies
+from .backends.base import ExecutionOptions, Session, SessionSettings
+from .backends.registry import Registry
+from .config import InputCallback, Limits, Timeouts
+from .errors import BackendError, MessageError, UsageError
+from .messages import Message, new_id, parse_message
+from .output import OutputBudget
+
+__all__ = ["Computer", "LanguageStatus", "MessageInput"]
+
+logger = logging.getLogger(__name__)
+
+#: What ``run``/``arun`` accept: an LMC dict, a :class:`Message`, or a language name
+#: (with the code as the second argument).
+MessageInput = Message | Mapping[str, Any] | str
+
+
+@dataclass(frozen=True)
+class LanguageStatus:
+    """One language as ``Computer.languages`` reports it."""
+
+    name: str
+    available: bool
+    reason: str | None
+    aliases: tuple[str, ...]
+
+
+class Computer:
+    """Runs LMC code messages and streams computer-role messages back.
+
+    Async use::
+
+        async with Computer() as computer:
+            async for message in computer.arun({"role": "assistant", "type": "code",
+                                                "format": "python", "content": "print(1)"}):
+                ...
+
+    Sync use: ``for message in computer.run("python", "print(1)")``, then
+    ``computer.close()`` (or ``with Computer() as computer:``).
+    """
+
+    def __init__(
+        self,
+        *,
+        timeouts: Timeouts | None = None,
+        limits: Limits | None = None,
+        cwd: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+        on_input: InputCallback | None = None,
+        track_active_line: bool = True,
+        registry: Registry | None = None,
+    ) -> None:
+        self.timeouts = timeouts or Timeouts()
+        self.limits = limits or Limits()
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.env = dict(env or {})
+        self.on_input = on_input
+        self.track_active_line = track_active_line
+        self.registry = registry or Registry()
+        self._sessions: dict[str, Session] = {}
+        self._start_locks: dict[str, anyio.Lock] = {}
+        self._task_group: TaskGroup | None = None
+        self._work_dir: Path | None = None
+        self._stack: AsyncExitStack | None = None
+        self._sync: ExitStack | None = None
+        self._portal: BlockingPortal | None = None
+        self._closed = False
+
+    # -- languages -----------------------------------------------------------
+
+    @property
+    def languages(self) -> dict[str, LanguageStatus]:
+        """Every known language, whether it can run here, and if not, why."""
+        result = {}
+        for name in self.registry:
+            availability = self.registry.availability(name)
+            result[name] = LanguageStatus(
+                name, availability.available, availability.reason, self.registry.entry(name).aliases
+            )
+        return result
+
+    # -- lifecycle -------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        if self._closed:
+            raise UsageError("this Computer is closed; create a new one")
+        self._work_dir = Path(tempfile.mkdtemp(prefix="lmc-"))
+        try:
+            async with anyio.create_task_group() as tg:
+                self._task_group = tg
+                try:
+                    yield
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._close_sessions()
+                    tg.cancel_scope.cancel()
+        finally:
+            self._task_group = None
+            self._closed = True
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+
+    async def __aenter__(self) -> Computer:
+        if self._stack is not None or self._portal is not None:
+            raise UsageError("this Computer is already open")
+        stack = AsyncExitStack()
+        await stack.enter_async_context(self._lifespan())
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Shut down every session and the processes they started."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+        self._closed = True
+
+    async def _close_sessions(self) -> None:
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            try:
+                await session.aclose()
+            except Exception:
+                logger.warning("closing the %s session failed", session.language, exc_info=True)
+
+    # -- execution -------------------------------------------------------------
+
+    def _accept(self, message: MessageInput, code: str | None) -> Message:
+        if isinstance(message, str):
+            if code is None:
+                raise MessageError("give the code too: run(language, code)")
+            return parse_message(
+                {"role": "assistant", "type": "code", "format": message, "content": code}
+            )
+        if code is not None:
+            raise MessageError("pass either a message or (language, code), not both")
+        return parse_message(message)
+
+    async def arun(
+        self, message: MessageInput, code: str | None = None, *, timeout: float | None = None
+    ) -> AsyncIterator[Message]:
+        """Execute one code message; yield the computer's messages as they come.
+
+        Anything that cannot run (malformed, not code, unknown or unavailable
+        language) is answered with a "not understood" message; nothing raises
+        into the caller's loop except misuse of a closed Computer.
+        """
+        if self._task_group is None:
+            raise UsageError("open the Computer first: `async with Computer() as computer:`")
+        raw_id = message.get("id") if isinstance(message, Mapping) else None
+        reply_to = raw_id if isinstance(raw_id, str) else None
+        try:
+            msg = self._accept(message, code)
+        except MessageError as exc:
+            yield replies.not_understood(exc.reason, reply_to, status="malformed")
+            return
+        reply_to = msg.id or new_id()
+        if msg.type != "code" or msg.role != "assistant":
+            yield replies.not_understood(
+                f"only assistant code messages can be run, got a {msg.role} {msg.type} message",
+                reply_to,
+            )
+            return
+        assert msg.format is not None
+        name = self.registry.resolve(msg.format)
+        if name is None:
+            known = ", ".join(sorted(self.registry))
+            yield replies.not_understood(
+                f"unknown language {msg.format!r}; this computer runs: {known}", reply_to
+            )
+            return
+        availability = self.registry.availability(name)
+        if not availability.available:
+            yield replies.not_understood(
+                f"{name} is not available here: {availability.reason}", reply_to,
+                status="unavailable",
+            )
+            return
+        options = ExecutionOptions(
+            reply_to=reply_to,
+            timeout=timeout if timeout is not None else self.timeouts.execution,
+            interrupt_grace=self.timeouts.interrupt_grace,
+            input_timeout=self.timeouts.input,
+            on_input=self.on_input,
+            track_lines=self.track_active_line,
+        )
+        try:
+            session = await self._session(name)
+            async for out in self._budgeted(session, str(msg.content), options):
+                yield out
+        except BackendError as exc:
+            yield replies.notice(f"the {name} backend failed: {exc}", "backend_error", reply_to)
+        except Exception as exc:
+            logger.exception("internal error while running %s code", name)
+            yield replies.notice(f"internal error in lmc-runtime: {exc!r}", "backend_error", reply_to)
+
+    async def _budgeted(
+        self, session: Session, code: str, options: ExecutionOptions
+    ) -> AsyncIterator[Message]:
+        budget = OutputBudget(self.limits.output_bytes, self.limits.spill_dir, options.reply_to)
+        stream = session.execute(code, options)
+        try:
+            async for message in stream:
+                if message.type == "console":
+                    if message.format == "output":
+                        text = budget.feed(message.content)
+                        if not text:
+                            continue
+                        if text is not message.content:
+                            message = message.model_copy(update={"content": text})
+                    elif message.content is None:
+                        cut = budget.finish()
+                        if cut is not None:
+                            yield replies.output(
+                                cut.text, options.reply_to, status="truncated",
+                                omitted_bytes=cut.omitted, total_bytes=cut.total,
+                                output_path=str(cut.path),
+                            )
+                yield message
+        finally:
+            budget.finish()
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()  # type: ignore[attr-defined]
+
+    async def _session(self, name: str) -> Session:
+        session = self._sessions.get(name)
+        if session is not None:
+            return session
+        lock = self._start_locks.setdefault(name, anyio.Lock())
+        async with lock:
+            session = self._sessions.get(name)
+            if session is None:
+                assert self._task_group is not None and self._work_dir is not None
+                settings = SessionSettings(
+                    cwd=self.cwd,
+                    work_dir=self._work_dir / name,
+                    env=self.env,
+                    timeouts=self.timeouts,
+                )
+                session = await self.registry.get(name).start(self._task_group, settings)
+                self._sessions[name] = session
+            return session
+
+    async def ainterrupt(self, language: str | None = None) -> None:
+        """Interrupt running code (in ``language`` only, if given)."""
+        name = self.registry.resolve(language) if language else None
+        for key, session in list(self._sessions.items()):
+            if name is None or key == name:
+                await session.interrupt()
+
+    async def arestart(self, language: str) -> None:
+        """Restart ``language``'s session; its state is lost."""
+        name = self.registry.resolve(language)
+        if name is None:
+            raise UsageError(f"unknown language {language!r}")
+        session = self._sessions.get(name)
+        if session is not None:
+            await session.restart()
+
+    # -- the sync layer --------------------------------------------------------
+
+    def _ensure_portal(self) -> BlockingPortal:
+        if self._portal is None:
+            if self._stack is not None:
+                raise UsageError("this Computer is open in async code: use arun, not run")
+            if self._closed:
+                raise UsageError("this Computer is closed; create a new one")
+            sync = ExitStack()
+            self._portal = sync.enter_context(start_blocking_portal("asyncio"))
+            sync.enter_context(self._portal.wrap_async_context_manager(self._lifespan()))
+            self._sync = sync
+        return self._portal
+
+    def __enter__(self) -> Computer:
+        self._ensure_portal()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def run(
+        self, message: MessageInput, code: str | None = None, *, timeout: float | None = None
+    ) -> Iterator[Message]:
+        """The sync form of :meth:`arun`."""
+        portal = self._ensure_portal()
+        stream = self.arun(message, code, timeout=timeout)
+        try:
+            while True:
+                try:
+                    yield portal.call(stream.__anext__)
+                except StopAsyncIteration:
+                    return
+        finally:
+            with contextlib.suppress(Exception):
+                portal.call(stream.aclose)  # type: ignore[attr-defined]
+
+    def interrupt(self, language: str | None = None) -> None:
+        """The sync form of :meth:`ainterrupt`; safe to call from any thread."""
+        if self._portal is not None:
+            self._portal.call(self.ainterrupt, language)
+
+    def restart(self, language: str) -> None:
+        """The sync form of :meth:`arestart`."""
+        self._ensure_portal().call(self.arestart, language)
+
+    def close(self) -> None:
+        """Shut everything down (the sync form of :meth:`aclose`)."""
+        sync, self._sync, self._portal = self._sync, None, None
+        if sync is not None:
+            sync.close()
+        self._closed = True

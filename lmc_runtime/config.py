@@ -1,0 +1,64 @@
+"""Small immutable value objects that configure a :class:`~lmc_runtime.Computer`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+__all__ = ["InputCallback", "Limits", "Timeouts"]
+
+#: Answers ``input()`` in user code: called with the prompt, returns the line.
+#: It may be a plain function (run in a worker thread) or a coroutine function.
+InputCallback = Callable[[str], "str | Awaitable[str]"]
+
+
+def _check_positive(name: str, value: float | None) -> None:
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Deadlines, in seconds, measured on a monotonic clock.
+
+    ``execution``: how long one execution may run (None: no limit).
+    ``interrupt_grace``: after an interrupt, how long the code has to stop
+    before its kernel or process is restarted.
+    ``startup``: how long a kernel or process may take to become ready.
+    ``shutdown``: how long a clean shutdown may take before a kill.
+    ``input``: how long an input callback may take to answer.
+    """
+
+    execution: float | None = None
+    interrupt_grace: float = 3.0
+    startup: float = 60.0
+    shutdown: float = 5.0
+    input: float | None = 300.0
+
+    def __post_init__(self) -> None:
+        for name in ("execution", "interrupt_grace", "startup", "shutdown", "input"):
+            _check_positive(name, getattr(self, name))
+
+    def with_execution(self, seconds: float | None) -> Timeouts:
+        """A copy with another execution timeout."""
+        return replace(self, execution=seconds)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-execution output limits.
+
+    ``output_bytes``: console output delivered for one execution, in UTF-8
+    bytes. Past it the head and the tail are kept, the middle is replaced by an
+    "N bytes omitted" marker, and the whole output is saved to a file under
+    ``spill_dir`` (the system temp directory when None).
+    """
+
+    output_bytes: int = 256_000
+    spill_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.output_bytes < 64:
+            raise ValueError(f"output_bytes must be at least 64, got {self.output_bytes}")

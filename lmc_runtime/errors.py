@@ -1,0 +1,72 @@
+"""The exceptions lmc-runtime raises.
+
+Errors in *user code* are never exceptions: they come back as computer-role
+messages. The classes below are for failures of the runtime itself, and for
+misuse of its API. Every one derives from :class:`LMCError`::
+
+    LMCError
+    ├── MessageError          a message is malformed (carries a precise reason)
+    ├── UsageError            the API was used wrongly (closed Computer, wrong loop)
+    └── BackendError          a backend failed; dependency errors are chained
+        ├── BackendUnavailable    the language cannot run on this machine
+        ├── KernelStartError      a kernel or process did not come up in time
+        └── KernelDied            a kernel or process ended unexpectedly
+
+The executor turns :class:`MessageError` and :class:`BackendError` into
+"not understood" or status replies, so an agent loop that only iterates over
+``Computer.run`` never sees them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "BackendUnavailable",
+    "KernelDied",
+    "KernelStartError",
+    "LMCError",
+    "MessageError",
+    "UsageError",
+]
+
+
+class LMCError(Exception):
+    """Base class of every exception raised by lmc-runtime."""
+
+
+class MessageError(LMCError, ValueError):
+    """A message could not be parsed; ``reason`` says exactly why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class UsageError(LMCError, RuntimeError):
+    """The API was used in a way it does not support."""
+
+
+class BackendError(LMCError):
+    """A backend failed for a reason outside the user's code."""
+
+
+class BackendUnavailable(BackendError):
+    """The language has no working backend on this machine."""
+
+    def __init__(self, language: str, reason: str) -> None:
+        super().__init__(f"{language} is not available: {reason}")
+        self.language = language
+        self.reason = reason
+
+
+class KernelStartError(BackendError):
+    """A kernel or interpreter process did not start, or did not become ready."""
+
+
+class KernelDied(BackendError):
+    """A kernel or interpreter process ended while it was needed."""
+
+    def __init__(self, description: str, *, exit_code: int | None = None) -> None:
+        super().__init__(description)
+        self.description = description
+        self.exit_code = exit_code
