@@ -31,6 +31,7 @@ STATUSES = (
     "interrupted",
     "kernel_died",
     "restarted",
+    "aborted",
     "truncated",
 )
 

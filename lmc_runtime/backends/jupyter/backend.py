@@ -59,11 +59,11 @@ class JupyterSession:
                     yield message
             finally:
                 self._current = None
-                self.kernel.release(run.route)
                 if not run.complete:
                     # The caller stopped listening: stop the code too.
                     with anyio.CancelScope(shield=True):
-                        await self.kernel.interrupt()
+                        await run.settle()
+                self.kernel.release(run.route)
 
     async def interrupt(self) -> None:
         run = self._current

@@ -84,6 +84,29 @@ class Execution:
             await self.kernel.interrupt()
             self.route.wake()
 
+    async def settle(self) -> None:
+        """After the caller stopped listening: stop the code and wait for the kernel.
+
+        The next request must not queue behind (or be aborted by) this one, so
+        drain to ``idle`` within the grace period, else restart the kernel.
+        """
+        await self.request_stop("interrupt")
+        while not (self.idle and self.reply is not None):
+            item = await self._next()
+            if item is None:
+                await self.kernel.restart("an abandoned execution did not stop")
+                return
+            if isinstance(item, KernelGone):
+                if not item.intentional:
+                    await self.kernel.ensure_ready()
+                return
+            if isinstance(item, tuple):
+                channel, msg = item
+                if channel == "iopub" and msg["msg_type"] == "status":
+                    self.idle = self.idle or msg["content"].get("execution_state") == "idle"
+                elif channel == "shell" and msg["msg_type"] == "execute_reply":
+                    self.reply = msg["content"]
+
     # -- the loop ------------------------------------------------------------
 
     def _current_deadline(self) -> float:
@@ -244,6 +267,11 @@ class Execution:
                 state_lost=False, line=self.line,
             )
             extras.update(status=status, state_lost=False)
+        elif reply.get("status") == "aborted":
+            yield replies.notice(
+                "The kernel aborted this execution without running it.", "aborted", self.reply_to
+            )
+            extras["status"] = "aborted"
         else:
             extras["status"] = self.status
         if any(p.get("source") == "ask_exit" for p in reply.get("payload", [])):

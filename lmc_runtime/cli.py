@@ -1,0 +1,135 @@
+"""The ``lmc`` command: ``run``, ``languages``, ``setup`` and ``bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
+
+from . import replies
+from .chunks import iter_chunks
+from .computer import Computer
+from .config import Limits, Timeouts
+from .messages import Message, parse_message
+
+__all__ = ["main"]
+
+
+def _write(out: IO[str], data: Any) -> None:
+    out.write(json.dumps(data, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def _requests(lines: Iterable[str]) -> Iterator[tuple[Any, Message | None]]:
+    """Each input line as (what to send to the computer, or None to pass over it)."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield None, replies.not_understood(
+                f"line {number} is not JSON: {exc.msg} at column {exc.colno}", None,
+                status="malformed",
+            )
+            continue
+        try:
+            message = parse_message(data)
+        except Exception:
+            yield data, None  # malformed: the computer answers "not understood"
+            continue
+        if message.role == "assistant" and message.type == "code":
+            yield data, None
+        # Other well-formed messages are conversation context: nothing to run.
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    source: IO[str] = sys.stdin if args.file in (None, "-") else open(args.file, encoding="utf-8")  # noqa: SIM115
+    limits = Limits(output_bytes=args.output_bytes) if args.output_bytes else Limits()
+    out = sys.stdout
+    with source, Computer(timeouts=Timeouts(execution=args.timeout), limits=limits) as computer:
+        for request, reply in _requests(source):
+            stream: Iterable[Message] = [reply] if reply is not None else computer.run(request)
+            if args.chunks:
+                for chunk in iter_chunks(stream):
+                    _write(out, chunk)
+            else:
+                for message in stream:
+                    _write(out, message.to_dict())
+    return 0
+
+
+def _cmd_languages(args: argparse.Namespace) -> int:
+    computer = Computer()
+    for status in computer.languages.values():
+        state = "available" if status.available else f"unavailable: {status.reason}"
+        aliases = f" (also {', '.join(status.aliases)})" if status.aliases else ""
+        sys.stdout.write(f"{status.name}{aliases}: {state}\n")
+    return 0
+
+
+def _cmd_setup(args: argparse.Namespace) -> int:
+    from .sysdeps import ensure_system_packages
+
+    ensure_system_packages(say=lambda line: sys.stdout.write(line + "\n"))
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import format_report, run_benchmark
+
+    report = run_benchmark(quick=args.quick)
+    if args.json:
+        _write(sys.stdout, report.to_dict())
+    else:
+        sys.stdout.write(format_report(report))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lmc", description="The computer for LLM agents.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="execute the assistant code messages of a JSON-lines file")
+    run.add_argument("file", nargs="?", help="JSON lines of LMC messages; - or nothing: stdin")
+    run.add_argument("--timeout", type=float, default=None, help="seconds per execution")
+    run.add_argument("--output-bytes", type=int, default=0, help="output budget per execution")
+    run.add_argument(
+        "--chunks", action="store_true", help="write Open Interpreter-style start/end chunks"
+    )
+    run.set_defaults(func=_cmd_run)
+
+    sub.add_parser("languages", help="list languages and whether they run here").set_defaults(
+        func=_cmd_languages
+    )
+    sub.add_parser("setup", help="install the system packages that are missing").set_defaults(
+        func=_cmd_setup
+    )
+    bench = sub.add_parser("bench", help="measure against raw jupyter-client")
+    bench.add_argument("--quick", action="store_true", help="fewer samples")
+    bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    bench.set_defaults(func=_cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lmc`` console script."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        code: int = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

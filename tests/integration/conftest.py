@@ -1,0 +1,50 @@
+"""Fixtures for the integration tier: real kernels, real processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from lmc_runtime import Computer, Message, Timeouts
+
+
+@dataclass
+class Result:
+    """Everything one execution streamed back."""
+
+    messages: list[Message] = field(default_factory=list)
+
+    @property
+    def output(self) -> str:
+        return "".join(
+            m.content for m in self.messages if m.type == "console" and m.format == "output"
+        )
+
+    @property
+    def lines(self) -> list[int | None]:
+        return [m.content for m in self.messages if m.format == "active_line"]
+
+    @property
+    def final(self) -> Message:
+        return self.messages[-1]
+
+    @property
+    def status(self) -> Any:
+        return (self.final.extras or {}).get("status")
+
+    def of(self, type_: str, format_: str | None = None) -> list[Message]:
+        return [m for m in self.messages if m.type == type_ and (format_ is None or m.format == format_)]
+
+
+def run(computer: Computer, code: str, language: str = "python", **kwargs: Any) -> Result:
+    return Result(list(computer.run(language, code, **kwargs)))
+
+
+@pytest.fixture(scope="module")
+def computer() -> Iterator[Computer]:
+    """One Python session shared by a module's tests (as an agent loop would use it)."""
+    with Computer(timeouts=Timeouts(interrupt_grace=2.0)) as c:
+        yield c

@@ -1,0 +1,130 @@
+"""Timeouts, interrupts, dead kernels and restarts on a real ipykernel."""
+
+from __future__ import annotations
+
+import threading
+
+import anyio
+import pytest
+
+from lmc_runtime import Computer, Timeouts
+
+from .conftest import run
+
+
+def test_infinite_loop_times_out_is_interrupted_and_state_survives(computer: Computer) -> None:
+    run(computer, "survivor = 7")
+    result = run(computer, "print('partial')\nwhile True: pass", timeout=1.5)
+    assert result.output.startswith("partial\n")
+    assert "timed out after 1.5 s at line 2" in result.output
+    assert result.status == "timeout"
+    assert result.final.extras["state_lost"] is False  # type: ignore[index]
+    assert run(computer, "print(survivor)").output == "7\n"
+
+
+def test_code_that_ignores_interrupts_gets_its_kernel_restarted(computer: Computer) -> None:
+    run(computer, "doomed = 1")
+    code = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: time.sleep(0.01)"
+    result = run(computer, code, timeout=1.0)
+    assert result.status == "timeout"
+    assert "restarted" in result.output and "state" in result.output
+    assert result.final.extras["state_lost"] is True  # type: ignore[index]
+    after = run(computer, "print('doomed' in dir())")
+    assert after.output == "False\n"
+
+
+def test_os_exit_is_reported_and_the_next_run_works(computer: Computer) -> None:
+    result = run(computer, "import os\nos._exit(1)")
+    assert result.status == "kernel_died"
+    assert "exited with code 1" in result.output and "restarted" in result.output
+    assert run(computer, "print('alive')").output == "alive\n"
+
+
+def test_segfault_is_reported_and_the_next_run_works(computer: Computer) -> None:
+    result = run(computer, "import ctypes\nctypes.string_at(0)")
+    assert result.status == "kernel_died"
+    assert "SIGSEGV" in result.output
+    assert run(computer, "print('alive')").output == "alive\n"
+
+
+def test_sigkill_as_from_the_oom_killer_is_reported(computer: Computer) -> None:
+    result = run(computer, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    assert result.status == "kernel_died"
+    assert "SIGKILL" in result.output and "out-of-memory" in result.output
+    assert run(computer, "print(1)").output == "1\n"
+
+
+def test_a_kernel_that_dies_while_idle_is_restarted_and_reported_next_run() -> None:
+    with Computer() as c:
+        run(c, "import os, threading\nthreading.Timer(0.2, os._exit, (3,)).start()")
+        anyio.run(anyio.sleep, 1.0)  # let the timer fire while no request is open
+        result = run(c, "print('back')")
+    assert "Since the last run, the kernel exited with code 3" in result.output
+    assert result.output.endswith("back\n")
+
+
+def test_restart_loses_state(computer: Computer) -> None:
+    run(computer, "temp = 1")
+    computer.restart("python")
+    assert run(computer, "print('temp' in dir())").output == "False\n"
+
+
+def test_exit_in_user_code_restarts_and_says_so(computer: Computer) -> None:
+    result = run(computer, "gone = 1\nexit()")
+    assert result.status == "restarted"
+    assert "asked the kernel to exit" in result.output
+    assert run(computer, "print('gone' in dir())").output == "False\n"
+
+
+def test_leaving_the_stream_early_interrupts_the_code(computer: Computer) -> None:
+    stream = computer.run("python", "import time\nprint('start', flush=True)\ntime.sleep(60)\nprint('never')")
+    for message in stream:
+        if message.format == "output":
+            break
+    stream.close()
+    # The next execution queues behind the interrupted one; it must come quickly.
+    assert run(computer, "print('next')").output == "next\n"
+
+
+def test_async_api_interrupt_from_another_task() -> None:
+    async def main() -> list[str]:
+        statuses: list[str] = []
+        async with Computer(timeouts=Timeouts(interrupt_grace=2)) as c:
+            async with anyio.create_task_group() as tg:
+
+                async def consume() -> None:
+                    async for m in c.arun("python", "import time\ntime.sleep(60)"):
+                        if m.format == "active_line" and m.content == 2:
+                            tg.start_soon(c.ainterrupt)
+                        if m.format == "active_line" and m.content is None:
+                            statuses.append(m.extras["status"])  # type: ignore[index]
+
+                tg.start_soon(consume)
+        return statuses
+
+    assert anyio.run(main) == ["interrupted"]
+
+
+def test_async_use_requires_entering_the_computer() -> None:
+    from lmc_runtime import UsageError
+
+    async def main() -> None:
+        async for _ in Computer().arun("python", "1"):
+            pass
+
+    with pytest.raises(UsageError):
+        anyio.run(main)
+
+
+def test_concurrent_sync_runs_are_serialized_per_language(computer: Computer) -> None:
+    outputs: list[str] = []
+
+    def worker(n: int) -> None:
+        outputs.append(run(computer, f"import time\ntime.sleep(0.2)\nprint({n})").output)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(outputs) == ["0\n", "1\n", "2\n"]
