@@ -31,9 +31,13 @@ def _requests(lines: Iterable[str]) -> Iterator[tuple[Any, Message | None]]:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield None, replies.not_understood(
-                f"line {number} is not JSON: {exc.msg} at column {exc.colno}", None,
-                status="malformed",
+            yield (
+                None,
+                replies.not_understood(
+                    f"line {number} is not JSON: {exc.msg} at column {exc.colno}",
+                    None,
+                    status="malformed",
+                ),
             )
             continue
         try:
@@ -74,7 +78,10 @@ def _cmd_languages(args: argparse.Namespace) -> int:
 def _cmd_setup(args: argparse.Namespace) -> int:
     from .sysdeps import ensure_system_packages
 
-    ensure_system_packages(say=lambda line: sys.stdout.write(line + "\n"))
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+
+    ensure_system_packages(say=say)
     return 0
 
 

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,7 +172,7 @@ class Computer:
 
     async def arun(
         self, message: MessageInput, code: str | None = None, *, timeout: float | None = None
-    ) -> AsyncIterator[Message]:
+    ) -> AsyncGenerator[Message, None]:
         """Execute one code message; yield the computer's messages as they come.
 
         Anything that cannot run (malformed, not code, unknown or unavailable
@@ -206,7 +206,8 @@ class Computer:
         availability = self.registry.availability(name)
         if not availability.available:
             yield replies.not_understood(
-                f"{name} is not available here: {availability.reason}", reply_to,
+                f"{name} is not available here: {availability.reason}",
+                reply_to,
                 status="unavailable",
             )
             return
@@ -226,7 +227,9 @@ class Computer:
             yield replies.notice(f"the {name} backend failed: {exc}", "backend_error", reply_to)
         except Exception as exc:
             logger.exception("internal error while running %s code", name)
-            yield replies.notice(f"internal error in lmc-runtime: {exc!r}", "backend_error", reply_to)
+            yield replies.notice(
+                f"internal error in lmc-runtime: {exc!r}", "backend_error", reply_to
+            )
 
     async def _budgeted(
         self, session: Session, code: str, options: ExecutionOptions
@@ -246,8 +249,11 @@ class Computer:
                         cut = budget.finish()
                         if cut is not None:
                             yield replies.output(
-                                cut.text, options.reply_to, status="truncated",
-                                omitted_bytes=cut.omitted, total_bytes=cut.total,
+                                cut.text,
+                                options.reply_to,
+                                status="truncated",
+                                omitted_bytes=cut.omitted,
+                                total_bytes=cut.total,
                                 output_path=str(cut.path),
                             )
                 yield message
@@ -331,7 +337,7 @@ class Computer:
                     return
         finally:
             with contextlib.suppress(Exception):
-                portal.call(stream.aclose)  # type: ignore[attr-defined]
+                portal.call(stream.aclose)
 
     def interrupt(self, language: str | None = None) -> None:
         """The sync form of :meth:`ainterrupt`; safe to call from any thread."""

@@ -117,8 +117,10 @@ class Message(BaseModel):
                     f"got {self.format!r}"
                 )
         elif self.format not in allowed:
-            expected = "no format" if allowed == (None,) else "one of " + ", ".join(
-                str(f) for f in allowed
+            expected = (
+                "no format"
+                if allowed == (None,)
+                else "one of " + ", ".join(str(f) for f in allowed)
             )
             raise ValueError(
                 f"format {self.format!r} is not valid for type {self.type!r}: expected {expected}"

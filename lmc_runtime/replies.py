@@ -72,4 +72,6 @@ def not_understood(
     **details: Any,
 ) -> Message:
     """The reply to a message the computer cannot run, saying exactly why."""
-    return output(f"[lmc] not understood: {reason}\n", reply_to, status=status, reason=reason, **details)
+    return output(
+        f"[lmc] not understood: {reason}\n", reply_to, status=status, reason=reason, **details
+    )

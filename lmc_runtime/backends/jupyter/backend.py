@@ -50,7 +50,10 @@ class JupyterSession:
                 yield replies.notice(
                     f"Since the last run, {gone.description}. Its state was lost; "
                     "it has been restarted.",
-                    "kernel_died", options.reply_to, state_lost=True, exit_code=gone.exit_code,
+                    "kernel_died",
+                    options.reply_to,
+                    state_lost=True,
+                    exit_code=gone.exit_code,
                 )
             run = Execution(self.kernel, code, options)
             self._current = run

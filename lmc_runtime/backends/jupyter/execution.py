@@ -203,7 +203,9 @@ class Execution:
                 value = await _call_input(callback, prompt)
         except Exception as exc:
             reason = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
-            yield replies.notice(f"input({prompt!r}) could not be answered: {reason}", "error", self.reply_to)
+            yield replies.notice(
+                f"input({prompt!r}) could not be answered: {reason}", "error", self.reply_to
+            )
             await self.request_stop("input")
             return
         self.kernel.send_input(value)
@@ -240,7 +242,9 @@ class Execution:
         self.complete = True
         if gone.intentional:
             yield replies.notice(
-                f"{gone.description}; the kernel's state was lost.", "restarted", self.reply_to,
+                f"{gone.description}; the kernel's state was lost.",
+                "restarted",
+                self.reply_to,
                 state_lost=True,
             )
             yield replies.active_line(None, self.reply_to, status="restarted", state_lost=True)
@@ -253,7 +257,11 @@ class Execution:
         detail = f"\n{gone.log_tail}" if gone.log_tail else ""
         yield replies.notice(
             f"Kernel died{self._where()}: {gone.description}. State lost; {outcome}.{detail}",
-            "kernel_died", self.reply_to, state_lost=True, exit_code=gone.exit_code, line=self.line,
+            "kernel_died",
+            self.reply_to,
+            state_lost=True,
+            exit_code=gone.exit_code,
+            line=self.line,
         )
         yield replies.active_line(None, self.reply_to, status="kernel_died", state_lost=True)
 
@@ -263,8 +271,11 @@ class Execution:
         if self.stop_reason is not None:
             status = "timeout" if self.stop_reason == "timeout" else "interrupted"
             yield replies.notice(
-                f"{self._stop_phrase()}; the kernel's state was kept.", status, self.reply_to,
-                state_lost=False, line=self.line,
+                f"{self._stop_phrase()}; the kernel's state was kept.",
+                status,
+                self.reply_to,
+                state_lost=False,
+                line=self.line,
             )
             extras.update(status=status, state_lost=False)
         elif reply.get("status") == "aborted":
@@ -278,7 +289,9 @@ class Execution:
             await self.kernel.restart("the code asked the kernel to exit")
             yield replies.notice(
                 "The code asked the kernel to exit: it was restarted and its state was lost.",
-                "restarted", self.reply_to, state_lost=True,
+                "restarted",
+                self.reply_to,
+                state_lost=True,
             )
             extras.update(status="restarted", state_lost=True)
         yield replies.active_line(None, self.reply_to, **extras)

@@ -66,7 +66,9 @@ class Route:
             await self._send.send(item)
 
     def wake(self) -> None:
-        with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        with contextlib.suppress(
+            anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
+        ):
             self._send.send_nowait(Wake())
 
     def close(self) -> None:
@@ -154,8 +156,11 @@ class JupyterKernel:
         except Exception as exc:
             raise KernelStartError(f"the kernel could not be launched: {exc}") from exc
         self._generation += 1
+        pid = getattr(self._km.provisioner, "pid", None)
+        if not isinstance(pid, int):
+            raise KernelStartError("the kernel was launched but its process id is unknown")
         assert self._task_group is not None
-        self._task_group.start_soon(self._watch, self._km.provisioner.pid, self._generation)
+        self._task_group.start_soon(self._watch, pid, self._generation)
 
     async def restart(self, reason: str = "restarted on request") -> None:
         """Replace the kernel process; open requests end with ``KernelGone``."""

@@ -1,0 +1,1 @@
+"""Fast unit tests: no kernels, no processes, a few seconds in all."""
