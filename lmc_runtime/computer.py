@@ -247,7 +247,9 @@ class Computer:
                             message = message.model_copy(update={"content": text})
                     elif message.content is None:
                         cut = budget.finish()
-                        if cut is not None:
+                        if cut is not None and cut.path is None:
+                            yield replies.output(cut.text, options.reply_to)
+                        elif cut is not None:
                             yield replies.output(
                                 cut.text,
                                 options.reply_to,

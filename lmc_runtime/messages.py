@@ -25,9 +25,9 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import MessageError
 
@@ -56,7 +56,7 @@ FORMATS: dict[str, tuple[str | None, ...]] = {
     "audio": ("wav",),
 }
 _BASE64_FORMATS = frozenset({"base64", "base64.png", "base64.jpeg", "wav"})
-_LANGUAGE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+.#-]{0,31}$")
+_LANGUAGE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+.#-]{0,31}")
 
 
 def new_id() -> str:
@@ -103,14 +103,14 @@ class Message(BaseModel):
     content: Any = None
     id: str | None = None
     in_reply_to: str | None = None
-    created_at: float | None = None
+    created_at: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
     extras: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _check_format_and_content(self) -> Message:
         allowed = FORMATS[self.type]
         if self.type == "code":
-            if self.format is None or not _LANGUAGE_NAME.match(self.format):
+            if self.format is None or not _LANGUAGE_NAME.fullmatch(self.format):
                 raise ValueError(
                     f"a code message needs a language in 'format' "
                     f"(one of {', '.join(CODE_FORMATS)}, or another language name), "

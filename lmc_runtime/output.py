@@ -1,10 +1,11 @@
 """The output budget: head and tail within a byte limit, the whole output on disk.
 
-Up to half the budget streams out as it comes (the head). Past it, nothing more
-is sent while the code runs; every byte goes to a file, and only the last
-half-budget is kept in memory (the tail). When the execution ends the tail is
-sent after an "N bytes omitted" marker that gives the file's path. Memory stays
-flat however much the code prints.
+The first half of the budget streams out as it comes (the head). Past it,
+output is withheld. If the execution ends within the budget, the withheld part
+is sent whole. If it goes past the budget, every byte goes to a file, only the
+last half-budget stays in memory (the tail), and at the end the tail is sent
+after an "N bytes omitted" marker that gives the file's path. Memory stays flat
+however much the code prints.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -22,20 +24,40 @@ def _size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
-class Truncation:
-    """What :meth:`OutputBudget.finish` reports once the budget was exceeded."""
+def _prefix(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` that fits in ``limit`` UTF-8 bytes."""
+    if text.isascii():
+        return text[:limit]
+    return text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
 
-    def __init__(self, text: str, omitted: int, total: int, path: Path) -> None:
-        self.text = text
-        self.omitted = omitted
-        self.total = total
-        self.path = path
+
+def _suffix(text: str, limit: int) -> str:
+    """The longest suffix of ``text`` that fits in ``limit`` UTF-8 bytes."""
+    if limit <= 0:
+        return ""
+    if text.isascii():
+        return text[-limit:]
+    return text.encode("utf-8", "surrogatepass")[-limit:].decode("utf-8", "ignore")
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """What :meth:`OutputBudget.finish` hands back: withheld text, maybe cut.
+
+    ``path`` is None (and ``omitted`` 0) when the output stayed within the budget.
+    """
+
+    text: str
+    omitted: int
+    total: int
+    path: Path | None
 
 
 class OutputBudget:
     """Keeps one execution's console output within ``limit`` bytes."""
 
     def __init__(self, limit: int, spill_dir: Path | None, name: str) -> None:
+        self._limit = limit
         self._head_limit = limit // 2
         self._tail_limit = limit - self._head_limit
         self._spill_dir = spill_dir
@@ -54,35 +76,33 @@ class OutputBudget:
 
     def feed(self, text: str) -> str:
         """The part of ``text`` to send now ("" once past the head)."""
-        size = _size(text)
-        self._total += size
-        if self._file is None:
-            if self._head_size + size <= self._head_limit:
-                self._head_size += size
-                self._head.append(text)
-                return text
-            self._open()
-            room = self._head_limit - self._head_size
-            sent = text[:room]
-            while _size(sent) > room:
-                sent = sent[: len(sent) - (_size(sent) - room)]
+        self._total += _size(text)
+        sent = ""
+        if not self._tail and self._head_size < self._head_limit:
+            sent = _prefix(text, self._head_limit - self._head_size)
             self._head_size += _size(sent)
-            assert self._file is not None
+        rest = text[len(sent) :]
+        if self._file is not None:
             self._file.write(text)
-            self._keep(text[len(sent) :])
+            self._keep(rest)
             return sent
-        self._file.write(text)
-        self._keep(text)
-        return ""
+        if sent:
+            self._head.append(sent)
+        self._keep(rest)
+        if self._total > self._limit:
+            self._open()
+        return sent
 
     def finish(self) -> Truncation | None:
-        """Close the file; the tail and its marker if the budget was exceeded."""
-        if self._file is None or self.path is None:
-            return None
+        """Close the file; the withheld text (with its marker if cut), or None."""
+        if self._file is None:
+            if not self._tail:
+                return None
+            text = "".join(self._tail)
+            self._tail.clear()
+            return Truncation(text, 0, self._total, None)
         self._file.close()
-        tail = "".join(self._tail)
-        while _size(tail) > self._tail_limit:
-            tail = tail[_size(tail) - self._tail_limit :]
+        tail = _suffix("".join(self._tail), self._tail_limit)
         omitted = self._total - self._head_size - _size(tail)
         marker = (
             f"\n[... {omitted} bytes omitted; the whole output ({self._total} bytes) "
@@ -96,18 +116,23 @@ class OutputBudget:
         fd, name = tempfile.mkstemp(prefix=f"{self._name}-", suffix=".txt", dir=directory)
         self.path = Path(name)
         self._file = os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass")
-        for chunk in self._head:
+        for chunk in (*self._head, *self._tail):
             self._file.write(chunk)
         self._head.clear()
+        self._trim()
 
     def _keep(self, text: str) -> None:
         if not text:
             return
         self._tail.append(text)
         self._tail_size += _size(text)
+        if self._file is not None:
+            self._trim()
+
+    def _trim(self) -> None:
         while len(self._tail) > 1 and self._tail_size - _size(self._tail[0]) >= self._tail_limit:
             self._tail_size -= _size(self._tail.popleft())
         if len(self._tail) == 1 and self._tail_size > 2 * self._tail_limit:
-            kept = self._tail[0][-self._tail_limit :]
+            kept = _suffix(self._tail[0], self._tail_limit)
             self._tail[0] = kept
             self._tail_size = _size(kept)

@@ -70,7 +70,7 @@ class Registry:
         return self._entries[name]
 
     def get(self, name: str) -> Backend:
-        """The backend for canonical ``name``; raises ImportError if it cannot load."""
+        """The backend for canonical ``name``; raises whatever loading it raised."""
         backend = self._loaded.get(name)
         if backend is None:
             entry = self._entries[name]
@@ -84,6 +84,6 @@ class Registry:
         """Whether ``name`` can run here; a backend that fails to import cannot."""
         try:
             return self.get(name).availability()
-        except ImportError as exc:
-            logger.debug("backend %s failed to import", name, exc_info=True)
-            return Availability.no(f"its backend could not be loaded: {exc}")
+        except Exception as exc:  # a broken backend must not break the others
+            logger.debug("backend %s failed to load", name, exc_info=True)
+            return Availability.no(f"its backend could not be loaded: {exc!r}")

@@ -1,0 +1,81 @@
+"""lmc_runtime.errors: every exception derives from LMCError, MessageError is a
+ValueError carrying ``reason``, and the hierarchy matches the module docstring."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import lmc_runtime
+from lmc_runtime import errors
+from lmc_runtime.errors import (
+    BackendError,
+    BackendUnavailable,
+    KernelDied,
+    KernelStartError,
+    LMCError,
+    MessageError,
+    UsageError,
+)
+
+EXCEPTIONS = [getattr(errors, name) for name in errors.__all__]
+
+
+def test_all_lists_every_exception_the_module_defines() -> None:
+    defined = {
+        name
+        for name, obj in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(obj, BaseException) and obj.__module__ == errors.__name__
+    }
+    assert defined == set(errors.__all__)
+
+
+@pytest.mark.parametrize("exc", EXCEPTIONS, ids=lambda e: e.__name__)
+def test_every_exception_derives_from_lmc_error(exc: type[Exception]) -> None:
+    assert issubclass(exc, LMCError)
+    assert issubclass(exc, Exception)
+
+
+@pytest.mark.parametrize(
+    ("exc", "parent"),
+    [
+        (MessageError, ValueError),
+        (UsageError, RuntimeError),
+        (BackendUnavailable, BackendError),
+        (KernelStartError, BackendError),
+        (KernelDied, BackendError),
+    ],
+)
+def test_hierarchy(exc: type[Exception], parent: type[Exception]) -> None:
+    assert issubclass(exc, parent)
+
+
+def test_backend_errors_are_not_message_or_usage_errors() -> None:
+    for exc in (BackendError, BackendUnavailable, KernelStartError, KernelDied):
+        assert not issubclass(exc, (MessageError, UsageError, ValueError))
+
+
+def test_message_error_carries_its_reason_and_is_caught_as_value_error() -> None:
+    with pytest.raises(ValueError) as info:
+        raise MessageError("role: field required")
+    assert isinstance(info.value, MessageError)
+    assert info.value.reason == "role: field required"
+    assert str(info.value) == "role: field required"
+
+
+def test_backend_unavailable_names_the_language_and_reason() -> None:
+    exc = BackendUnavailable("r", "Rscript is not on PATH")
+    assert (exc.language, exc.reason) == ("r", "Rscript is not on PATH")
+    assert str(exc) == "r is not available: Rscript is not on PATH"
+
+
+def test_kernel_died_keeps_description_and_exit_code() -> None:
+    exc = KernelDied("kernel exited", exit_code=-9)
+    assert (exc.description, exc.exit_code, str(exc)) == ("kernel exited", -9, "kernel exited")
+    assert KernelDied("gone").exit_code is None
+
+
+def test_package_reexports_the_same_classes() -> None:
+    for name in errors.__all__:
+        assert getattr(lmc_runtime, name) is getattr(errors, name)
