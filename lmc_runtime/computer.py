@@ -13,6 +13,7 @@ import contextlib
 import logging
 import shutil
 import tempfile
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -112,6 +113,8 @@ class Computer:
         if self._closed:
             raise UsageError("this Computer is closed; create a new one")
         self._work_dir = Path(tempfile.mkdtemp(prefix="lmc-"))
+        # Removed even when a sync user never calls close().
+        weakref.finalize(self, shutil.rmtree, self._work_dir, ignore_errors=True)
         try:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
