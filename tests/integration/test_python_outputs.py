@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from lmc_runtime import Computer, Limits
+from lmc_runtime import Computer, Limits, Timeouts
 
 from .conftest import run
 
@@ -127,6 +127,16 @@ def test_input_is_answered_by_the_callers_callback() -> None:
         result = run(c, "name = input('name? ')\nprint('hi', name)")
     assert prompts == ["name? "]
     assert result.output == "name? Ada\nhi Ada\n"
+
+
+def test_input_in_the_first_cell_after_each_restart_is_answered() -> None:
+    """Regression: the kernel's input_request was dropped when the stdin socket's
+    handshake had not finished yet, and the first cell after a (re)start hung."""
+    with Computer(on_input=lambda prompt: "ok", timeouts=Timeouts(execution=20)) as c:
+        for _ in range(4):
+            result = run(c, "print(input('go? '))")
+            assert result.output == "go? ok\nok\n", result.output
+            c.restart("python")
 
 
 def test_input_callback_failure_interrupts_instead_of_hanging() -> None:

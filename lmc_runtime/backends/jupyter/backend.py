@@ -87,9 +87,13 @@ class JupyterBackend:
     aliases: tuple[str, ...] = ()
     kernel_name = ""
 
+    def spec_manager(self) -> KernelSpecManager:
+        """Where this backend's kernelspecs come from (the shipped ``kernels/``)."""
+        return KernelSpecManager(kernel_dirs=[str(kernels_dir())])
+
     def availability(self) -> Availability:
         try:
-            KernelSpecManager(kernel_dirs=[str(kernels_dir())]).get_kernel_spec(self.kernel_name)
+            self.spec_manager().get_kernel_spec(self.kernel_name)
         except Exception as exc:
             return Availability.no(f"its kernelspec {self.kernel_name!r} is missing: {exc}")
         return Availability.yes()
@@ -102,9 +106,8 @@ class JupyterBackend:
         work_dir = settings.work_dir
         work_dir.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.kernel_env(), **settings.env}
-        spec_manager = KernelSpecManager(kernel_dirs=[str(kernels_dir())])
         kernel = JupyterKernel(
-            spec_manager,
+            self.spec_manager(),
             self.kernel_name,
             cwd=settings.cwd,
             work_dir=work_dir,

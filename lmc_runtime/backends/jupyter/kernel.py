@@ -27,6 +27,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
+from .stdin import StdinLink
 
 __all__ = ["JupyterKernel", "KernelGone", "Route", "Wake", "describe_exit"]
 
@@ -121,11 +122,15 @@ class JupyterKernel:
         self._startup_timeout = startup_timeout
         self._shutdown_timeout = shutdown_timeout
         self._client: Any = None
+        self._stdin: StdinLink | None = None
         self._routes: dict[str, Route] = {}
         self._generation = 0
         self._closing = False
         self._lifecycle = anyio.Lock()
         self._readers = anyio.CancelScope()
+        self._became_ready = False
+        self._recovery = anyio.Event()
+        self._recovery.set()
         self._task_group: TaskGroup | None = None
         #: Set when the kernel died with no request open; the next request reports it.
         self.unreported_death: KernelGone | None = None
@@ -139,9 +144,11 @@ class JupyterKernel:
         async with self._lifecycle:
             await self._launch()
             self._client = self._km.client()
-            self._client.start_channels(hb=False)
+            self._client.start_channels(hb=False, stdin=False)
+            self._stdin = StdinLink(self._client, self._km.get_connection_info())
             await task_group.start(self._read_all)
             await self._ready()
+            self._became_ready = True
 
     async def _launch(self, *, restart: bool = False) -> None:
         if self._log is None:
@@ -177,6 +184,7 @@ class JupyterKernel:
 
     async def ensure_ready(self) -> None:
         """Wait for any restart in progress; retry one that failed."""
+        await self._recovery.wait()
         async with self._lifecycle:
             failed = self.start_failure is not None
         if failed and not self._closing:
@@ -202,6 +210,8 @@ class JupyterKernel:
             self._readers.cancel()
             if self._client is not None:
                 self._client.stop_channels()
+            if self._stdin is not None:
+                self._stdin.close()
             if self._log is not None:
                 self._log.close()
 
@@ -233,7 +243,8 @@ class JupyterKernel:
 
     def send_input(self, value: str) -> None:
         """Answer the kernel's ``input_request``."""
-        self._client.input(value)
+        assert self._stdin is not None
+        self._stdin.send_input(value)
 
     def log_tail(self, lines: int = 5) -> str:
         """The last lines the kernel process wrote to its own stdout/stderr."""
@@ -249,14 +260,19 @@ class JupyterKernel:
     # -- internals ---------------------------------------------------------
 
     async def _ready(self) -> None:
-        """Round-trip ``kernel_info`` until both shell and IOPub answer."""
+        """Round-trip ``kernel_info`` until shell and IOPub answer, then wait for stdin.
+
+        IOPub is a subscription: messages published before it is connected are
+        lost, so an unanswered attempt is repeated, soon at first, then less often.
+        """
+        attempt = 0.1
         try:
             with anyio.fail_after(self._startup_timeout):
                 while True:
                     route = self.request("shell", "kernel_info_request", {})
                     seen: set[str] = set()
                     try:
-                        with anyio.move_on_after(1.0):
+                        with anyio.move_on_after(attempt):
                             async for item in route.receive:
                                 if isinstance(item, KernelGone):
                                     raise KernelStartError(
@@ -266,9 +282,14 @@ class JupyterKernel:
                                 if isinstance(item, tuple):
                                     seen.add(item[0])
                                 if {"shell", "iopub"} <= seen:
-                                    return
+                                    break
                     finally:
                         self.release(route)
+                    attempt = min(attempt * 2, 1.0)
+                    if {"shell", "iopub"} <= seen:
+                        assert self._stdin is not None
+                        await self._stdin.wait_connected()
+                        return
         except TimeoutError as exc:
             raise KernelStartError(
                 f"the kernel did not become ready within {self._startup_timeout:g} s"
@@ -281,9 +302,11 @@ class JupyterKernel:
     async def _read_all(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         with self._readers:
             async with anyio.create_task_group() as tg:
-                for channel in ("shell", "iopub", "stdin"):
-                    socket = getattr(self._client, f"{channel}_channel").socket
-                    tg.start_soon(self._read, channel, socket)
+                assert self._stdin is not None
+                tg.start_soon(self._read, "shell", self._client.shell_channel.socket)
+                tg.start_soon(self._read, "iopub", self._client.iopub_channel.socket)
+                tg.start_soon(self._read, "stdin", self._stdin.socket)
+                tg.start_soon(self._stdin.watch)
                 task_status.started()
 
     async def _read(self, channel: str, socket: Any) -> None:
@@ -321,19 +344,26 @@ class JupyterKernel:
         code = process.poll() if process is not None else None
         gone = KernelGone(describe_exit(code), exit_code=code, log_tail=self.log_tail())
         logger.warning("%s", gone.description)
-        async with self._lifecycle:
-            self._generation += 1
+        self._generation += 1
+        if not self._became_ready:
+            # Still starting: the start itself fails with this news; no restart.
+            await self._broadcast(gone)
+            return
+        recovered = self._recovery = anyio.Event()
+        try:
             if self._routes:
                 await self._broadcast(gone)
             else:
                 self.unreported_death = gone
-            try:
+            async with self._lifecycle:
                 await self._launch(restart=True)
                 await self._ready()
                 self.start_failure = None
-            except KernelStartError as exc:
-                logger.error("automatic kernel restart failed: %s", exc)
-                self.start_failure = exc
+        except KernelStartError as exc:
+            logger.error("automatic kernel restart failed: %s", exc)
+            self.start_failure = exc
+        finally:
+            recovered.set()
 
     async def _watch_without_pidfd(self, generation: int) -> None:
         # Platforms without pidfd (macOS): ask once a second. This is liveness,

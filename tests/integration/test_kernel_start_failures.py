@@ -1,0 +1,51 @@
+"""A kernel that cannot start is a clear message, quickly, never a hang."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from jupyter_client.kernelspec import KernelSpecManager
+
+from lmc_runtime import Computer, Timeouts
+from lmc_runtime.backends import BackendEntry, Registry
+from lmc_runtime.backends.jupyter import JupyterBackend
+
+
+class BrokenBackend(JupyterBackend):
+    """A kernelspec whose process exits at once with code 3."""
+
+    name = "broken"
+    kernel_name = "broken"
+
+    def __init__(self, spec_dir: Path) -> None:
+        self.spec_dir = spec_dir
+
+    def spec_manager(self) -> KernelSpecManager:
+        return KernelSpecManager(kernel_dirs=[str(self.spec_dir)])
+
+
+def make_spec(root: Path) -> Path:
+    spec = root / "broken"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-c", "import sys; print('cannot start', file=sys.stderr); sys.exit(3)", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "broken", "language": "none"}))
+    return root
+
+
+def test_a_kernel_that_dies_while_starting_is_reported_at_once(tmp_path: Path) -> None:
+    """Regression: the death watcher once waited on the lock held by start(), hanging until the startup timeout."""
+    registry = Registry([])
+    registry.add(BackendEntry("broken", "unused:unused"), BrokenBackend(make_spec(tmp_path / "specs")))
+    started = time.monotonic()
+    with Computer(registry=registry, timeouts=Timeouts(startup=30)) as computer:
+        replies = list(computer.run("broken", "anything"))
+        again = list(computer.run("broken", "anything"))
+    assert time.monotonic() - started < 20
+    for answer in (replies, again):
+        assert len(answer) == 1
+        assert answer[0].extras["status"] == "backend_error"  # type: ignore[index]
+        assert "exited with code 3 while starting" in answer[0].content
+        assert "cannot start" in answer[0].content
