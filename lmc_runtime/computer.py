@@ -206,14 +206,15 @@ class Computer:
                 f"unknown language {msg.format!r}; this computer runs: {known}", reply_to
             )
             return
-        availability = self.registry.availability(name)
-        if not availability.available:
-            yield replies.not_understood(
-                f"{name} is not available here: {availability.reason}",
-                reply_to,
-                status="unavailable",
-            )
-            return
+        if name not in self._sessions:  # a running session needs no second look
+            availability = self.registry.availability(name)
+            if not availability.available:
+                yield replies.not_understood(
+                    f"{name} is not available here: {availability.reason}",
+                    reply_to,
+                    status="unavailable",
+                )
+                return
         options = ExecutionOptions(
             reply_to=reply_to,
             timeout=timeout if timeout is not None else self.timeouts.execution,

@@ -24,6 +24,8 @@ from .translate import ACTIVE_LINE_MSG_TYPE, translate_iopub, translate_payload
 
 __all__ = ["Execution"]
 
+_COALESCE_LIMIT = 64 * 1024
+
 _STOP_WORDS = {
     "timeout": "timed out",
     "interrupt": "was interrupted",
@@ -123,9 +125,14 @@ class Execution:
         return None
 
     def _coalesce(self, name: str, text: str) -> str:
-        """Join stream chunks of the same stream that are already waiting."""
+        """Join stream chunks of the same stream that are already waiting.
+
+        Joining stops at ``_COALESCE_LIMIT`` characters, so a flood makes
+        more messages rather than one huge string.
+        """
         parts = [text]
-        while True:
+        size = len(text)
+        while size < _COALESCE_LIMIT:
             try:
                 item = self.route.receive.receive_nowait()
             except (anyio.WouldBlock, anyio.EndOfStream):
@@ -135,7 +142,9 @@ class Execution:
                 and item[1]["msg_type"] == "stream"
                 and item[1]["content"].get("name") == name
             ):
-                parts.append(item[1]["content"].get("text", ""))
+                more = item[1]["content"].get("text", "")
+                parts.append(more)
+                size += len(more)
                 continue
             self._pending = item
             break

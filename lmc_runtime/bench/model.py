@@ -1,0 +1,179 @@
+"""The benchmark's figures: samples in, a :class:`BenchReport` with its targets out."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "ACTIVE_LINE_MAX_OVERHEAD_PCT",
+    "FLAT_MEMORY_MAX_RATIO",
+    "PLOT_MAX_RATIO",
+    "ROUND_TRIP_MAX_RATIO",
+    "THROUGHPUT_MIN_RATIO",
+    "BenchReport",
+    "Figure",
+    "Timing",
+]
+
+ROUND_TRIP_MAX_RATIO = 1.15
+THROUGHPUT_MIN_RATIO = 0.5
+FLAT_MEMORY_MAX_RATIO = 1.5
+PLOT_MAX_RATIO = 1.15  # informational
+ACTIVE_LINE_MAX_OVERHEAD_PCT = 5.0
+
+
+def _percentile(ordered: Sequence[float], fraction: float) -> float:
+    """Linear-interpolated percentile of already sorted values."""
+    position = (len(ordered) - 1) * fraction
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median and p90 of repeated timings, in milliseconds."""
+
+    median_ms: float
+    p90_ms: float
+    samples: int
+
+    @classmethod
+    def from_seconds(cls, samples: Sequence[float]) -> Timing:
+        if not samples:
+            raise ValueError("no samples")
+        ordered = sorted(s * 1000.0 for s in samples)
+        return cls(statistics.median(ordered), _percentile(ordered, 0.9), len(ordered))
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One row of the report: our value, the baseline, their ratio and the target."""
+
+    key: str
+    name: str
+    unit: str
+    ours: float
+    baseline: float | None
+    baseline_label: str
+    ratio: float | None
+    ratio_style: Literal["x", "%"] = "x"
+    target: str = ""
+    passed: bool | None = None
+    informational: bool = False
+
+
+def _ratio(ours: float, base: float) -> float:
+    return ours / base if base > 0 else math.inf
+
+
+@dataclass
+class BenchReport:
+    """Every figure of one benchmark run (times in ms, throughput in lines/s)."""
+
+    quick: bool
+    repeat: int
+    round_trip_raw: Timing
+    round_trip_async: Timing
+    round_trip_sync: Timing
+    cold_start_raw: Timing
+    cold_start_ours: Timing
+    lines: int
+    throughput_raw: float
+    throughput_ours: float
+    memory_lines_small: int
+    memory_peak_small_kib: float
+    memory_peak_large_kib: float
+    memory_lines_huge: int
+    memory_peak_huge_kib: float
+    plot_raw: Timing
+    plot_ours: Timing
+    loop_tracked: Timing
+    loop_untracked: Timing
+    #: How much the slower of the two loop kernels trailed the faster, modes pooled.
+    loop_kernel_spread_pct: float = 0.0
+    duration_s: float = 0.0
+    environment: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def active_line_overhead_pct(self) -> float:
+        base = self.loop_untracked.median_ms
+        return (self.loop_tracked.median_ms / base - 1.0) * 100.0 if base > 0 else math.inf
+
+    def figures(self) -> list[Figure]:
+        """The report's rows, each checked against its target."""
+        rt_ratio = _ratio(self.round_trip_async.median_ms, self.round_trip_raw.median_ms)
+        tp_ratio = _ratio(self.throughput_ours, self.throughput_raw)
+        mem_ratio = _ratio(self.memory_peak_large_kib, self.memory_peak_small_kib)
+        plot_ratio = _ratio(self.plot_ours.median_ms, self.plot_raw.median_ms)
+        overhead = self.active_line_overhead_pct
+        huge_ratio = _ratio(self.memory_peak_huge_kib, self.memory_peak_large_kib)
+        small = f"{self.memory_lines_small // 1000}k lines"
+        large = f"{self.lines // 1000}k lines"
+        return [
+            Figure("round_trip_async_median", "print(1) round trip, arun, median", "ms",
+                   self.round_trip_async.median_ms, self.round_trip_raw.median_ms, "raw",
+                   rt_ratio, target=f"<= {ROUND_TRIP_MAX_RATIO:.2f}x",
+                   passed=rt_ratio <= ROUND_TRIP_MAX_RATIO),
+            Figure("round_trip_async_p90", "print(1) round trip, arun, p90", "ms",
+                   self.round_trip_async.p90_ms, self.round_trip_raw.p90_ms, "raw",
+                   _ratio(self.round_trip_async.p90_ms, self.round_trip_raw.p90_ms)),
+            Figure("round_trip_sync_median", "print(1) round trip, sync run, median", "ms",
+                   self.round_trip_sync.median_ms, self.round_trip_raw.median_ms, "raw",
+                   _ratio(self.round_trip_sync.median_ms, self.round_trip_raw.median_ms)),
+            Figure("round_trip_sync_p90", "print(1) round trip, sync run, p90", "ms",
+                   self.round_trip_sync.p90_ms, self.round_trip_raw.p90_ms, "raw",
+                   _ratio(self.round_trip_sync.p90_ms, self.round_trip_raw.p90_ms)),
+            Figure("cold_start", "cold start to first print(1), median", "ms",
+                   self.cold_start_ours.median_ms, self.cold_start_raw.median_ms, "raw",
+                   _ratio(self.cold_start_ours.median_ms, self.cold_start_raw.median_ms)),
+            Figure("throughput", f"{self.lines:,} printed lines, throughput", "lines/s",
+                   self.throughput_ours, self.throughput_raw, "raw", tp_ratio,
+                   target=f">= {THROUGHPUT_MIN_RATIO:.2f}x",
+                   passed=tp_ratio >= THROUGHPUT_MIN_RATIO),
+            Figure("flat_memory", f"peak traced memory, {self.lines // 1000}k lines", "KiB",
+                   self.memory_peak_large_kib, self.memory_peak_small_kib, small, mem_ratio),
+            Figure("flat_memory_huge",
+                   f"peak traced memory, {self.memory_lines_huge // 1_000_000}M lines", "KiB",
+                   self.memory_peak_huge_kib, self.memory_peak_large_kib, large, huge_ratio,
+                   target=f"<= {FLAT_MEMORY_MAX_RATIO:.2f}x",
+                   passed=huge_ratio <= FLAT_MEMORY_MAX_RATIO),
+            Figure("plot", "plot round trip to PNG, median", "ms",
+                   self.plot_ours.median_ms, self.plot_raw.median_ms, "raw", plot_ratio,
+                   target=f"<= {PLOT_MAX_RATIO:.2f}x", passed=plot_ratio <= PLOT_MAX_RATIO,
+                   informational=True),
+            Figure("active_line_overhead", "3M-iteration loop, active line on", "ms",
+                   self.loop_tracked.median_ms, self.loop_untracked.median_ms, "line off",
+                   overhead, ratio_style="%", target=f"<= +{ACTIVE_LINE_MAX_OVERHEAD_PCT:g}%",
+                   passed=overhead <= ACTIVE_LINE_MAX_OVERHEAD_PCT),
+        ]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every hard (non-informational) target was met."""
+        return all(f.passed for f in self.figures() if f.passed is not None and not f.informational)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every figure as plain JSON-able data, with the checked rows and the verdict."""
+        data = asdict(self)
+        data["active_line_overhead_pct"] = self.active_line_overhead_pct
+        data["figures"] = [asdict(f) for f in self.figures()]
+        data["passed"] = self.passed
+        cleaned: dict[str, Any] = _json_safe(data)
+        return cleaned
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with infinities and NaNs (not valid JSON) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
