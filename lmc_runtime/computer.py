@@ -19,7 +19,6 @@ from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -29,17 +28,14 @@ from . import replies
 from .backends.base import ExecutionOptions, Session, SessionSettings
 from .backends.registry import Registry
 from .config import InputCallback, Limits, Timeouts
-from .errors import BackendError, MessageError, UsageError
-from .messages import Message, new_id, parse_message
-from .output import OutputBudget
+from .errors import BackendError, UsageError
+from .intake import MessageInput, Rejected, accept
+from .messages import Message
+from .output import within_budget
 
 __all__ = ["Computer", "LanguageStatus", "MessageInput"]
 
 logger = logging.getLogger(__name__)
-
-#: What ``run``/``arun`` accept: an LMC dict, a :class:`Message`, or a language name
-#: (with the code as the second argument).
-MessageInput = Message | Mapping[str, Any] | str
 
 
 @dataclass(frozen=True)
@@ -162,17 +158,6 @@ class Computer:
 
     # -- execution -------------------------------------------------------------
 
-    def _accept(self, message: MessageInput, code: str | None) -> Message:
-        if isinstance(message, str):
-            if code is None:
-                raise MessageError("give the code too: run(language, code)")
-            return parse_message(
-                {"role": "assistant", "type": "code", "format": message, "content": code}
-            )
-        if code is not None:
-            raise MessageError("pass either a message or (language, code), not both")
-        return parse_message(message)
-
     async def arun(
         self, message: MessageInput, code: str | None = None, *, timeout: float | None = None
     ) -> AsyncGenerator[Message, None]:
@@ -184,28 +169,12 @@ class Computer:
         """
         if self._task_group is None:
             raise UsageError("open the Computer first: `async with Computer() as computer:`")
-        raw_id = message.get("id") if isinstance(message, Mapping) else None
-        reply_to = raw_id if isinstance(raw_id, str) else None
         try:
-            msg = self._accept(message, code)
-        except MessageError as exc:
-            yield replies.not_understood(exc.reason, reply_to, status="malformed")
+            request = accept(message, code, self.registry)
+        except Rejected as rejected:
+            yield rejected.reply
             return
-        reply_to = msg.id or new_id()
-        if msg.type != "code" or msg.role != "assistant":
-            yield replies.not_understood(
-                f"only assistant code messages can be run, got a {msg.role} {msg.type} message",
-                reply_to,
-            )
-            return
-        assert msg.format is not None
-        name = self.registry.resolve(msg.format)
-        if name is None:
-            known = ", ".join(sorted(self.registry))
-            yield replies.not_understood(
-                f"unknown language {msg.format!r}; this computer runs: {known}", reply_to
-            )
-            return
+        name, reply_to = request.language, request.reply_to
         if name not in self._sessions:  # a running session needs no second look
             availability = self.registry.availability(name)
             if not availability.available:
@@ -225,7 +194,9 @@ class Computer:
         )
         try:
             session = await self._session(name)
-            async for out in self._budgeted(session, str(msg.content), options):
+            async for out in within_budget(
+                session.execute(request.code, options), self.limits, reply_to
+            ):
                 yield out
         except BackendError as exc:
             yield replies.notice(f"the {name} backend failed: {exc}", "backend_error", reply_to)
@@ -234,39 +205,6 @@ class Computer:
             yield replies.notice(
                 f"internal error in lmc-runtime: {exc!r}", "backend_error", reply_to
             )
-
-    async def _budgeted(
-        self, session: Session, code: str, options: ExecutionOptions
-    ) -> AsyncIterator[Message]:
-        budget = OutputBudget(self.limits.output_bytes, self.limits.spill_dir, options.reply_to)
-        stream = session.execute(code, options)
-        try:
-            async for message in stream:
-                if message.type == "console":
-                    if message.format == "output":
-                        text = budget.feed(message.content)
-                        if not text:
-                            continue
-                        if text is not message.content:
-                            message = message.model_copy(update={"content": text})
-                    elif message.content is None:
-                        cut = budget.finish()
-                        if cut is not None and cut.path is None:
-                            yield replies.output(cut.text, options.reply_to)
-                        elif cut is not None:
-                            yield replies.output(
-                                cut.text,
-                                options.reply_to,
-                                status="truncated",
-                                omitted_bytes=cut.omitted,
-                                total_bytes=cut.total,
-                                output_path=str(cut.path),
-                            )
-                yield message
-        finally:
-            budget.finish()
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()  # type: ignore[attr-defined]
 
     async def _session(self, name: str) -> Session:
         session = self._sessions.get(name)

@@ -13,11 +13,18 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["OutputBudget", "Truncation"]
+import anyio
+
+from . import replies
+from .config import Limits
+from .messages import Message
+
+__all__ = ["OutputBudget", "Truncation", "within_budget"]
 
 
 def _size(text: str) -> int:
@@ -136,3 +143,42 @@ class OutputBudget:
             kept = _suffix(self._tail[0], self._tail_limit)
             self._tail[0] = kept
             self._tail_size = _size(kept)
+
+
+async def within_budget(
+    stream: AsyncIterator[Message], limits: Limits, reply_to: str
+) -> AsyncGenerator[Message, None]:
+    """``stream`` with its console output held to ``limits.output_bytes``.
+
+    The withheld or cut part comes just before the final ``active_line`` null.
+    Closing this generator closes ``stream`` (which stops the code).
+    """
+    budget = OutputBudget(limits.output_bytes, limits.spill_dir, reply_to)
+    try:
+        async for message in stream:
+            if message.type == "console" and message.format == "output":
+                text = budget.feed(message.content)
+                if not text:
+                    continue
+                if text is not message.content:
+                    message = message.model_copy(update={"content": text})
+            elif message.type == "console" and message.content is None:
+                cut = budget.finish()
+                if cut is not None and cut.path is None:
+                    yield replies.output(cut.text, reply_to)
+                elif cut is not None:
+                    yield replies.output(
+                        cut.text,
+                        reply_to,
+                        status="truncated",
+                        omitted_bytes=cut.omitted,
+                        total_bytes=cut.total,
+                        output_path=str(cut.path),
+                    )
+            yield message
+    finally:
+        budget.finish()
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):
+                await aclose()

@@ -13,6 +13,12 @@ message on IOPub whose parent is the running ``execute_request``. It only runs
 for requests whose metadata carries ``lmc_active_line: true``; between cells it
 sleeps on an event and costs nothing.
 
+Announced input requests
+------------------------
+Every ``input_request`` sent on stdin is also published on IOPub as
+``lmc_input_request``, so a request is never lost to a stdin connection that is
+still being set up.
+
 Ordered streams
 ---------------
 ipykernel buffers stdout and stderr separately and flushes each on its own
@@ -102,6 +108,27 @@ def _lmc_install() -> None:
     ip.events.register("post_run_cell", sampler.post_run_cell)
     ip.compile.cache = sampler.cache(ip.compile.cache)
     threading.Thread(target=sampler.loop, name="lmc-active-line", daemon=True).start()
+
+    # input(): announce every input_request on IOPub as well. A ROUTER drops a
+    # message to a peer whose handshake is still in flight, so the stdin copy
+    # can be lost in the first moments after a (re)start; IOPub is known to be
+    # connected. The host answers whichever copy comes first, once.
+    session = kernel.session
+    original_send = session.send
+
+    def send(stream, msg_or_type, content=None, parent=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sent = original_send(stream, msg_or_type, content, parent, *args, **kwargs)
+        if msg_or_type == "input_request" and stream is kernel.stdin_socket:
+            original_send(
+                kernel.iopub_socket,
+                "lmc_input_request",
+                content,
+                parent=parent,
+                ident=b"lmc_input_request",
+            )
+        return sent
+
+    session.send = send
 
     out, err = sys.stdout, sys.stderr
     if hasattr(out, "_flush_pending") and hasattr(err, "_flush_pending"):

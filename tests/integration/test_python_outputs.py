@@ -139,6 +139,30 @@ def test_input_in_the_first_cell_after_each_restart_is_answered() -> None:
             c.restart("python")
 
 
+def test_input_whose_stdin_request_is_lost_is_answered_from_its_iopub_copy() -> None:
+    """Regression: a stdin input_request dropped by the kernel's ROUTER (peer not yet
+    attached) hung the execution; the IOPub copy must be enough."""
+    lose_stdin_copy = (
+        "k = get_ipython().kernel\n"
+        "real = type(k.session).send.__get__(k.session)\n"
+        "def lossy(stream, kind, content=None, parent=None, *a, **kw):\n"
+        "    if kind == 'input_request' and stream is k.stdin_socket:\n"
+        "        return real(k.iopub_socket, 'lmc_input_request', content, parent=parent)\n"
+        "    return real(stream, kind, content, parent, *a, **kw)\n"
+        "k.session.send = lossy\n"
+    )
+    with Computer(on_input=lambda prompt: "yes", timeouts=Timeouts(execution=20)) as c:
+        run(c, lose_stdin_copy)
+        assert run(c, "print(input('sure? '))").output == "sure? yes\nyes\n"
+
+
+def test_each_input_is_answered_exactly_once_in_order() -> None:
+    answers = iter(["first", "second"])
+    with Computer(on_input=lambda prompt: next(answers), timeouts=Timeouts(execution=20)) as c:
+        result = run(c, "a = input('a? ')\nb = input('b? ')\nprint(a, b)")
+    assert result.output == "a? first\nb? second\nfirst second\n"
+
+
 def test_input_callback_failure_interrupts_instead_of_hanging() -> None:
     def broken(prompt: str) -> str:
         raise RuntimeError("no keyboard here")

@@ -19,8 +19,14 @@ from ... import replies
 from ...config import InputCallback
 from ...messages import Message
 from ..base import ExecutionOptions
-from .kernel import JupyterKernel, KernelGone, Route, Wake
-from .translate import ACTIVE_LINE_MSG_TYPE, translate_iopub, translate_payload
+from .kernel import JupyterKernel
+from .routing import KernelGone, Route, Wake
+from .translate import (
+    ACTIVE_LINE_MSG_TYPE,
+    INPUT_REQUEST_MSG_TYPE,
+    translate_iopub,
+    translate_payload,
+)
 
 __all__ = ["Execution"]
 
@@ -64,6 +70,8 @@ class Execution:
         self.status = "ok"
         self.complete = False
         self._pending: Any = None
+        self._requests: dict[str, int] = {}
+        self._answered = 0
         content = {
             "code": code,
             "silent": False,
@@ -168,15 +176,15 @@ class Execution:
                     yield m
                 return
             channel, msg = item
-            if channel == "iopub":
+            if msg["msg_type"] in ("input_request", INPUT_REQUEST_MSG_TYPE):
+                async for m in self._answer_input(channel, msg["content"]):
+                    yield m
+            elif channel == "iopub":
                 for m in self._iopub(msg):
                     yield m
             elif channel == "shell" and msg["msg_type"] == "execute_reply":
                 self.reply = msg["content"]
                 for m in translate_payload(self.reply.get("payload", []), self.reply_to):
-                    yield m
-            elif channel == "stdin" and msg["msg_type"] == "input_request":
-                async for m in self._answer_input(msg["content"]):
                     yield m
         self.complete = True
         async for m in self._finish():
@@ -202,7 +210,13 @@ class Execution:
             self.line = line
         return translate_iopub(msg, self.reply_to)
 
-    async def _answer_input(self, content: dict[str, Any]) -> AsyncIterator[Message]:
+    async def _answer_input(self, channel: str, content: dict[str, Any]) -> AsyncIterator[Message]:
+        # Each input() arrives twice (stdin, and its IOPub copy) unless one copy
+        # was lost: answer the n-th request on whichever channel brings it first.
+        self._requests[channel] = self._requests.get(channel, 0) + 1
+        if self._requests[channel] <= self._answered:
+            return
+        self._answered += 1
         prompt = str(content.get("prompt", ""))
         callback = self.options.on_input
         assert callback is not None  # allow_stdin is only set with a callback

@@ -9,10 +9,19 @@ from typing import Any
 from ... import replies
 from ...messages import Message
 
-__all__ = ["ACTIVE_LINE_MSG_TYPE", "strip_ansi", "translate_iopub"]
+__all__ = [
+    "ACTIVE_LINE_MSG_TYPE",
+    "INPUT_REQUEST_MSG_TYPE",
+    "strip_ansi",
+    "translate_bundle",
+    "translate_iopub",
+    "translate_payload",
+]
 
 #: The IOPub message type the in-kernel sampler publishes.
 ACTIVE_LINE_MSG_TYPE = "lmc_active_line"
+#: The IOPub copy of an ``input_request`` that the kernel's startup code publishes.
+INPUT_REQUEST_MSG_TYPE = "lmc_input_request"
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _IMAGE_TYPES = ("image/png", "image/jpeg")

@@ -1,0 +1,82 @@
+"""Jupyter messages to LMC messages: the pure translation layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmc_runtime.backends.jupyter.translate import (
+    ACTIVE_LINE_MSG_TYPE,
+    strip_ansi,
+    translate_bundle,
+    translate_iopub,
+    translate_payload,
+)
+
+
+def iopub(msg_type: str, **content: Any) -> dict[str, Any]:
+    return {"msg_type": msg_type, "content": content}
+
+
+def test_stream_becomes_output_and_stderr_is_marked() -> None:
+    (out,) = translate_iopub(iopub("stream", name="stdout", text="hi\n"), "r1")
+    (err,) = translate_iopub(iopub("stream", name="stderr", text="oops\n"), "r1")
+    assert (out.type, out.format, out.content, out.extras) == ("console", "output", "hi\n", None)
+    assert err.extras == {"stream": "stderr"}
+    assert out.in_reply_to == "r1" and out.role == "computer"
+
+
+def test_error_is_the_traceback_without_ansi() -> None:
+    msg = iopub("error", ename="ValueError", evalue="bad", traceback=["\x1b[0;31mValueError\x1b[0m: bad"])
+    (out,) = translate_iopub(msg, "r")
+    assert out.content == "ValueError: bad\n"
+    assert out.extras == {"stream": "stderr", "error": "ValueError"}
+
+
+def test_error_without_traceback_still_says_what_happened() -> None:
+    (out,) = translate_iopub(iopub("error", ename="KeyError", evalue="'k'", traceback=[]), "r")
+    assert out.content == "KeyError: 'k'\n"
+
+
+def test_one_image_wins_over_text_and_png_over_jpeg() -> None:
+    data = {"image/png": "iVBO\nRw==\n", "image/jpeg": "/9j/", "text/plain": "<Figure>"}
+    (image,) = translate_bundle(data, "r")
+    assert (image.type, image.format, image.content) == ("image", "base64.png", "iVBORw==")
+
+
+def test_jpeg_alone_becomes_base64_jpeg() -> None:
+    (image,) = translate_bundle({"image/jpeg": "/9j/", "text/plain": "x"}, "r")
+    assert image.format == "base64.jpeg"
+
+
+def test_html_comes_with_its_text_plain() -> None:
+    html, text = translate_bundle({"text/html": "<b>x</b>", "text/plain": "x"}, "r")
+    assert (html.type, html.format, html.content) == ("code", "html", "<b>x</b>")
+    assert (text.format, text.content) == ("output", "x")
+
+
+def test_other_mime_types_fall_back_to_text_plain_and_list_values_are_joined() -> None:
+    (text,) = translate_bundle({"application/json": {"a": 1}, "text/plain": ["a", "b"]}, "r")
+    assert text.content == "ab"
+
+
+def test_active_line_messages_and_invalid_lines() -> None:
+    (line,) = translate_iopub(iopub(ACTIVE_LINE_MSG_TYPE, line=4), "r")
+    assert (line.format, line.content) == ("active_line", 4)
+    assert translate_iopub(iopub(ACTIVE_LINE_MSG_TYPE, line=0), "r") == []
+
+
+def test_status_and_execute_input_produce_nothing() -> None:
+    assert translate_iopub(iopub("status", execution_state="busy"), "r") == []
+    assert translate_iopub(iopub("execute_input", code="1"), "r") == []
+
+
+def test_pager_payload_becomes_output() -> None:
+    (out,) = translate_payload([{"source": "page", "data": {"text/plain": "\x1b[1mDocstring\x1b[0m"}}], "r")
+    assert out.content == "Docstring\n"
+    assert translate_payload([{"source": "ask_exit"}], "r") == []
+
+
+def test_strip_ansi_leaves_plain_text_alone() -> None:
+    text = "no escapes [0m here"
+    assert strip_ansi(text) is text
+    assert strip_ansi("\x1b]0;title\x07ok\x1b[2K") == "ok"
