@@ -9,6 +9,7 @@ which runs the event loop in a helper thread.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import shutil
@@ -275,10 +276,18 @@ class Computer:
         stream = self.arun(message, code, timeout=timeout)
         try:
             while True:
+                step = portal.start_task_soon(stream.__anext__)
                 try:
-                    yield portal.call(stream.__anext__)
+                    message_out = step.result()
                 except StopAsyncIteration:
                     return
+                except BaseException:
+                    # Ctrl-C or a signal in this thread: cancel the step in the event
+                    # loop too (which stops the code), or it would hold the session.
+                    step.cancel()
+                    concurrent.futures.wait([step], timeout=self.timeouts.interrupt_grace + 5)
+                    raise
+                yield message_out
         finally:
             with contextlib.suppress(Exception):
                 portal.call(stream.aclose)

@@ -128,3 +128,28 @@ def test_concurrent_sync_runs_are_serialized_per_language(computer: Computer) ->
     for t in threads:
         t.join(timeout=60)
     assert sorted(outputs) == ["0\n", "1\n", "2\n"]
+
+
+def test_an_exception_in_the_sync_caller_mid_run_frees_the_session(computer: Computer) -> None:
+    """Regression: Ctrl-C (or any signal that raises) in a thread blocked in run()
+    left the step running in the event loop, holding the session forever."""
+    import os
+    import signal
+
+    class Stop(Exception):
+        pass
+
+    def raise_stop(signum: int, frame: object) -> None:
+        raise Stop
+
+    previous = signal.signal(signal.SIGUSR1, raise_stop)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGUSR1))
+    timer.start()
+    try:
+        with pytest.raises(Stop):
+            for _ in computer.run("python", "import time\ntime.sleep(60)"):
+                pass
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+    assert run(computer, "print('free')").output == "free\n"

@@ -44,17 +44,22 @@ class JupyterSession:
 
     async def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
         async with self._busy:
-            await self.kernel.ensure_ready()
-            gone, self.kernel.unreported_death = self.kernel.unreported_death, None
-            if gone is not None:
-                yield replies.notice(
-                    f"Since the last run, {gone.description}. Its state was lost; "
-                    "it has been restarted.",
-                    "kernel_died",
-                    options.reply_to,
-                    state_lost=True,
-                    exit_code=gone.exit_code,
-                )
+            while True:
+                await self.kernel.ensure_ready()
+                gone, self.kernel.unreported_death = self.kernel.unreported_death, None
+                if gone is not None:
+                    yield replies.notice(
+                        f"Since the last run, {gone.description}. Its state was lost; "
+                        "it has been restarted.",
+                        "kernel_died",
+                        options.reply_to,
+                        state_lost=True,
+                        exit_code=gone.exit_code,
+                    )
+                # Checked and sent with no await in between: a request can never
+                # slip into a restart after the death news went out to no one.
+                if self.kernel.settled:
+                    break
             run = Execution(self.kernel, code, options)
             self._current = run
             try:

@@ -121,6 +121,17 @@ class JupyterKernel:
                 raise
             self.start_failure = None
 
+    @property
+    def settled(self) -> bool:
+        """No restart under way or pending: a request sent now reaches a live kernel
+        or, if that kernel dies, is told so."""
+        return (
+            self._recovery.is_set()
+            and self.start_failure is None
+            and not self._lifecycle.locked()
+            and not self._closing
+        )
+
     async def ensure_ready(self) -> None:
         """Wait for any restart in progress; retry one that failed."""
         await self._recovery.wait()
