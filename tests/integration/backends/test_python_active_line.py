@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lmc_runtime import Computer
 
-from .conftest import run
+from ..conftest import run
 
 
 def test_a_three_second_sleep_on_line_2_is_reported_while_it_runs(computer: Computer) -> None:

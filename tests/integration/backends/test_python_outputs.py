@@ -11,7 +11,7 @@ from PIL import Image
 
 from lmc_runtime import Computer, Limits, Timeouts
 
-from .conftest import run
+from ..conftest import run
 
 
 def test_print_and_result_stream_back_as_console_output(computer: Computer) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from lmc_runtime import Computer, Timeouts
 
-from .conftest import run
+from ..conftest import run
 
 
 def test_infinite_loop_times_out_is_interrupted_and_state_survives(computer: Computer) -> None:
