@@ -33,25 +33,28 @@ def test_code_that_ignores_interrupts_gets_its_kernel_restarted(computer: Comput
     assert after.output == "False\n"
 
 
-def test_os_exit_is_reported_and_the_next_run_works(computer: Computer) -> None:
-    result = run(computer, "import os\nos._exit(1)")
+@pytest.mark.parametrize(
+    ("code", "phrases"),
+    [
+        pytest.param("import os\nos._exit(1)", ["exited with code 1"], id="os._exit"),
+        pytest.param("import ctypes\nctypes.string_at(0)", ["SIGSEGV"], id="segfault"),
+        pytest.param(
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+            ["SIGKILL", "out-of-memory"],
+            id="sigkill-as-from-the-oom-killer",
+        ),
+    ],
+)
+def test_a_dead_kernel_is_reported_restarted_and_the_next_run_works(
+    computer: Computer, code: str, phrases: list[str]
+) -> None:
+    result = run(computer, code)
     assert result.status == "kernel_died"
-    assert "exited with code 1" in result.output and "restarted" in result.output
+    assert result.final.extras["state_lost"] is True  # type: ignore[index]
+    assert "restarted" in result.output
+    for phrase in phrases:
+        assert phrase in result.output
     assert run(computer, "print('alive')").output == "alive\n"
-
-
-def test_segfault_is_reported_and_the_next_run_works(computer: Computer) -> None:
-    result = run(computer, "import ctypes\nctypes.string_at(0)")
-    assert result.status == "kernel_died"
-    assert "SIGSEGV" in result.output
-    assert run(computer, "print('alive')").output == "alive\n"
-
-
-def test_sigkill_as_from_the_oom_killer_is_reported(computer: Computer) -> None:
-    result = run(computer, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
-    assert result.status == "kernel_died"
-    assert "SIGKILL" in result.output and "out-of-memory" in result.output
-    assert run(computer, "print(1)").output == "1\n"
 
 
 def test_a_kernel_that_dies_while_idle_is_restarted_and_reported_next_run() -> None:
