@@ -101,6 +101,9 @@ def test_non_ascii_tail_keeps_the_longest_suffix_within_budget(tmp_path: Path) -
 def test_non_ascii_head_keeps_the_longest_prefix_within_budget(tmp_path: Path) -> None:
     budget = OutputBudget(10, tmp_path, "utf8")
     assert budget.feed("日本語テキスト") == "日"  # 3 of the 5 head bytes
+    truncation = budget.finish()
+    assert truncation is not None and truncation.text.endswith("...]\nト")  # 3 of 5 tail bytes
+    assert truncation.omitted == 21 - 3 - 3
 
 
 def test_output_within_the_limit_is_delivered_without_an_omission_marker(tmp_path: Path) -> None:
