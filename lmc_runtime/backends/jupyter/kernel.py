@@ -25,6 +25,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
+from .process import read_log_tail, wait_for_exit
 from .routing import KernelGone, Route, describe_exit
 from .stdin import StdinLink
 
@@ -102,15 +103,17 @@ class JupyterKernel:
         except Exception as exc:
             raise KernelStartError(f"the kernel could not be launched: {exc}") from exc
         self._generation += 1
-        pid = getattr(self._km.provisioner, "pid", None)
-        if not isinstance(pid, int):
-            raise KernelStartError("the kernel was launched but its process id is unknown")
+        process = getattr(self._km.provisioner, "process", None)
+        if process is None or not isinstance(getattr(process, "pid", None), int):
+            raise KernelStartError("the kernel was launched but its process is unknown")
         assert self._task_group is not None
-        self._task_group.start_soon(self._watch, pid, self._generation)
+        self._task_group.start_soon(self._watch, process, self._generation)
 
     async def restart(self, reason: str = "restarted on request") -> None:
         """Replace the kernel process; open requests end with ``KernelGone``."""
         async with self._lifecycle:
+            if self._closing:
+                raise KernelStartError("the session is closed")
             self._generation += 1
             await self._broadcast(KernelGone(reason, intentional=True))
             try:
@@ -141,22 +144,24 @@ class JupyterKernel:
             await self.restart("restarted after a failed start")
 
     async def shutdown(self) -> None:
-        """Stop the kernel and every process in its group, then the readers."""
+        """Stop the kernel and every process in its group, then the readers.
+
+        A restart in flight is waited for (within the startup timeout), so it
+        cannot launch a kernel after this one is gone.
+        """
         self._closing = True
         with anyio.CancelScope(shield=True):
             self._generation += 1
             await self._broadcast(KernelGone("the session was closed", intentional=True))
-            pgid = getattr(self._km.provisioner, "pgid", None)
+            locked = False
+            with anyio.move_on_after(self._startup_timeout):
+                await self._lifecycle.acquire()
+                locked = True
             try:
-                with anyio.fail_after(self._shutdown_timeout):
-                    await self._km.shutdown_kernel(now=False)
-            except Exception:
-                logger.debug("graceful kernel shutdown failed; killing", exc_info=True)
-                with contextlib.suppress(Exception):
-                    await self._km.shutdown_kernel(now=True)
-            if pgid:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, signal.SIGKILL)
+                await self._stop_process()
+            finally:
+                if locked:
+                    self._lifecycle.release()
             self._readers.cancel()
             if self._client is not None:
                 self._client.stop_channels()
@@ -165,10 +170,25 @@ class JupyterKernel:
             if self._log is not None:
                 self._log.close()
 
+    async def _stop_process(self) -> None:
+        pgid = getattr(self._km.provisioner, "pgid", None)
+        try:
+            with anyio.fail_after(self._shutdown_timeout):
+                await self._km.shutdown_kernel(now=False)
+        except Exception:
+            logger.debug("graceful kernel shutdown failed; killing", exc_info=True)
+            with contextlib.suppress(Exception):
+                await self._km.shutdown_kernel(now=True)
+        if pgid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+
     async def interrupt(self) -> None:
         """Send the kernel an interrupt (SIGINT to its process group)."""
-        with contextlib.suppress(Exception):
+        try:
             await self._km.interrupt_kernel()
+        except Exception:  # a dead or restarting kernel: its watcher reports that
+            logger.info("interrupting the kernel failed", exc_info=True)
 
     # -- requests ----------------------------------------------------------
 
@@ -198,14 +218,7 @@ class JupyterKernel:
 
     def log_tail(self, lines: int = 5) -> str:
         """The last lines the kernel process wrote to its own stdout/stderr."""
-        try:
-            with open(self._log_path, "rb") as fh:
-                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))
-                text = fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        kept = [ln for ln in text.splitlines() if ln.strip() and "running over TCP" not in ln]
-        return "\n".join(kept[-lines:])
+        return read_log_tail(self._log_path, lines)
 
     # -- internals ---------------------------------------------------------
 
@@ -277,21 +290,12 @@ class JupyterKernel:
             if route is not None:
                 await route.put((channel, msg))
 
-    async def _watch(self, pid: int, generation: int) -> None:
-        """Wait for process ``pid`` to end; if nobody expected it, report and restart."""
-        try:
-            fd = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            await self._watch_without_pidfd(generation)
-        else:
-            try:
-                await anyio.wait_readable(fd)
-            finally:
-                os.close(fd)
+    async def _watch(self, process: Any, generation: int) -> None:
+        """Wait for ``process`` (a Popen) to end; if nobody expected it, report and restart."""
+        await wait_for_exit(process.pid, lambda: process.poll() is None)
         if generation != self._generation or self._closing:
             return
-        process = getattr(self._km.provisioner, "process", None)
-        code = process.poll() if process is not None else None
+        code = process.poll()
         gone = KernelGone(describe_exit(code), exit_code=code, log_tail=self.log_tail())
         logger.warning("%s", gone.description)
         self._generation += 1
@@ -306,6 +310,8 @@ class JupyterKernel:
             else:
                 self.unreported_death = gone
             async with self._lifecycle:
+                if self._closing:
+                    return
                 await self._launch(restart=True)
                 await self._ready()
                 self.start_failure = None
@@ -314,9 +320,3 @@ class JupyterKernel:
             self.start_failure = exc
         finally:
             recovered.set()
-
-    async def _watch_without_pidfd(self, generation: int) -> None:
-        # Platforms without pidfd (macOS): ask once a second. This is liveness,
-        # not the output path, which stays event-driven.
-        while generation == self._generation and await self._km.is_alive():
-            await anyio.sleep(1.0)
