@@ -19,14 +19,28 @@ __all__ = ["main"]
 
 
 def _write(out: IO[str], data: Any) -> None:
-    out.write(json.dumps(data, ensure_ascii=False) + "\n")
+    line = json.dumps(data, ensure_ascii=False)
+    try:
+        out.write(line + "\n")
+    except UnicodeEncodeError:  # lone surrogates: escape them, still one valid JSON line
+        out.write(json.dumps(data) + "\n")
     out.flush()
 
 
-def _requests(lines: Iterable[str]) -> Iterator[tuple[Any, Message | None]]:
+def _requests(lines: Iterable[bytes]) -> Iterator[tuple[Any, Message | None]]:
     """Each input line as (what to send to the computer, or None to pass over it)."""
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield (
+                None,
+                replies.not_understood(
+                    f"line {number} is not UTF-8 (byte {exc.start})", None, status="malformed"
+                ),
+            )
             continue
         try:
             data = json.loads(line)
@@ -51,7 +65,7 @@ def _requests(lines: Iterable[str]) -> Iterator[tuple[Any, Message | None]]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    source: IO[str] = sys.stdin if args.file in (None, "-") else open(args.file, encoding="utf-8")  # noqa: SIM115
+    source: IO[bytes] = sys.stdin.buffer if args.file in (None, "-") else open(args.file, "rb")  # noqa: SIM115
     limits = Limits(output_bytes=args.output_bytes) if args.output_bytes else Limits()
     out = sys.stdout
     with source, Computer(timeouts=Timeouts(execution=args.timeout), limits=limits) as computer:

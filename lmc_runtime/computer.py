@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import logging
+import math
 import shutil
 import tempfile
 import weakref
@@ -170,6 +171,10 @@ class Computer:
         """
         if self._task_group is None:
             raise UsageError("open the Computer first: `async with Computer() as computer:`")
+        if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+            raise UsageError(
+                f"timeout must be a positive number of seconds or None, not {timeout!r}"
+            )
         try:
             request = accept(message, code, self.registry)
         except Rejected as rejected:
@@ -201,11 +206,13 @@ class Computer:
                 yield out
         except BackendError as exc:
             yield replies.notice(f"the {name} backend failed: {exc}", "backend_error", reply_to)
+            yield replies.active_line(None, reply_to, status="backend_error")
         except Exception as exc:
             logger.exception("internal error while running %s code", name)
             yield replies.notice(
                 f"internal error in lmc-runtime: {exc!r}", "backend_error", reply_to
             )
+            yield replies.active_line(None, reply_to, status="backend_error")
 
     async def _session(self, name: str) -> Session:
         session = self._sessions.get(name)
@@ -229,6 +236,8 @@ class Computer:
     async def ainterrupt(self, language: str | None = None) -> None:
         """Interrupt running code (in ``language`` only, if given)."""
         name = self.registry.resolve(language) if language else None
+        if language and name is None:
+            raise UsageError(f"unknown language {language!r}")
         for key, session in list(self._sessions.items()):
             if name is None or key == name:
                 await session.interrupt()

@@ -52,14 +52,31 @@ def _parse(message: MessageInput, code: str | None) -> Message:
     return parse_message(message)
 
 
+def _check_encodable(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MessageError(
+            f"content is not valid Unicode text: a lone surrogate at index {exc.start}"
+        ) from exc
+
+
 def accept(message: MessageInput, code: str | None, registry: Registry) -> Request:
     """The request in ``message``, or :class:`Rejected` with the reason."""
-    raw_id = message.get("id") if isinstance(message, Mapping) else None
+    try:
+        raw_id = message.get("id") if isinstance(message, Mapping) else None
+    except Exception:  # a hostile Mapping: its id is unknowable
+        raw_id = None
     try:
         msg = _parse(message, code)
+        if isinstance(msg.content, str):
+            _check_encodable(msg.content)
     except MessageError as exc:
         reply_to = raw_id if isinstance(raw_id, str) else None
         raise Rejected(replies.not_understood(exc.reason, reply_to, status="malformed")) from exc
+    except Exception as exc:
+        reason = f"the message could not be read: {exc!r}"
+        raise Rejected(replies.not_understood(reason, None, status="malformed")) from exc
     reply_to = msg.id or new_id()
     if msg.type != "code" or msg.role != "assistant":
         raise Rejected(

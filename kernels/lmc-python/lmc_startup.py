@@ -86,6 +86,10 @@ def _lmc_install() -> None:
             if line is None or line == self.last:
                 return
             self.last = line
+            # Output printed before this line moved must not be overtaken by it.
+            for stream in (sys.stdout, sys.stderr):
+                if getattr(stream, "_flush_pending", False):
+                    stream.flush()
             kernel.session.send(
                 kernel.iopub_socket,
                 "lmc_active_line",

@@ -16,6 +16,7 @@ class PythonBackend(JupyterBackend):
     name = "python"
     aliases = ("py", "python3", "ipython")
     kernel_name = "lmc-python"
+    announces_input = True
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("ipykernel") is None:

@@ -82,8 +82,10 @@ def throughput(rig: Rig, notes: list[str]) -> dict[str, list[float]]:
         for _ in range(n):
             outcome = rig.ours_outcome(rig.tracked, code, plan.long_timeout)
             if outcome.total_bytes != expected:
-                notes.append(f"lmc-runtime reported {outcome.total_bytes} total output bytes "
-                             f"for {LINES_LARGE} lines, expected {expected}")
+                notes.append(
+                    f"lmc-runtime reported {outcome.total_bytes} total output bytes "
+                    f"for {LINES_LARGE} lines, expected {expected}"
+                )
             times.append(outcome.seconds)
         return times
 
@@ -96,9 +98,11 @@ def memory(rig: Rig) -> list[float]:
     logger.info("memory: %s lines under tracemalloc", ", ".join(map(str, counts)))
     peaks = []
     for count in counts:
-        peak, _ = rig.portal.call(partial(
-            ours.peak_memory_kib, rig.tracked, print_lines(count), timeout=rig.plan.long_timeout
-        ))
+        peak, _ = rig.portal.call(
+            partial(
+                ours.peak_memory_kib, rig.tracked, print_lines(count), timeout=rig.plan.long_timeout
+            )
+        )
         peaks.append(peak)
     return peaks
 

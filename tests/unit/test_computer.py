@@ -88,9 +88,10 @@ def test_unavailable_language_says_why() -> None:
 def test_backend_start_failure_is_a_message_not_an_exception() -> None:
     computer, _ = make(ScriptedBackend(start_error="no kernel for you"))
     with computer:
-        (reply,) = computer.run(code("print a"))
+        reply, final = computer.run(code("print a"))
     assert reply.extras["status"] == "backend_error"  # type: ignore[index]
     assert "no kernel for you" in reply.content
+    assert final.format == "active_line" and final.content is None
 
 
 def test_an_internal_bug_in_a_backend_never_reaches_the_caller() -> None:
@@ -98,8 +99,9 @@ def test_an_internal_bug_in_a_backend_never_reaches_the_caller() -> None:
     with computer:
         messages = list(computer.run(code("print a\ncrash boom")))
     assert messages[0].content == "a\n"
-    assert messages[-1].extras["status"] == "backend_error"  # type: ignore[index]
-    assert "boom" in messages[-1].content
+    assert messages[-2].extras["status"] == "backend_error"  # type: ignore[index]
+    assert "boom" in messages[-2].content
+    assert messages[-1].format == "active_line" and messages[-1].content is None
 
 
 def test_output_budget_applies_to_every_backend(tmp_path: Path) -> None:

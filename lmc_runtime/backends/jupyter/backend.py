@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import anyio
@@ -33,6 +33,18 @@ def kernels_dir() -> Path:
     raise FileNotFoundError(f"no kernels folder next to {package}")
 
 
+class _Once:
+    """Calls ``func`` the first time it is called, and never again."""
+
+    def __init__(self, func: Callable[[], None]) -> None:
+        self._func: Callable[[], None] | None = func
+
+    def __call__(self) -> None:
+        func, self._func = self._func, None
+        if func is not None:
+            func()
+
+
 class JupyterSession:
     """A persistent kernel for one language; one execution at a time."""
 
@@ -43,7 +55,11 @@ class JupyterSession:
         self._current: Execution | None = None
 
     async def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
-        async with self._busy:
+        await self._busy.acquire()
+        free = _Once(self._busy.release)
+        watching = False
+        run: Execution | None = None
+        try:
             while True:
                 await self.kernel.ensure_ready()
                 gone, self.kernel.unreported_death = self.kernel.unreported_death, None
@@ -61,17 +77,24 @@ class JupyterSession:
                 if self.kernel.settled:
                     break
             run = Execution(self.kernel, code, options)
+            # The session is free again as soon as the kernel is done with this
+            # request, even if the caller has not read (or never reads) the rest.
+            run.on_finished = free
             self._current = run
-            try:
-                async for message in run.messages():
-                    yield message
-            finally:
+            self.kernel.start_soon(run.watch)
+            watching = True
+            async for message in run.messages():
+                yield message
+        finally:
+            if self._current is run:
                 self._current = None
-                if not run.complete:
-                    # The caller stopped listening: stop the code too.
-                    with anyio.CancelScope(shield=True):
-                        await run.settle()
-                self.kernel.release(run.route)
+            if run is not None and not run.complete:
+                # The caller stopped listening: stop the code too; the watchdog
+                # frees the session once the kernel is done or restarted.
+                with anyio.CancelScope(shield=True):
+                    await run.request_stop("interrupt")
+            if not watching:
+                free()
 
     async def interrupt(self) -> None:
         run = self._current
@@ -91,6 +114,8 @@ class JupyterBackend:
     name = "jupyter"
     aliases: tuple[str, ...] = ()
     kernel_name = ""
+    #: Whether the kernel's startup code also publishes input requests on IOPub.
+    announces_input = False
 
     def spec_manager(self) -> KernelSpecManager:
         """Where this backend's kernelspecs come from (the shipped ``kernels/``)."""
@@ -119,6 +144,7 @@ class JupyterBackend:
             env=env,
             startup_timeout=settings.timeouts.startup,
             shutdown_timeout=settings.timeouts.shutdown,
+            announces_input=self.announces_input,
         )
         try:
             await kernel.start(task_group)

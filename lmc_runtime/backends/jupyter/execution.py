@@ -10,7 +10,8 @@ then restart the kernel. A kernel that dies mid-run is reported and restarted.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -20,7 +21,7 @@ from ...config import InputCallback
 from ...messages import Message
 from ..base import ExecutionOptions
 from .kernel import JupyterKernel
-from .routing import KernelGone, Route, Wake
+from .routing import KernelGone, Route
 from .translate import (
     ACTIVE_LINE_MSG_TYPE,
     INPUT_REQUEST_MSG_TYPE,
@@ -30,6 +31,8 @@ from .translate import (
 
 __all__ = ["Execution"]
 
+logger = logging.getLogger(__name__)
+
 _COALESCE_LIMIT = 64 * 1024
 
 _STOP_WORDS = {
@@ -37,6 +40,18 @@ _STOP_WORDS = {
     "interrupt": "was interrupted",
     "input": "was interrupted because its input() got no answer",
 }
+
+
+async def _first_of(*events: anyio.Event) -> None:
+    """Return as soon as any of ``events`` is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        for event in events:
+            tg.start_soon(wait, event)
 
 
 async def _call_input(callback: InputCallback, prompt: str) -> str:
@@ -72,6 +87,10 @@ class Execution:
         self._pending: Any = None
         self._requests: dict[str, int] = {}
         self._answered = 0
+        self._stop_requested = anyio.Event()
+        self._input_scope: anyio.CancelScope | None = None
+        #: Called once the kernel is done with this request (or was restarted).
+        self.on_finished: Callable[[], None] = lambda: None
         content = {
             "code": code,
             "silent": False,
@@ -84,53 +103,59 @@ class Execution:
             "shell", "execute_request", content, {"lmc_active_line": options.track_lines}
         )
 
+    def _done(self) -> None:
+        """The kernel is finished with this request: stop listening before the
+        final messages go out, so a later death is news for the next run."""
+        self.complete = True
+        self.kernel.release(self.route)
+
     # -- control from other tasks ------------------------------------------
 
     async def request_stop(self, reason: str) -> None:
-        """Start the ladder: SIGINT now, restart after the grace period."""
-        if self.stop_reason is None and not self.complete:
+        """Start the ladder: SIGINT now; the watchdog restarts after the grace period."""
+        if self.stop_reason is None and not self.route.finished.is_set():
             self.stop_reason = reason
             self.stopped_at = anyio.current_time()
+            if self._input_scope is not None:
+                self._input_scope.cancel()
             await self.kernel.interrupt()
-            self.route.wake()
+            self._stop_requested.set()
 
-    async def settle(self) -> None:
-        """After the caller stopped listening: stop the code and wait for the kernel.
+    async def watch(self) -> None:
+        """The deadline and the ladder, whatever pace the caller reads at.
 
-        The next request must not queue behind (or be aborted by) this one, so
-        drain to ``idle`` within the grace period, else restart the kernel.
+        Waits for the deadline or a stop request (or the end of the request);
+        then SIGINT; then, if the code still runs after ``interrupt_grace``,
+        restarts the kernel, which ends the route with a ``KernelGone``.
         """
-        await self.request_stop("interrupt")
-        while not (self.idle and self.reply is not None):
-            item = await self._next()
-            if item is None:
-                await self.kernel.restart("an abandoned execution did not stop")
+        try:
+            with anyio.CancelScope(deadline=self.deadline):
+                await _first_of(self._stop_requested, self.route.finished)
+            if self.route.finished.is_set():
                 return
-            if isinstance(item, KernelGone):
-                if not item.intentional:
-                    await self.kernel.ensure_ready()
-                return
-            if isinstance(item, tuple):
-                channel, msg = item
-                if channel == "iopub" and msg["msg_type"] == "status":
-                    self.idle = self.idle or msg["content"].get("execution_state") == "idle"
-                elif channel == "shell" and msg["msg_type"] == "execute_reply":
-                    self.reply = msg["content"]
+            await self.request_stop("timeout")
+            with anyio.move_on_after(self.options.interrupt_grace):
+                await self.route.finished.wait()
+            if not self.route.finished.is_set():
+                status = "timeout" if self.stop_reason == "timeout" else "interrupted"
+                grace = self.options.interrupt_grace
+                await self.kernel.restart(
+                    f"{self._stop_phrase()}. It did not stop within {grace:g} s of an "
+                    "interrupt, so the kernel was restarted",
+                    status=status,
+                )
+        except Exception:
+            logger.exception("the execution watchdog failed")
+        finally:
+            self.on_finished()
 
     # -- the loop ------------------------------------------------------------
-
-    def _current_deadline(self) -> float:
-        if self.stop_reason is not None:
-            return self.stopped_at + self.options.interrupt_grace
-        return self.deadline
 
     async def _next(self) -> Any:
         if self._pending is not None:
             item, self._pending = self._pending, None
             return item
-        with anyio.CancelScope(deadline=self._current_deadline()):
-            return await self.route.receive.receive()
-        return None
+        return await self.route.receive.receive()
 
     def _coalesce(self, name: str, text: str) -> str:
         """Join stream chunks of the same stream that are already waiting.
@@ -162,23 +187,20 @@ class Execution:
         """Yield this execution's messages, ending with ``active_line`` null."""
         while not (self.idle and self.reply is not None):
             item = await self._next()
-            if item is None:
-                if self.stop_reason is None:
-                    await self.request_stop("timeout")
-                    continue
-                async for m in self._restart_after_stop():
-                    yield m
-                return
-            if isinstance(item, Wake):
-                continue
             if isinstance(item, KernelGone):
                 async for m in self._kernel_gone(item):
                     yield m
                 return
             channel, msg = item
-            if msg["msg_type"] in ("input_request", INPUT_REQUEST_MSG_TYPE):
+            if msg["msg_type"] == INPUT_REQUEST_MSG_TYPE or (
+                msg["msg_type"] == "input_request" and not self.kernel.announces_input
+            ):
+                # A kernel that announces its requests on IOPub is answered from
+                # there only: that copy is ordered with the output before it.
                 async for m in self._answer_input(channel, msg["content"]):
                     yield m
+            elif msg["msg_type"] == "input_request":
+                continue
             elif channel == "iopub":
                 for m in self._iopub(msg):
                     yield m
@@ -186,7 +208,7 @@ class Execution:
                 self.reply = msg["content"]
                 for m in translate_payload(self.reply.get("payload", []), self.reply_to):
                     yield m
-        self.complete = True
+        self._done()
         async for m in self._finish():
             yield m
 
@@ -220,14 +242,27 @@ class Execution:
         prompt = str(content.get("prompt", ""))
         callback = self.options.on_input
         assert callback is not None  # allow_stdin is only set with a callback
-        limit = self.options.input_timeout
-        try:
-            with anyio.fail_after(min(limit or float("inf"), self.deadline - anyio.current_time())):
-                value = await _call_input(callback, prompt)
-        except Exception as exc:
-            reason = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
+        value: str | None = None
+        failure: str | None = None
+        with anyio.CancelScope() as scope:
+            # An interrupt or the deadline cancels a slow callback (the watchdog's
+            # SIGINT already made the kernel's input() raise).
+            self._input_scope = scope
+            try:
+                with anyio.fail_after(self.options.input_timeout):
+                    value = await _call_input(callback, prompt)
+                value.encode("utf-8")
+            except TimeoutError:
+                failure = "no answer in time"
+            except Exception as exc:
+                failure = repr(exc)
+            finally:
+                self._input_scope = None
+        if scope.cancelled_caught or self.stop_reason is not None:
+            return
+        if failure is not None or value is None:
             yield replies.notice(
-                f"input({prompt!r}) could not be answered: {reason}", "error", self.reply_to
+                f"input({prompt!r}) could not be answered: {failure}", "error", self.reply_to
             )
             await self.request_stop("input")
             return
@@ -245,32 +280,17 @@ class Execution:
             word += f" after {self.options.timeout:g} s"
         return f"Execution {word}{self._where()}"
 
-    async def _restart_after_stop(self) -> AsyncIterator[Message]:
-        status = "timeout" if self.stop_reason == "timeout" else "interrupted"
-        phrase = self._stop_phrase()
-        grace = self.options.interrupt_grace
-        try:
-            await self.kernel.restart(f"{phrase}; the kernel was restarted")
-            text = (
-                f"{phrase}. It did not stop within {grace:g} s of an interrupt, so the kernel "
-                "was restarted: its state (variables, imports) was lost."
-            )
-        except Exception as exc:
-            text = f"{phrase}. The kernel did not stop, and restarting it failed: {exc}"
-        yield replies.notice(text, status, self.reply_to, state_lost=True, line=self.line)
-        self.complete = True
-        yield replies.active_line(None, self.reply_to, status=status, state_lost=True)
-
     async def _kernel_gone(self, gone: KernelGone) -> AsyncIterator[Message]:
-        self.complete = True
+        self._done()
         if gone.intentional:
             yield replies.notice(
                 f"{gone.description}; the kernel's state was lost.",
-                "restarted",
+                gone.status,
                 self.reply_to,
                 state_lost=True,
+                line=self.line,
             )
-            yield replies.active_line(None, self.reply_to, status="restarted", state_lost=True)
+            yield replies.active_line(None, self.reply_to, status=gone.status, state_lost=True)
             return
         try:
             await self.kernel.ensure_ready()

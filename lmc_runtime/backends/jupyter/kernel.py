@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,6 +47,7 @@ class JupyterKernel:
         env: Mapping[str, str],
         startup_timeout: float,
         shutdown_timeout: float,
+        announces_input: bool = False,
     ) -> None:
         self._km = AsyncKernelManager(
             kernel_name=kernel_name,
@@ -56,6 +57,8 @@ class JupyterKernel:
             connection_file=str(work_dir / "connection.json"),
         )
         self._cwd = cwd
+        #: The kernel publishes each input_request on IOPub too (lmc_startup.py).
+        self.announces_input = announces_input
         self._env = dict(env)
         self._log_path = work_dir / "kernel.log"
         self._log: IO[bytes] | None = None
@@ -109,13 +112,20 @@ class JupyterKernel:
         assert self._task_group is not None
         self._task_group.start_soon(self._watch, process, self._generation)
 
-    async def restart(self, reason: str = "restarted on request") -> None:
+    def start_soon(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``func`` in the background, for as long as the session lives."""
+        assert self._task_group is not None
+        self._task_group.start_soon(func)
+
+    async def restart(
+        self, reason: str = "restarted on request", status: str = "restarted"
+    ) -> None:
         """Replace the kernel process; open requests end with ``KernelGone``."""
         async with self._lifecycle:
             if self._closing:
                 raise KernelStartError("the session is closed")
             self._generation += 1
-            await self._broadcast(KernelGone(reason, intentional=True))
+            await self._broadcast(KernelGone(reason, intentional=True, status=status))
             try:
                 await self._launch(restart=True)
                 await self._ready()
@@ -202,8 +212,10 @@ class JupyterKernel:
         """Send a request and return the route its replies will arrive on."""
         msg = self._client.session.msg(msg_type, content, metadata=metadata or {})
         route = Route(msg["header"]["msg_id"])
-        self._routes[route.msg_id] = route
+        # Sent first, then registered: no await in between, so no reply can be
+        # missed, and a send that raises leaves no route behind.
         getattr(self._client, f"{channel}_channel").send(msg)
+        self._routes[route.msg_id] = route
         return route
 
     def release(self, route: Route) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["Item", "KernelGone", "Route", "Wake", "describe_exit"]
+__all__ = ["Item", "KernelGone", "Route", "describe_exit"]
 
 _ROUTE_BUFFER = 1024
 
@@ -23,13 +23,11 @@ class KernelGone:
     exit_code: int | None = None
     intentional: bool = False
     log_tail: str = ""
+    #: For an intentional restart: the execution status it means (restarted, timeout...).
+    status: str = "restarted"
 
 
-class Wake:
-    """Wakes a route's reader so it re-checks its deadlines."""
-
-
-Item = tuple[str, dict[str, Any]] | KernelGone | Wake
+Item = tuple[str, dict[str, Any]] | KernelGone
 
 
 class Route:
@@ -40,16 +38,28 @@ class Route:
         send, receive = anyio.create_memory_object_stream[Item](_ROUTE_BUFFER)
         self._send: MemoryObjectSendStream[Item] = send
         self.receive: MemoryObjectReceiveStream[Item] = receive
+        #: Set by the reader once the kernel is done with the request (idle and
+        #: reply both seen), however slowly the caller reads the stream.
+        self.finished = anyio.Event()
+        self._idle = False
+        self._replied = False
 
     async def put(self, item: Item) -> None:
+        if isinstance(item, tuple):
+            self._observe(*item)
+        else:  # the kernel is gone: it will never answer this request now
+            self.finished.set()
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             await self._send.send(item)
 
-    def wake(self) -> None:
-        with contextlib.suppress(
-            anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
-        ):
-            self._send.send_nowait(Wake())
+    def _observe(self, channel: str, msg: dict[str, Any]) -> None:
+        msg_type = msg["msg_type"]
+        if msg_type == "status" and msg["content"].get("execution_state") == "idle":
+            self._idle = True
+        elif channel == "shell" and msg_type.endswith("_reply"):
+            self._replied = True
+        if self._idle and self._replied:
+            self.finished.set()
 
     def close(self) -> None:
         self._send.close()
