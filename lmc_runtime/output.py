@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import anyio
 
@@ -24,7 +24,7 @@ from . import replies
 from .config import Limits
 from .messages import Message
 
-__all__ = ["OutputBudget", "Truncation", "within_budget"]
+__all__ = ["OutputBudget", "Part", "Truncation", "within_budget"]
 
 
 def _size(text: str) -> int:
@@ -47,10 +47,15 @@ def _suffix(text: str, limit: int) -> str:
     return text.encode("utf-8", "surrogatepass")[-limit:].decode("utf-8", "ignore")
 
 
+#: A piece of console output and the extras of the message it came in.
+Part = tuple[str, dict[str, Any] | None]
+
+
 @dataclass(frozen=True)
 class Truncation:
     """What :meth:`OutputBudget.finish` hands back: withheld text, maybe cut.
 
+    ``parts`` keep each piece's extras (stderr, error names); ``text`` joins them.
     ``path`` is None (and ``omitted`` 0) when the output stayed within the budget.
     """
 
@@ -58,6 +63,7 @@ class Truncation:
     omitted: int
     total: int
     path: Path | None
+    parts: tuple[Part, ...] = ()
 
 
 class OutputBudget:
@@ -69,9 +75,9 @@ class OutputBudget:
         self._tail_limit = limit - self._head_limit
         self._spill_dir = spill_dir
         self._name = name
-        self._head: list[str] = []
-        self._head_size = 0
-        self._tail: deque[str] = deque()
+        self._sent: list[str] = []  # kept until a spill writes them to the file
+        self._sent_size = 0
+        self._tail: deque[list[Any]] = deque()  # [text, extras] pairs
         self._tail_size = 0
         self._total = 0
         self._file: IO[str] | None = None
@@ -81,41 +87,57 @@ class OutputBudget:
     def exceeded(self) -> bool:
         return self._file is not None
 
-    def feed(self, text: str) -> str:
+    def feed(self, text: str, extras: dict[str, Any] | None = None) -> str:
         """The part of ``text`` to send now ("" once past the head)."""
         self._total += _size(text)
         sent = ""
-        if not self._tail and self._head_size < self._head_limit:
-            sent = _prefix(text, self._head_limit - self._head_size)
-            self._head_size += _size(sent)
+        if not self._tail and self._sent_size < self._head_limit:
+            sent = _prefix(text, self._head_limit - self._sent_size)
+            self._sent_size += _size(sent)
         rest = text[len(sent) :]
         if self._file is not None:
             self._file.write(text)
-            self._keep(rest)
+            self._keep(rest, extras)
             return sent
         if sent:
-            self._head.append(sent)
-        self._keep(rest)
+            self._sent.append(sent)
+        self._keep(rest, extras)
         if self._total > self._limit:
             self._open()
         return sent
 
+    def flush(self) -> list[Part]:
+        """Withheld output to send now, before a display, while it is still whole."""
+        if self._file is not None or not self._tail:
+            return []
+        parts = [(text, extras) for text, extras in self._tail]
+        self._sent.extend(text for text, _ in parts)
+        self._sent_size += self._tail_size
+        self._tail.clear()
+        self._tail_size = 0
+        return parts
+
     def finish(self) -> Truncation | None:
         """Close the file; the withheld text (with its marker if cut), or None."""
         if self._file is None:
-            if not self._tail:
+            parts = self.flush()
+            if not parts:
                 return None
-            text = "".join(self._tail)
-            self._tail.clear()
-            return Truncation(text, 0, self._total, None)
+            return Truncation("".join(t for t, _ in parts), 0, self._total, None, tuple(parts))
         self._file.close()
-        tail = _suffix("".join(self._tail), self._tail_limit)
-        omitted = self._total - self._head_size - _size(tail)
+        excess = self._tail_size - self._tail_limit
+        if excess > 0 and self._tail:
+            first = self._tail[0]
+            first[0] = _suffix(first[0], _size(first[0]) - excess)
+            self._tail_size = sum(_size(text) for text, _ in self._tail)
+        tail: list[Part] = [(text, extras) for text, extras in self._tail if text]
+        omitted = self._total - self._sent_size - self._tail_size
         marker = (
             f"\n[... {omitted} bytes omitted; the whole output ({self._total} bytes) "
             f"is saved in {self.path} ...]\n"
         )
-        return Truncation(marker + tail, omitted, self._total, self.path)
+        text = marker + "".join(t for t, _ in tail)
+        return Truncation(text, omitted, self._total, self.path, ((marker, None), *tail))
 
     def _open(self) -> None:
         directory = self._spill_dir or Path(tempfile.gettempdir()) / "lmc-runtime-output"
@@ -123,25 +145,32 @@ class OutputBudget:
         fd, name = tempfile.mkstemp(prefix=f"{self._name}-", suffix=".txt", dir=directory)
         self.path = Path(name)
         self._file = os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass")
-        for chunk in (*self._head, *self._tail):
+        for chunk in self._sent:
             self._file.write(chunk)
-        self._head.clear()
+        for text, _ in self._tail:
+            self._file.write(text)
+        self._sent.clear()
+        self._tail_limit = max(0, self._limit - self._sent_size)
         self._trim()
 
-    def _keep(self, text: str) -> None:
+    def _keep(self, text: str, extras: dict[str, Any] | None) -> None:
         if not text:
             return
-        self._tail.append(text)
+        last = self._tail[-1] if self._tail else None
+        if last is not None and last[1] == extras and self._file is None:
+            last[0] += text
+        else:
+            self._tail.append([text, extras])
         self._tail_size += _size(text)
         if self._file is not None:
             self._trim()
 
     def _trim(self) -> None:
-        while len(self._tail) > 1 and self._tail_size - _size(self._tail[0]) >= self._tail_limit:
-            self._tail_size -= _size(self._tail.popleft())
+        while len(self._tail) > 1 and self._tail_size - _size(self._tail[0][0]) >= self._tail_limit:
+            self._tail_size -= _size(self._tail.popleft()[0])
         if len(self._tail) == 1 and self._tail_size > 2 * self._tail_limit:
-            kept = _suffix(self._tail[0], self._tail_limit)
-            self._tail[0] = kept
+            kept = _suffix(self._tail[0][0], self._tail_limit)
+            self._tail[0][0] = kept
             self._tail_size = _size(kept)
 
 
@@ -150,31 +179,32 @@ async def within_budget(
 ) -> AsyncGenerator[Message, None]:
     """``stream`` with its console output held to ``limits.output_bytes``.
 
-    The withheld or cut part comes just before the final ``active_line`` null.
-    Closing this generator closes ``stream`` (which stops the code).
+    Withheld output goes out before any display, so order is kept; runtime
+    notes (``extras.status``) are never cut. A cut output's marker and tail come
+    just before the final ``active_line`` null. Closing this generator closes
+    ``stream`` (which stops the code).
     """
     budget = OutputBudget(limits.output_bytes, limits.spill_dir, reply_to)
     try:
         async for message in stream:
             if message.type == "console" and message.format == "output":
-                text = budget.feed(message.content)
+                if message.extras and "status" in message.extras:
+                    for out in _release(budget, reply_to):
+                        yield out
+                    budget = OutputBudget(limits.output_bytes, limits.spill_dir, reply_to)
+                    yield message
+                    continue
+                text = budget.feed(message.content, message.extras)
                 if not text:
                     continue
                 if text is not message.content:
                     message = message.model_copy(update={"content": text})
             elif message.type == "console" and message.content is None:
-                cut = budget.finish()
-                if cut is not None and cut.path is None:
-                    yield replies.output(cut.text, reply_to)
-                elif cut is not None:
-                    yield replies.output(
-                        cut.text,
-                        reply_to,
-                        status="truncated",
-                        omitted_bytes=cut.omitted,
-                        total_bytes=cut.total,
-                        output_path=str(cut.path),
-                    )
+                for out in _release(budget, reply_to):
+                    yield out
+            elif message.type != "console":
+                for text, extras in budget.flush():
+                    yield replies.output(text, reply_to, **(extras or {}))
             yield message
     finally:
         budget.finish()
@@ -182,3 +212,26 @@ async def within_budget(
         if aclose is not None:
             with anyio.CancelScope(shield=True):
                 await aclose()
+
+
+def _release(budget: OutputBudget, reply_to: str) -> list[Message]:
+    """Everything ``budget`` still holds, as messages: withheld parts, or marker and tail."""
+    cut = budget.finish()
+    if cut is None:
+        return []
+    out = []
+    for index, (text, extras) in enumerate(cut.parts):
+        if index == 0 and cut.path is not None:
+            out.append(
+                replies.output(
+                    text,
+                    reply_to,
+                    status="truncated",
+                    omitted_bytes=cut.omitted,
+                    total_bytes=cut.total,
+                    output_path=str(cut.path),
+                )
+            )
+        else:
+            out.append(replies.output(text, reply_to, **(extras or {})))
+    return out

@@ -377,14 +377,8 @@ def small_budget() -> Iterator[Computer]:
         yield computer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (order): text past the first half of the output budget is withheld and "
-    "sent in one plain message just before the final active_line, so with "
-    "Limits(output_bytes=1000), print('a'*600); display(HTML(..)); print('after') delivers "
-    "the last 100 'a's AFTER the html message (output.py within_budget/OutputBudget.finish)",
-)
 def test_withheld_output_keeps_its_place_relative_to_displays(small_budget: Computer) -> None:
+    """Regression (order): text past the first half of the output budget is withheld and  sent in one plain message just before the final active_line, so with  Limits(output_bytes=1000), print('a'*600); display(HTML(..)); print('after') delivers  the last 100 'a's AFTER the html message (output.py within_budget/OutputBudget.finish)"""
     result = run(
         small_budget,
         "print('a' * 600)\nfrom IPython.display import display, HTML\n"
@@ -396,14 +390,8 @@ def test_withheld_output_keeps_its_place_relative_to_displays(small_budget: Comp
     assert before == "a" * 600 + "\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (lost extras): withheld text is re-sent as one plain output, so a traceback "
-    "or stderr that crosses the head of the budget loses extras.stream='stderr' and "
-    "extras.error, and an '[lmc] Execution timed out' notice loses extras.status/state_lost/"
-    "line (output.py within_budget: replies.output(cut.text, reply_to) drops per-message extras)",
-)
 def test_withheld_stderr_and_notices_keep_their_extras(small_budget: Computer) -> None:
+    """Regression (lost extras): withheld text is re-sent as one plain output, so a traceback  or stderr that crosses the head of the budget loses extras.stream='stderr' and  extras.error, and an '[lmc] Execution timed out' notice loses extras.status/state_lost/ line (output.py within_budget: replies.output(cut.text, reply_to) drops per-message extras)"""
     error = run(small_budget, "print('p' * 450)\n1/0")
     timeout = run(small_budget, "print('a' * 600, flush=True)\nwhile True: pass", timeout=1)
     assert_well_formed(error)

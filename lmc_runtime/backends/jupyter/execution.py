@@ -87,6 +87,7 @@ class Execution:
         self._pending: Any = None
         self._requests: dict[str, int] = {}
         self._answered = 0
+        self._echoes: dict[int, Message] = {}
         self._stop_requested = anyio.Event()
         self._input_scope: anyio.CancelScope | None = None
         #: Called once the kernel is done with this request (or was restarted).
@@ -192,15 +193,9 @@ class Execution:
                     yield m
                 return
             channel, msg = item
-            if msg["msg_type"] == INPUT_REQUEST_MSG_TYPE or (
-                msg["msg_type"] == "input_request" and not self.kernel.announces_input
-            ):
-                # A kernel that announces its requests on IOPub is answered from
-                # there only: that copy is ordered with the output before it.
+            if msg["msg_type"] in ("input_request", INPUT_REQUEST_MSG_TYPE):
                 async for m in self._answer_input(channel, msg["content"]):
                     yield m
-            elif msg["msg_type"] == "input_request":
-                continue
             elif channel == "iopub":
                 for m in self._iopub(msg):
                     yield m
@@ -209,6 +204,8 @@ class Execution:
                 for m in translate_payload(self.reply.get("payload", []), self.reply_to):
                     yield m
         self._done()
+        for number in sorted(self._echoes):
+            yield self._echoes.pop(number)
         async for m in self._finish():
             yield m
 
@@ -235,8 +232,12 @@ class Execution:
     async def _answer_input(self, channel: str, content: dict[str, Any]) -> AsyncIterator[Message]:
         # Each input() arrives twice (stdin, and its IOPub copy) unless one copy
         # was lost: answer the n-th request on whichever channel brings it first.
-        self._requests[channel] = self._requests.get(channel, 0) + 1
-        if self._requests[channel] <= self._answered:
+        # The answer goes out on the first copy; the echo waits for the IOPub
+        # copy (when the kernel announces), which is ordered with prior output.
+        number = self._requests[channel] = self._requests.get(channel, 0) + 1
+        if number <= self._answered:
+            if channel == "iopub" and number in self._echoes:
+                yield self._echoes.pop(number)
             return
         self._answered += 1
         prompt = str(content.get("prompt", ""))
@@ -268,7 +269,11 @@ class Execution:
             return
         self.kernel.send_input(value)
         shown = "*" * len(value) if content.get("password") else value
-        yield replies.output(f"{prompt}{shown}\n", self.reply_to)
+        echo = replies.output(f"{prompt}{shown}\n", self.reply_to)
+        if channel == "iopub" or not self.kernel.announces_input:
+            yield echo
+        else:
+            self._echoes[number] = echo
 
     def _where(self) -> str:
         return f" at line {self.line}" if self.line is not None else ""
