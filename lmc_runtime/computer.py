@@ -283,9 +283,21 @@ class Computer:
         """The sync form of :meth:`arun`."""
         portal = self._ensure_portal()
         stream = self.arun(message, code, timeout=timeout)
+        reply_to: str | None = None
         try:
             while True:
-                step = portal.start_task_soon(stream.__anext__)
+                try:
+                    step = portal.start_task_soon(stream.__anext__)
+                except RuntimeError:  # close() ran between two messages
+                    if reply_to is not None:
+                        yield replies.notice(
+                            "The Computer was closed while this code ran; its state is gone.",
+                            "closed",
+                            reply_to,
+                            state_lost=True,
+                        )
+                        yield replies.active_line(None, reply_to, status="closed", state_lost=True)
+                    return
                 try:
                     message_out = step.result()
                 except StopAsyncIteration:
@@ -296,7 +308,10 @@ class Computer:
                     step.cancel()
                     concurrent.futures.wait([step], timeout=self.timeouts.interrupt_grace + 5)
                     raise
+                reply_to = message_out.in_reply_to
                 yield message_out
+                if message_out.format == "active_line" and message_out.content is None:
+                    return
         finally:
             with contextlib.suppress(Exception):
                 portal.call(stream.aclose)

@@ -32,6 +32,7 @@ STATUSES = (
     "kernel_died",
     "restarted",
     "aborted",
+    "closed",
     "truncated",
 )
 

@@ -412,14 +412,8 @@ def test_active_line_does_not_overtake_earlier_output(c: Computer) -> None:
     assert kinds.index("first\n") < kinds.index("line 3")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (lost output): a background thread that keeps printing after its cell "
-    "finished loses everything it prints while no cell runs: ipykernel parents it to the "
-    "finished request, whose route is released, so kernel.py _read drops it silently "
-    "(expected: delivered, e.g. with the next run, since nothing may be lost)",
-)
 def test_output_of_a_background_thread_between_cells_is_not_lost(c: Computer) -> None:
+    """Regression (lost output): a background thread that keeps printing after its cell  finished loses everything it prints while no cell runs: ipykernel parents it to the  finished request, whose route is released, so kernel.py _read drops it silently  (expected: delivered, e.g. with the next run, since nothing may be lost)"""
     first = run(
         c,
         "import threading, time\ndef bg():\n    for i in range(20):\n"
@@ -754,16 +748,8 @@ def test_close_while_a_blocked_run_is_in_progress_in_another_thread() -> None:
         run(comp, "print(1)")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: close() (from another thread, or from the loop body) while the caller is "
-    "between two messages of run() makes the next step raise RuntimeError('This portal is "
-    "not running') into the caller's loop (computer.py run: portal.start_task_soon on a "
-    "closed portal), and logs 'aclose(): asynchronous generator is already running'; "
-    "expected the run to end with the 'session was closed' notice and active_line null, "
-    "as it does when close() lands while run() is blocked",
-)
 def test_close_between_messages_does_not_raise_into_the_callers_loop() -> None:
+    """Regression: close() (from another thread, or from the loop body) while the caller is  between two messages of run() makes the next step raise RuntimeError('This portal is  not running') into the caller's loop (computer.py run: portal.start_task_soon on a  closed portal), and logs 'aclose(): asynchronous generator is already running';  expected the run to end with the 'session was closed' notice an"""
     comp = Computer(timeouts=Timeouts(execution=10))
     run(comp, "1")
     messages: list[Message] = []

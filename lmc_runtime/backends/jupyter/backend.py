@@ -72,6 +72,17 @@ class JupyterSession:
                         state_lost=True,
                         exit_code=gone.exit_code,
                     )
+                late, dropped = self.kernel.take_late()
+                for tag, name, text in late:
+                    extras = {"stream": name} if name == "stderr" else {}
+                    yield replies.output(text, tag, late=True, **extras)
+                if dropped:
+                    yield replies.notice(
+                        f"{dropped} bytes of late output from earlier code were dropped.",
+                        "truncated",
+                        options.reply_to,
+                        omitted_bytes=dropped,
+                    )
                 # Checked and sent with no await in between: a request can never
                 # slip into a restart after the death news went out to no one.
                 if self.kernel.settled:

@@ -108,7 +108,7 @@ class Execution:
         """The kernel is finished with this request: stop listening before the
         final messages go out, so a later death is news for the next run."""
         self.complete = True
-        self.kernel.release(self.route)
+        self.kernel.release(self.route, retire_as=self.reply_to)
 
     # -- control from other tasks ------------------------------------------
 

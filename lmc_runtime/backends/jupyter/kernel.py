@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import signal
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -30,6 +31,12 @@ from .routing import KernelGone, Route, describe_exit
 from .stdin import StdinLink
 
 __all__ = ["JupyterKernel"]
+
+#: Finished requests whose late output is still accepted, and how much of it.
+_RETIRED_KEPT = 16
+_LATE_LIMIT = 64 * 1024
+#: How long readiness waits for the stdin handshake once shell and IOPub answer.
+_STDIN_GRACE = 2.0
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +74,10 @@ class JupyterKernel:
         self._client: Any = None
         self._stdin: StdinLink | None = None
         self._routes: dict[str, Route] = {}
+        self._retired: OrderedDict[str, str] = OrderedDict()
+        self._late: list[tuple[str, str, str]] = []
+        self._late_size = 0
+        self._late_dropped = 0
         self._generation = 0
         self._closing = False
         self._lifecycle = anyio.Lock()
@@ -218,10 +229,31 @@ class JupyterKernel:
         self._routes[route.msg_id] = route
         return route
 
-    def release(self, route: Route) -> None:
-        """Forget ``route``: later messages for it are dropped."""
+    def release(self, route: Route, retire_as: str | None = None) -> None:
+        """Forget ``route``. With ``retire_as``, stream output that still comes for
+        it (a background thread printing) is kept as late output under that tag."""
         self._routes.pop(route.msg_id, None)
         route.close()
+        if retire_as is not None:
+            self._retired[route.msg_id] = retire_as
+            while len(self._retired) > _RETIRED_KEPT:
+                self._retired.popitem(last=False)
+
+    def take_late(self) -> tuple[list[tuple[str, str, str]], int]:
+        """Late output as (tag, stream name, text), and how many bytes were dropped."""
+        late, dropped = self._late, self._late_dropped
+        self._late, self._late_size, self._late_dropped = [], 0, 0
+        return late, dropped
+
+    def _keep_late(self, tag: str, msg: dict[str, Any]) -> None:
+        if msg["msg_type"] != "stream":
+            return
+        text = msg["content"].get("text", "")
+        if self._late_size + len(text) > _LATE_LIMIT:
+            self._late_dropped += len(text)
+            return
+        self._late.append((tag, msg["content"].get("name", "stdout"), text))
+        self._late_size += len(text)
 
     def send_input(self, value: str) -> None:
         """Answer the kernel's ``input_request``."""
@@ -262,13 +294,24 @@ class JupyterKernel:
                         self.release(route)
                     attempt = min(attempt * 2, 1.0)
                     if {"shell", "iopub"} <= seen:
-                        assert self._stdin is not None
-                        await self._stdin.wait_connected()
+                        await self._stdin_settled()
                         return
         except TimeoutError as exc:
             raise KernelStartError(
                 f"the kernel did not become ready within {self._startup_timeout:g} s"
             ) from exc
+
+    async def _stdin_settled(self) -> None:
+        """Give the stdin handshake a moment to finish after shell and IOPub did.
+
+        Bounded, and never fatal: a kernel that announces its input requests on
+        IOPub is answered either way, and replies on stdin queue until connected.
+        """
+        assert self._stdin is not None
+        with anyio.move_on_after(_STDIN_GRACE) as scope:
+            await self._stdin.wait_connected()
+        if scope.cancelled_caught:
+            logger.warning("the kernel's stdin channel did not confirm its connection")
 
     async def _broadcast(self, item: KernelGone) -> None:
         for route in list(self._routes.values()):
@@ -298,9 +341,12 @@ class JupyterKernel:
             except Exception:
                 logger.warning("dropped an unreadable %s message", channel, exc_info=True)
                 continue
-            route = self._routes.get(msg["parent_header"].get("msg_id", ""))
+            parent_id = msg["parent_header"].get("msg_id", "")
+            route = self._routes.get(parent_id)
             if route is not None:
                 await route.put((channel, msg))
+            elif parent_id in self._retired:
+                self._keep_late(self._retired[parent_id], msg)
 
     async def _watch(self, process: Any, generation: int) -> None:
         """Wait for ``process`` (a Popen) to end; if nobody expected it, report and restart."""

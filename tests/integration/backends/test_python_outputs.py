@@ -201,3 +201,19 @@ def test_sync_run_can_be_interrupted_from_another_thread(computer: Computer) -> 
     assert "KeyboardInterrupt" in result.output
     assert "state was kept" in result.output
     assert run(computer, "print(kept)").output == "yes\n"
+
+
+def test_late_output_of_a_background_thread_comes_with_the_next_run(computer: Computer) -> None:
+    first_msg = {
+        "role": "assistant", "type": "code", "format": "python", "id": "bg-1",
+        "content": "import threading\nthreading.Timer(0.3, print, ('late line',)).start()",
+    }
+    list(computer.run(first_msg))
+    import time
+
+    time.sleep(0.8)  # the timer prints while no execution is open
+    result = run(computer, "print('now')")
+    late = [m for m in result.messages if (m.extras or {}).get("late")]
+    assert [m.content for m in late] == ["late line\n"]
+    assert late[0].in_reply_to == "bg-1"
+    assert result.output.endswith("now\n")
