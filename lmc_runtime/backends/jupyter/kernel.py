@@ -14,7 +14,6 @@ import contextlib
 import logging
 import os
 import signal
-from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -26,15 +25,13 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
+from .late import LateOutput
 from .process import read_log_tail, wait_for_exit
 from .routing import KernelGone, Route, describe_exit
 from .stdin import StdinLink
 
 __all__ = ["JupyterKernel"]
 
-#: Finished requests whose late output is still accepted, and how much of it.
-_RETIRED_KEPT = 16
-_LATE_LIMIT = 64 * 1024
 #: How long readiness waits for the stdin handshake once shell and IOPub answer.
 _STDIN_GRACE = 2.0
 
@@ -74,10 +71,7 @@ class JupyterKernel:
         self._client: Any = None
         self._stdin: StdinLink | None = None
         self._routes: dict[str, Route] = {}
-        self._retired: OrderedDict[str, str] = OrderedDict()
-        self._late: list[tuple[str, str, str]] = []
-        self._late_size = 0
-        self._late_dropped = 0
+        self._late = LateOutput()
         self._generation = 0
         self._closing = False
         self._lifecycle = anyio.Lock()
@@ -235,25 +229,11 @@ class JupyterKernel:
         self._routes.pop(route.msg_id, None)
         route.close()
         if retire_as is not None:
-            self._retired[route.msg_id] = retire_as
-            while len(self._retired) > _RETIRED_KEPT:
-                self._retired.popitem(last=False)
+            self._late.retire(route.msg_id, retire_as)
 
     def take_late(self) -> tuple[list[tuple[str, str, str]], int]:
         """Late output as (tag, stream name, text), and how many bytes were dropped."""
-        late, dropped = self._late, self._late_dropped
-        self._late, self._late_size, self._late_dropped = [], 0, 0
-        return late, dropped
-
-    def _keep_late(self, tag: str, msg: dict[str, Any]) -> None:
-        if msg["msg_type"] != "stream":
-            return
-        text = msg["content"].get("text", "")
-        if self._late_size + len(text) > _LATE_LIMIT:
-            self._late_dropped += len(text)
-            return
-        self._late.append((tag, msg["content"].get("name", "stdout"), text))
-        self._late_size += len(text)
+        return self._late.take()
 
     def send_input(self, value: str) -> None:
         """Answer the kernel's ``input_request``."""
@@ -345,8 +325,8 @@ class JupyterKernel:
             route = self._routes.get(parent_id)
             if route is not None:
                 await route.put((channel, msg))
-            elif parent_id in self._retired:
-                self._keep_late(self._retired[parent_id], msg)
+            else:
+                self._late.keep(parent_id, msg)
 
     async def _watch(self, process: Any, generation: int) -> None:
         """Wait for ``process`` (a Popen) to end; if nobody expected it, report and restart."""
