@@ -73,12 +73,10 @@ class Execution:
         self.kernel = kernel
         self.options = options
         self.reply_to = options.reply_to
-        self.started = anyio.current_time()
         self.deadline = (
-            self.started + options.timeout if options.timeout is not None else float("inf")
+            anyio.current_time() + options.timeout if options.timeout is not None else float("inf")
         )
         self.stop_reason: str | None = None
-        self.stopped_at = 0.0
         self.line: int | None = None
         self.idle = False
         self.reply: dict[str, Any] | None = None
@@ -116,7 +114,6 @@ class Execution:
         """Start the ladder: SIGINT now; the watchdog restarts after the grace period."""
         if self.stop_reason is None and not self.route.finished.is_set():
             self.stop_reason = reason
-            self.stopped_at = anyio.current_time()
             if self._input_scope is not None:
                 self._input_scope.cancel()
             await self.kernel.interrupt()
