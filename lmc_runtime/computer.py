@@ -27,7 +27,7 @@ from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from . import replies
-from .backends.base import ExecutionOptions, Session, SessionSettings
+from .backends.base import ExecutionOptions, Launcher, Session, SessionSettings
 from .backends.registry import Registry
 from .config import InputCallback, Limits, Timeouts
 from .errors import BackendError, UsageError
@@ -74,7 +74,15 @@ class Computer:
         on_input: InputCallback | None = None,
         track_active_line: bool = True,
         registry: Registry | None = None,
+        launcher: Launcher | None = None,
+        work_dir: str | Path | None = None,
     ) -> None:
+        """``launcher`` wraps every interpreter's command line (a sandbox, limits).
+
+        ``work_dir`` holds the runtime's own files (connection files, sockets,
+        logs); by default a fresh temporary directory, removed on close. A
+        ``work_dir`` given here belongs to the caller and is left in place.
+        """
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
@@ -82,6 +90,8 @@ class Computer:
         self.on_input = on_input
         self.track_active_line = track_active_line
         self.registry = registry or Registry()
+        self.launcher = launcher
+        self._given_work_dir = Path(work_dir) if work_dir is not None else None
         self._sessions: dict[str, Session] = {}
         self._start_locks: dict[str, anyio.Lock] = {}
         self._task_group: TaskGroup | None = None
@@ -110,9 +120,14 @@ class Computer:
     async def _lifespan(self) -> AsyncIterator[None]:
         if self._closed:
             raise UsageError("this Computer is closed; create a new one")
-        self._work_dir = Path(tempfile.mkdtemp(prefix="lmc-"))
-        # Removed even when a sync user never calls close().
-        weakref.finalize(self, shutil.rmtree, self._work_dir, ignore_errors=True)
+        owned = self._given_work_dir is None
+        if self._given_work_dir is None:
+            self._work_dir = Path(tempfile.mkdtemp(prefix="lmc-"))
+            # Removed even when a sync user never calls close().
+            weakref.finalize(self, shutil.rmtree, self._work_dir, ignore_errors=True)
+        else:
+            self._work_dir = self._given_work_dir
+            self._work_dir.mkdir(parents=True, exist_ok=True)
         try:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
@@ -125,7 +140,8 @@ class Computer:
         finally:
             self._task_group = None
             self._closed = True
-            shutil.rmtree(self._work_dir, ignore_errors=True)
+            if owned:
+                shutil.rmtree(self._work_dir, ignore_errors=True)
 
     async def __aenter__(self) -> Computer:
         if self._stack is not None or self._portal is not None:
@@ -228,6 +244,7 @@ class Computer:
                     work_dir=self._work_dir / name,
                     env=self.env,
                     timeouts=self.timeouts,
+                    launcher=self.launcher,
                 )
                 session = await self.registry.get(name).start(self._task_group, settings)
                 self._sessions[name] = session

@@ -32,6 +32,8 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("r-base-core", "R", "the R language"),
     SystemPackage("r-cran-irkernel", "", "the R language (IRkernel)"),
     SystemPackage("bubblewrap", "bwrap", "the sandbox of `lmc serve`"),
+    SystemPackage("chromium", "chromium", "screenshots of HTML output"),
+    SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
 )
 
 

@@ -9,7 +9,7 @@ chains in the executor.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -23,6 +23,7 @@ __all__ = [
     "Availability",
     "Backend",
     "ExecutionOptions",
+    "Launcher",
     "Session",
     "SessionSettings",
 ]
@@ -44,14 +45,33 @@ class Availability:
         return cls(False, reason)
 
 
+@runtime_checkable
+class Launcher(Protocol):
+    """Wraps the command line of every process a session starts.
+
+    The sandbox of ``lmc serve`` is a launcher (``bwrap ... -- argv``); so are
+    resource limits applied by a small exec wrapper. Backends pass the argv of
+    each interpreter they start through :meth:`wrap` and run what it returns.
+    """
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The command line that runs ``argv`` under this launcher."""
+        ...
+
+
 @dataclass(frozen=True)
 class SessionSettings:
-    """How to start a session: where it runs and with what environment."""
+    """How to start a session: where it runs, with what environment and launcher."""
 
     cwd: Path
     work_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
     timeouts: Timeouts = field(default_factory=Timeouts)
+    launcher: Launcher | None = None
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` as this session must run it: through the launcher, if any."""
+        return self.launcher.wrap(argv) if self.launcher is not None else list(argv)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,17 @@ def default_entries() -> tuple[BackendEntry, ...]:
             "lmc_runtime.backends.python:PythonBackend",
             ("py", "python3", "ipython"),
         ),
+        BackendEntry("shell", "lmc_runtime.backends.shell:BashBackend", ("bash",)),
+        BackendEntry("sh", "lmc_runtime.backends.shell:ShBackend"),
+        BackendEntry("zsh", "lmc_runtime.backends.shell:ZshBackend"),
+        BackendEntry(
+            "javascript", "lmc_runtime.backends.node:NodeBackend", ("js", "node", "nodejs")
+        ),
+        BackendEntry("r", "lmc_runtime.backends.r:RBackend", ("R",)),
+        BackendEntry(
+            "applescript", "lmc_runtime.backends.applescript:AppleScriptBackend", ("osascript",)
+        ),
+        BackendEntry("html", "lmc_runtime.backends.html:HtmlBackend"),
     )
 
 

@@ -156,6 +156,7 @@ class JupyterBackend:
             startup_timeout=settings.timeouts.startup,
             shutdown_timeout=settings.timeouts.shutdown,
             announces_input=self.announces_input,
+            wrap_command=settings.command if settings.launcher is not None else None,
         )
         try:
             await kernel.start(task_group)

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,6 +38,16 @@ _STDIN_GRACE = 2.0
 logger = logging.getLogger(__name__)
 
 
+class _Manager(AsyncKernelManager):
+    """A kernel manager whose kernel command line goes through a launcher."""
+
+    wrap_command: Callable[[Sequence[str]], list[str]] | None = None
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        argv = super().format_kernel_cmd(extra_arguments)
+        return self.wrap_command(argv) if self.wrap_command is not None else argv
+
+
 class JupyterKernel:
     """A kernel process, its client sockets and the router of their messages."""
 
@@ -52,14 +62,16 @@ class JupyterKernel:
         startup_timeout: float,
         shutdown_timeout: float,
         announces_input: bool = False,
+        wrap_command: Callable[[Sequence[str]], list[str]] | None = None,
     ) -> None:
-        self._km = AsyncKernelManager(
+        self._km = _Manager(
             kernel_name=kernel_name,
             kernel_spec_manager=spec_manager,
             transport="ipc",
             ip=str(work_dir / "kernel"),
             connection_file=str(work_dir / "connection.json"),
         )
+        self._km.wrap_command = wrap_command
         self._cwd = cwd
         #: The kernel publishes each input_request on IOPub too (lmc_startup.py).
         self.announces_input = announces_input
