@@ -9,8 +9,6 @@ which runs the event loop in a helper thread.
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
 import logging
 import math
 import shutil
@@ -34,6 +32,7 @@ from .errors import BackendError, UsageError
 from .intake import MessageInput, Rejected, accept
 from .messages import Message
 from .output import within_budget
+from .sync import iterate_in_portal
 
 __all__ = ["Computer", "LanguageStatus", "MessageInput"]
 
@@ -300,38 +299,7 @@ class Computer:
         """The sync form of :meth:`arun`."""
         portal = self._ensure_portal()
         stream = self.arun(message, code, timeout=timeout)
-        reply_to: str | None = None
-        try:
-            while True:
-                try:
-                    step = portal.start_task_soon(stream.__anext__)
-                except RuntimeError:  # close() ran between two messages
-                    if reply_to is not None:
-                        yield replies.notice(
-                            "The Computer was closed while this code ran; its state is gone.",
-                            "closed",
-                            reply_to,
-                            state_lost=True,
-                        )
-                        yield replies.active_line(None, reply_to, status="closed", state_lost=True)
-                    return
-                try:
-                    message_out = step.result()
-                except StopAsyncIteration:
-                    return
-                except BaseException:
-                    # Ctrl-C or a signal in this thread: cancel the step in the event
-                    # loop too (which stops the code), or it would hold the session.
-                    step.cancel()
-                    concurrent.futures.wait([step], timeout=self.timeouts.interrupt_grace + 5)
-                    raise
-                reply_to = message_out.in_reply_to
-                yield message_out
-                if message_out.format == "active_line" and message_out.content is None:
-                    return
-        finally:
-            with contextlib.suppress(Exception):
-                portal.call(stream.aclose)
+        return iterate_in_portal(portal, stream, cancel_wait=self.timeouts.interrupt_grace + 5)
 
     def interrupt(self, language: str | None = None) -> None:
         """The sync form of :meth:`ainterrupt`; safe to call from any thread."""
