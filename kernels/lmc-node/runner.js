@@ -1,0 +1,254 @@
+'use strict';
+// The program lmc-runtime runs inside node: a persistent, REPL-like evaluator.
+//
+//   node --expose-internals runner.js EVENTS_FIFO CONTROL_FIFO
+//
+// Requests come as JSON lines on CONTROL_FIFO: {"id": 1, "code": "...", "lines": true}.
+// Everything goes back as JSON lines on EVENTS_FIFO, in the order it happened:
+//   {"k":"r","pid":N}                  ready
+//   {"k":"o"|"e","d":TEXT}             stdout / stderr (console.log, console.error, writes)
+//   {"k":"l","id":ID,"n":LINE}         the top-level statement now running (1-based)
+//   {"k":"d","id":ID,"s":STATUS,"p":B} done: ok | error | interrupted; p: async work may remain
+//   {"k":"x","c":CODE}                 the process is exiting (process.exit() or the end)
+// Both FIFOs are opened here, so they carry O_CLOEXEC and no child process inherits them;
+// the code's own stdin, stdout and stderr are left alone for it.
+//
+// The code is parsed (node's own acorn) and run one top-level statement at a time as a
+// vm.Script in this context: const, let and class declarations live on in the global
+// lexical scope, function declarations and vars are hoisted first, and a statement with
+// a top-level await goes through node's own REPL rewrite. Nothing is added to the code.
+
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+const util = require('util');
+const vm = require('vm');
+const Module = require('module');
+
+const stringify = JSON.stringify;
+const parseJSON = JSON.parse;
+const writeSync = fs.writeSync;
+const inspect = util.inspect;
+
+const [eventsPath, controlPath] = process.argv.slice(2);
+const eventsFd = fs.openSync(eventsPath, 'w');
+const controlFd = fs.openSync(controlPath, 'r');
+
+function optional(id) {
+  try {
+    return require(id);
+  } catch {
+    return null;
+  }
+}
+const acorn = optional('internal/deps/acorn/acorn/dist/acorn');
+const topLevelAwait = optional('internal/repl/await');
+
+function emit(event) {
+  const data = Buffer.from(stringify(event) + '\n', 'utf8');
+  let offset = 0;
+  while (offset < data.length) {
+    offset += writeSync(eventsFd, data, offset, data.length - offset);
+  }
+}
+
+function capture(stream, kind) {
+  stream.write = function write(chunk, encoding, callback) {
+    if (typeof encoding === 'function') callback = encoding;
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    if (text.length > 0) emit({ k: kind, d: text });
+    if (typeof callback === 'function') process.nextTick(callback);
+    return true;
+  };
+}
+capture(process.stdout, 'o');
+capture(process.stderr, 'e');
+
+globalThis.require = Module.createRequire(path.join(process.cwd(), '[lmc-node]'));
+
+// -- errors -------------------------------------------------------------------------------
+
+const RUNNER_FRAME = /\(node:vm:|\(node:internal\/vm|runner\.js:/;
+
+function describeError(error) {
+  if (!(error instanceof Error) || typeof error.stack !== 'string') {
+    return 'Uncaught ' + inspect(error) + '\n';
+  }
+  const lines = error.stack.split('\n');
+  const cut = lines.findIndex((line, index) => index > 0 && RUNNER_FRAME.test(line));
+  const stack = (cut > 0 ? lines.slice(0, cut) : lines).join('\n');
+  const extra = Object.keys(error).length > 0 ? ' ' + inspect({ ...error }) : '';
+  return 'Uncaught ' + stack + extra + '\n';
+}
+
+const isInterrupt = (error) =>
+  error instanceof Error && error.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
+
+// -- running code ----------------------------------------------------------------------------
+
+let current = null;
+
+function runScript(source, filename, line, column) {
+  const script = new vm.Script(source, {
+    filename,
+    lineOffset: line - 1,
+    columnOffset: column,
+  });
+  return script.runInThisContext({ breakOnSigint: true, displayErrors: false });
+}
+
+function parse(code) {
+  return acorn.Parser.parse(code, {
+    ecmaVersion: 'latest',
+    sourceType: 'script',
+    allowAwaitOutsideFunction: true,
+    allowHashBang: true,
+    locations: true,
+  });
+}
+
+function varNames(statement) {
+  const declaration =
+    statement.type === 'VariableDeclaration'
+      ? statement
+      : ['ForStatement', 'ForInStatement', 'ForOfStatement'].includes(statement.type)
+        ? statement.init || statement.left
+        : null;
+  if (!declaration || declaration.type !== 'VariableDeclaration' || declaration.kind !== 'var') {
+    return [];
+  }
+  const names = [];
+  const collect = (pattern) => {
+    if (!pattern) return;
+    if (pattern.type === 'Identifier') names.push(pattern.name);
+    else if (pattern.type === 'ObjectPattern') {
+      pattern.properties.forEach((p) => collect(p.type === 'RestElement' ? p.argument : p.value));
+    } else if (pattern.type === 'ArrayPattern') pattern.elements.forEach(collect);
+    else if (pattern.type === 'RestElement') collect(pattern.argument);
+    else if (pattern.type === 'AssignmentPattern') collect(pattern.left);
+  };
+  declaration.declarations.forEach((d) => collect(d.id));
+  return names;
+}
+
+async function runStatement(state, code, statement, filename) {
+  const source = code.slice(statement.start, statement.end);
+  const { line, column } = statement.loc.start;
+  const rewritten =
+    topLevelAwait && source.includes('await') ? topLevelAwait.processTopLevelAwait(source) : null;
+  if (rewritten === null) return runScript(source, filename, line, column);
+  const outcome = await runScript(rewritten, filename, line, column);
+  return outcome ? outcome.value : undefined;
+}
+
+async function runCode(state, code) {
+  const filename = `<cell ${state.id}>`;
+  let program;
+  try {
+    program = parse(code);
+  } catch (parseError) {
+    // V8's own SyntaxError reads better; if V8 accepts the code, run it whole.
+    return runScript(code, filename, 1, 0);
+  }
+  const hoisted = program.body.filter((s) => s.type === 'FunctionDeclaration');
+  const vars = [...new Set(program.body.flatMap(varNames))];
+  if (hoisted.length > 0 || vars.length > 0) {
+    // Declarations are instantiated before the first statement runs, as in one script.
+    for (const name of vars) runScript(`var ${name};`, filename, 1, 0);
+    for (const s of hoisted) {
+      runScript(code.slice(s.start, s.end), filename, s.loc.start.line, s.loc.start.column);
+    }
+  }
+  let value;
+  for (const statement of program.body) {
+    value = undefined;
+    if (statement.type === 'FunctionDeclaration') continue;
+    if (state.stopped) break;
+    if (state.lines) emit({ k: 'l', id: state.id, n: statement.loc.start.line });
+    value = await runStatement(state, code, statement, filename);
+  }
+  return value;
+}
+
+async function runWhole(state, code) {
+  // Without node's parser: one script, no line tracking, top-level await as a function body.
+  const filename = `<cell ${state.id}>`;
+  try {
+    return runScript(code, filename, 1, 0);
+  } catch (error) {
+    if (!(error instanceof SyntaxError) || !code.includes('await')) throw error;
+  }
+  return await runScript(`(async () => {\n${code}\n})()`, filename, 0, 0);
+}
+
+const STOPPED = Symbol('stopped');
+
+async function execute(request) {
+  const state = { id: request.id, lines: request.lines !== false, status: 'ok', stopped: false };
+  const stopped = new Promise((resolve) => {
+    state.stop = () => resolve(STOPPED);
+  });
+  current = state;
+  let pending = false;
+  try {
+    const run = acorn ? runCode(state, request.code) : runWhole(state, request.code);
+    const value = await Promise.race([run, stopped]);
+    if (value === STOPPED) {
+      pending = true;
+      run.catch(() => {});
+    } else if (value !== undefined) {
+      emit({ k: 'o', d: inspect(value) + '\n' });
+    }
+  } catch (error) {
+    if (isInterrupt(error)) {
+      state.stopped = true;
+    } else {
+      state.status = 'error';
+      emit({ k: 'e', d: describeError(error) });
+    }
+  }
+  // One turn of the event loop: a promise this code rejected and left unhandled is
+  // reported as part of this execution.
+  await new Promise((resolve) => setImmediate(resolve));
+  current = null;
+  const status = state.stopped ? 'interrupted' : state.status;
+  emit({ k: 'd', id: state.id, s: status, p: pending });
+}
+
+// -- the process --------------------------------------------------------------------------
+
+process.on('SIGINT', () => {
+  if (current !== null && !current.stopped) {
+    current.stopped = true;
+    current.stop();
+  }
+});
+
+process.on('uncaughtException', (error) => {
+  if (current !== null) current.status = 'error';
+  emit({ k: 'e', d: describeError(error) });
+});
+
+process.on('unhandledRejection', (reason) => {
+  if (current !== null) current.status = 'error';
+  emit({ k: 'e', d: describeError(reason).replace(/^Uncaught /, 'Uncaught (in promise) ') });
+});
+
+process.on('exit', (code) => emit({ k: 'x', c: code }));
+
+let queue = Promise.resolve();
+let partial = '';
+const control = new net.Socket({ fd: controlFd, readable: true, writable: false });
+control.setEncoding('utf8');
+control.on('data', (chunk) => {
+  const lines = (partial + chunk).split('\n');
+  partial = lines.pop();
+  for (const line of lines) {
+    if (line.trim() === '') continue;
+    const request = parseJSON(line);
+    queue = queue.then(() => execute(request));
+  }
+});
+control.on('end', () => process.exit(0));
+
+emit({ k: 'r', pid: process.pid });

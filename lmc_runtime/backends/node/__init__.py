@@ -1,0 +1,7 @@
+"""JavaScript on node, through ``kernels/lmc-node/runner.js``."""
+
+from __future__ import annotations
+
+from .backend import NodeBackend, NodeSession
+
+__all__ = ["NodeBackend", "NodeSession"]
