@@ -1,0 +1,117 @@
+# Runs once inside an lmc-runtime R kernel, then starts IRkernel.
+#
+# Everything lives inside local(): nothing is left in the user's workspace.
+#
+# Active line, out of band
+# ------------------------
+# IRkernel runs a cell with evaluate::evaluate(), which calls its output
+# handler's `source` function once per top-level expression, just before
+# running it. The `evaluate` that IRkernel sees is wrapped: for a user's cell
+# whose request metadata carries `lmc_active_line: true`, the wrapper adds a
+# `source` handler that publishes an `lmc_active_line` message on IOPub,
+# parented to the running request, with the 1-based line the expression starts
+# on. The code itself runs unchanged.
+#
+# Input
+# -----
+# Without `allow_stdin` (the host has no input callback) readline() fails at
+# once with a clear error instead of waiting for an answer that never comes.
+# With it, each input request is also announced on IOPub as
+# `lmc_input_request`, so it cannot be lost to a stdin connection that is
+# still being set up; output printed before the prompt is flushed first.
+#
+# Output
+# ------
+# evaluate collects a top-level expression's output and sends it when the
+# expression ends; flush.console() sends it at once.
+#
+# Plots
+# -----
+# PNG only, 7 x 5 inches at 100 dpi (700 x 500 pixels).
+
+local({
+  ns <- asNamespace("IRkernel")
+  imports <- parent.env(ns)
+  original_evaluate <- get("evaluate", envir = imports)
+  replace_in_package <- get("replace_in_package", envir = ns)
+
+  options(
+    jupyter.plot_mimetypes = "image/png",
+    repr.plot.width = 7,
+    repr.plot.height = 5,
+    repr.plot.res = 100,
+    warn = 1,
+    jupyter.rich_display = FALSE
+  )
+
+  # The first line of each row evaluate::parse_all() makes, NA for rows that
+  # hold no expression (blank lines, comments).
+  row_lines <- function(input) {
+    parsed <- tryCatch(evaluate:::parse_all(input, NULL, TRUE), error = function(e) NULL)
+    if (is.null(parsed) || !is.null(attr(parsed, "PARSE_ERROR"))) {
+      return(integer())
+    }
+    vapply(parsed$expr, function(expr) {
+      refs <- attr(expr, "srcref")
+      if (is.null(expr) || length(refs) == 0L) NA_integer_ else as.integer(refs[[1L]][[1L]])
+    }, integer(1L))
+  }
+
+  track_lines <- function(handler, input, request, send) {
+    lines <- row_lines(input)
+    row <- 0L
+    last <- NA_integer_
+    show_source <- handler$source
+    handler$source <- function(src) {
+      row <<- row + 1L
+      line <- if (row <= length(lines)) lines[[row]] else NA_integer_
+      if (!is.na(line) && !identical(line, last)) {
+        last <<- line
+        send("lmc_active_line", request, "iopub", list(line = line))
+      }
+      show_source(src)
+    }
+    handler
+  }
+
+  # flush.console() sends what the cell printed so far, at once.
+  flush_console <- function() invisible(evaluate::flush_console())
+
+  no_input <- function(prompt = "") {
+    stop("input is not available: this execution has no input callback", call. = FALSE)
+  }
+
+  announced_input <- function(readline, request, send) {
+    function(prompt = "") {
+      evaluate::flush_console()
+      send("lmc_input_request", request, "iopub", list(prompt = prompt, password = FALSE))
+      readline(prompt)
+    }
+  }
+
+  evaluate_for_lmc <- function(input, envir = parent.frame(), ...,
+                               output_handler = evaluate:::default_output_handler) {
+    caller <- parent.frame()
+    if (identical(envir, globalenv()) && exists("current_request", envir = caller)) {
+      request <- get("current_request", envir = caller)
+      send <- get("send_response", envir = caller)
+      if (isTRUE(request$content$allow_stdin)) {
+        ask <- announced_input(get(".self", envir = caller)$readline, request, send)
+        replace_in_package("base", "readline", ask)
+      } else {
+        replace_in_package("base", "readline", no_input)
+      }
+      replace_in_package("utils", "flush.console", flush_console)
+      if (isTRUE(request$metadata$lmc_active_line)) {
+        output_handler <- track_lines(output_handler, input, request, send)
+      }
+    }
+    original_evaluate(input, envir = envir, ..., output_handler = output_handler)
+  }
+
+  unlockBinding("evaluate", imports)
+  assign("evaluate", evaluate_for_lmc, envir = imports)
+  lockBinding("evaluate", imports)
+})
+
+IRkernel::main(commandArgs(trailingOnly = TRUE)[[1L]])

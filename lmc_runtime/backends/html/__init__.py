@@ -1,0 +1,16 @@
+"""HTML: shown as it is, then as a screenshot rendered by headless Chromium."""
+
+from __future__ import annotations
+
+from .backend import HtmlBackend, HtmlSession
+from .chromium import CHROMIUM_NAMES, Screenshot, chromium_argv, find_chromium, take_screenshot
+
+__all__ = [
+    "CHROMIUM_NAMES",
+    "HtmlBackend",
+    "HtmlSession",
+    "Screenshot",
+    "chromium_argv",
+    "find_chromium",
+    "take_screenshot",
+]

@@ -1,0 +1,156 @@
+"""Screenshots of an HTML file by headless Chromium, with the network shut off.
+
+Chromium runs once per screenshot, in its own process group, with a fresh
+profile. The page cannot reach the network: every host name resolves to
+nothing (``--host-resolver-rules``), and every request, loopback included,
+goes to a proxy on a port where nothing listens (``--proxy-server`` with
+``<-loopback>`` removing the implicit loopback bypass). WebRTC may not send
+UDP around the proxy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from ..base import SessionSettings
+
+__all__ = ["CHROMIUM_NAMES", "Screenshot", "chromium_argv", "find_chromium", "take_screenshot"]
+
+#: What Chromium is called on the systems lmc-runtime knows.
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+_LOG_TAIL = 600
+
+
+@dataclass(frozen=True)
+class Screenshot:
+    """What one attempt gave: the PNG, or why there is none.
+
+    ``status`` is ``ok``, ``timeout``, ``interrupted`` or ``error``.
+    """
+
+    status: str
+    png: bytes | None = None
+    problem: str | None = None
+
+
+def find_chromium(chromium: str | None = None, path: str | None = None) -> str | None:
+    """The Chromium to run: ``chromium`` (a name or a path) or the first of
+    :data:`CHROMIUM_NAMES` found on ``path`` (the process's PATH by default)."""
+    search = path if path is not None else os.environ.get("PATH", os.defpath)
+    for name in (chromium,) if chromium is not None else CHROMIUM_NAMES:
+        found = shutil.which(name, path=search)
+        if found is not None:
+            return found
+    return None
+
+
+def chromium_argv(
+    chromium: str, page: Path, png: Path, profile: Path, window: tuple[int, int]
+) -> list[str]:
+    """The command line that renders ``page`` into ``png``, offline."""
+    width, height = window
+    return [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-default-apps",
+        "--no-default-browser-check",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--proxy-server=127.0.0.1:9",
+        "--proxy-bypass-list=<-loopback>",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        f"--user-data-dir={profile}",
+        f"--window-size={width},{height}",
+        f"--screenshot={png}",
+        page.as_uri(),
+    ]
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        text = log.read_text("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [ln for ln in text.splitlines() if ln.strip() and "dbus" not in ln.lower()]
+    return "\n".join(lines[-5:])[-_LOG_TAIL:]
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def take_screenshot(
+    argv: Sequence[str],
+    png: Path,
+    settings: SessionSettings,
+    *,
+    timeout: float,
+    stop: anyio.Event,
+) -> Screenshot:
+    """Run ``argv`` (from :func:`chromium_argv`) until it has written ``png``.
+
+    After ``timeout`` seconds, or once ``stop`` is set, Chromium and every
+    process it started are killed.
+    """
+    log = png.with_suffix(".log")
+    with open(log, "wb") as log_file:
+        process = await anyio.open_process(
+            settings.command(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            cwd=settings.cwd,
+            env={**os.environ, **settings.env},
+            start_new_session=True,
+        )
+    status = "ok"
+    code: int | None = None
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def stopped() -> None:
+                nonlocal status
+                await stop.wait()
+                status = "interrupted"
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stopped)
+            with anyio.move_on_after(timeout) as deadline:
+                code = await process.wait()
+            if deadline.cancelled_caught:
+                status = "timeout"
+            tg.cancel_scope.cancel()
+    finally:
+        _kill_group(process.pid)  # the renderer, GPU and zygote processes too
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+    if status == "timeout":
+        return Screenshot(status, problem=f"Chromium did not finish within {timeout:g} s")
+    if status == "interrupted":
+        return Screenshot(status, problem="the screenshot was interrupted")
+    if code != 0 or not png.is_file():  # code is set: neither stopped nor timed out
+        tail = _log_tail(log)
+        return Screenshot(
+            "error", problem=f"Chromium exited with code {code}" + (f":\n{tail}" if tail else "")
+        )
+    return Screenshot("ok", png=png.read_bytes())
