@@ -14,8 +14,10 @@ audio     ``wav`` (base64 str)
 ========  ==============================================================
 
 Optional fields: ``id``, ``in_reply_to`` (computer messages point at the code
-message they answer), ``created_at`` (Unix seconds) and ``extras``
-(provider-specific data, carried untouched).
+message they answer), ``conversation_id`` (the thread a stored message belongs
+to), ``created_at`` (Unix seconds) and ``extras`` (provider-specific data,
+carried untouched). ``id``, ``in_reply_to`` and ``conversation_id`` are the
+envelope: thread stores give every message they keep an id and a conversation.
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ class Message(BaseModel):
     content: Any = None
     id: str | None = None
     in_reply_to: str | None = None
+    conversation_id: str | None = None
     created_at: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
     extras: dict[str, Any] | None = None
 
@@ -141,7 +144,7 @@ class Message(BaseModel):
         if self.format is not None:
             data["format"] = self.format
         data["content"] = self.content
-        for key in ("id", "in_reply_to", "created_at", "extras"):
+        for key in ("id", "in_reply_to", "conversation_id", "created_at", "extras"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value

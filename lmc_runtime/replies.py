@@ -34,6 +34,11 @@ STATUSES = (
     "aborted",
     "closed",
     "truncated",
+    "memory_limit",
+    "cpu_limit",
+    "process_limit",
+    "disk_limit",
+    "file_size_limit",
 )
 
 

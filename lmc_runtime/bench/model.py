@@ -16,6 +16,7 @@ __all__ = [
     "THROUGHPUT_MIN_RATIO",
     "BenchReport",
     "Figure",
+    "LanguageTrip",
     "Timing",
 ]
 
@@ -67,6 +68,29 @@ class Figure:
     informational: bool = False
 
 
+@dataclass(frozen=True)
+class LanguageTrip:
+    """A warm round trip in another language: ours against its raw program."""
+
+    language: str
+    code: str
+    raw_label: str
+    raw: Timing
+    ours: Timing
+
+    def figure(self) -> Figure:
+        ratio = _ratio(self.ours.median_ms, self.raw.median_ms)
+        return Figure(
+            f"round_trip_{self.language}_median",
+            f"{self.code} round trip ({self.language}), arun, median",
+            "ms",
+            self.ours.median_ms,
+            self.raw.median_ms,
+            self.raw_label,
+            ratio,
+        )
+
+
 def _ratio(ours: float, base: float) -> float:
     return ours / base if base > 0 else math.inf
 
@@ -96,6 +120,8 @@ class BenchReport:
     loop_untracked: Timing
     #: How much the slower of the two loop kernels trailed the faster, modes pooled.
     loop_kernel_spread_pct: float = 0.0
+    #: Warm round trips in the other languages, each against its raw program.
+    languages: list[LanguageTrip] = field(default_factory=list)
     duration_s: float = 0.0
     environment: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -218,6 +244,7 @@ class BenchReport:
                 target=f"<= +{ACTIVE_LINE_MAX_OVERHEAD_PCT:g}%",
                 passed=overhead <= ACTIVE_LINE_MAX_OVERHEAD_PCT,
             ),
+            *(trip.figure() for trip in self.languages),
         ]
 
     @property

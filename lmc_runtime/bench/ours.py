@@ -78,17 +78,24 @@ async def _consume(stream: AsyncIterator[Message], start: float) -> Outcome:
     return outcome
 
 
-async def measure(computer: Computer, code: str, *, timeout: float) -> Outcome:
+async def measure(
+    computer: Computer, code: str, *, timeout: float, language: str = LANGUAGE
+) -> Outcome:
     """Run ``code`` once on ``computer``, timing it and reading every message."""
     with anyio.fail_after(timeout + 10):
         start = time.perf_counter()
-        outcome = await _consume(computer.arun(LANGUAGE, code, timeout=timeout), start)
+        outcome = await _consume(computer.arun(language, code, timeout=timeout), start)
     return outcome.check(code)
 
 
-async def round_trips(computer: Computer, code: str, count: int, *, timeout: float) -> list[float]:
+async def round_trips(
+    computer: Computer, code: str, count: int, *, timeout: float, language: str = LANGUAGE
+) -> list[float]:
     """``count`` timed ``arun`` round trips, in seconds."""
-    return [(await measure(computer, code, timeout=timeout)).seconds for _ in range(count)]
+    return [
+        (await measure(computer, code, timeout=timeout, language=language)).seconds
+        for _ in range(count)
+    ]
 
 
 def _sync_consume(stream: Iterator[Message], start: float) -> Outcome:

@@ -1,4 +1,4 @@
-"""The baseline: a stock ``python3`` kernel driven by jupyter-client's blocking client."""
+"""The baseline: a stock kernel (``python3``, ``ir``) on jupyter-client's blocking client."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ class RawKernel:
         self.client = client
 
     @classmethod
-    def start(cls, *, timeout: float) -> RawKernel:
-        manager, client = start_new_kernel(startup_timeout=timeout, kernel_name=KERNEL_NAME)
+    def start(cls, *, timeout: float, kernel_name: str = KERNEL_NAME) -> RawKernel:
+        manager, client = start_new_kernel(startup_timeout=timeout, kernel_name=kernel_name)
         return cls(manager, client)
 
     def shutdown(self) -> None:

@@ -16,6 +16,7 @@ from anyio.from_thread import start_blocking_portal
 
 from ..config import Limits
 from . import phases
+from .languages import language_round_trips
 from .model import BenchReport, Timing
 from .rig import Plan, Rig
 from .workloads import LINES_HUGE, LINES_LARGE, LINES_SMALL, printed_bytes
@@ -74,6 +75,7 @@ def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
         loops_on, loops_off, spread = phases.active_line(rig)
         lines = phases.throughput(rig, notes)
         small_kib, large_kib, huge_kib = phases.memory(rig)
+        languages = language_round_trips(portal, plan, limits, notes)
         logger.info("shutting the kernels down")
     return BenchReport(
         quick=quick,
@@ -96,6 +98,7 @@ def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
         loop_tracked=Timing.from_seconds(loops_on),
         loop_untracked=Timing.from_seconds(loops_off),
         loop_kernel_spread_pct=spread,
+        languages=languages,
         duration_s=time.perf_counter() - began,
         environment=_environment(),
         notes=[*notes, *_notes(limits, spread)],

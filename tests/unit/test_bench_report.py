@@ -153,3 +153,15 @@ def test_timing_from_seconds() -> None:
     assert Timing.from_seconds([0.25]) == Timing(250.0, 250.0, 1)
     with pytest.raises(ValueError):
         Timing.from_seconds([])
+
+
+def test_language_round_trips_become_informational_rows() -> None:
+    from lmc_runtime.bench.model import LanguageTrip
+
+    trip = LanguageTrip("shell", "echo 1", "bash on a PTY", _ms(0.3, samples=30), _ms(0.6, samples=30))
+    report = make_report(languages=[trip])
+    row = next(f for f in report.figures() if f.key == "round_trip_shell_median")
+    assert row.ratio == pytest.approx(2.0)
+    assert row.passed is None and row.baseline_label == "bash on a PTY"
+    assert "echo 1 round trip (shell)" in format_report(report)
+    assert json.loads(json.dumps(report.to_dict()))["languages"][0]["language"] == "shell"
