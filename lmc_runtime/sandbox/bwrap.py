@@ -1,0 +1,159 @@
+"""The bubblewrap command line of a session, and whether bubblewrap works here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..backends.base import Availability
+
+__all__ = [
+    "SANDBOX_GID",
+    "SANDBOX_UID",
+    "bwrap_args",
+    "find_bwrap",
+    "private_entries",
+    "sandbox_available",
+    "system_paths",
+]
+
+#: The user and group the code sees inside the sandbox (its own user namespace).
+SANDBOX_UID = 1000
+SANDBOX_GID = 1000
+
+#: System directories bound read-only when they exist.
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+
+
+def find_bwrap() -> str | None:
+    """The path of the ``bwrap`` binary, or None."""
+    return shutil.which("bwrap")
+
+
+def sandbox_available() -> Availability:
+    """Whether bubblewrap is installed and can create the namespaces a session needs."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return Availability.no(
+            "bubblewrap (bwrap) is not installed; install the Debian package 'bubblewrap'"
+        )
+    probe = [
+        bwrap,
+        "--unshare-all",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--",
+        "true",
+    ]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Availability.no(f"bwrap could not be run: {exc}")
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        return Availability.no(
+            f"bwrap cannot create user, PID and network namespaces here ({reason})"
+        )
+    return Availability.yes()
+
+
+def system_paths() -> list[Path]:
+    """Read-only paths a session needs: system directories, the Python prefixes,
+    and the folder this package is installed in (a checkout or site-packages)."""
+    paths = [Path(p) for p in _SYSTEM]
+    paths += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent]
+    paths.append(Path(__file__).resolve().parents[2])
+    kept: list[Path] = []
+    for path in paths:
+        if path.exists() and not any(path == k or k in path.parents for k in kept):
+            kept = [k for k in kept if path not in k.parents] + [path]
+    return kept
+
+
+def private_entries(roots: Iterable[Path]) -> list[Path]:
+    """Files and folders under ``roots`` that others may not read (``/etc/shadow``).
+
+    Inside the sandbox the code's files belong to the invoking user; these are
+    hidden so that, when that user is root, the code cannot read them.
+    """
+    found: list[Path] = []
+    for root in roots:
+        for top, dirs, files in os.walk(root):
+            for name in [*dirs, *files]:
+                path = Path(top, name)
+                try:
+                    info = path.lstat()
+                except OSError:
+                    continue
+                if stat.S_ISLNK(info.st_mode):
+                    continue
+                if not info.st_mode & stat.S_IROTH:
+                    found.append(path)
+            dirs[:] = [d for d in dirs if Path(top, d) not in found]
+    return found
+
+
+def bwrap_args(
+    bwrap: str,
+    *,
+    readonly: Sequence[Path],
+    hidden: Sequence[Path],
+    writable: Sequence[Path],
+    readonly_files: Sequence[Path],
+    network: bool,
+) -> list[str]:
+    """The bwrap options (up to and excluding ``--``) for one session."""
+    args = [bwrap, "--unshare-all"]
+    if network:
+        args.append("--share-net")
+    args += [
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "lmc-sandbox",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_GID),
+    ]
+    for path in readonly:
+        if path.is_symlink():  # /bin -> usr/bin on a merged-/usr system
+            args += ["--symlink", os.readlink(path), str(path)]
+        else:
+            args += ["--ro-bind", str(path), str(path)]
+    for path in hidden:
+        if path.is_dir() and not path.is_symlink():
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(path)]
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+        "--tmpfs",
+        "/var/tmp",
+    ]
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
+    for path in readonly_files:
+        args += ["--ro-bind", str(path), str(path)]
+    return args

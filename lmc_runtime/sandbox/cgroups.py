@@ -1,0 +1,229 @@
+"""A session's cgroup: cgroup v2 when it is writable and has the controllers,
+otherwise the v1 hierarchies (memory, pids, cpuacct, freezer) a hybrid host has.
+
+The cgroup is created under the cgroup this process is in, so whatever limits
+the host already puts on the runtime keep applying to the sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .policy import SessionLimits
+
+__all__ = ["Cgroup", "create_cgroup"]
+
+logger = logging.getLogger(__name__)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _keyed(path: Path, key: str) -> int:
+    """The number after ``key`` in a flat-keyed file such as ``memory.events``."""
+    for line in (_read(path) or "").splitlines():
+        name, _, value = line.partition(" ")
+        if name == key and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
+def _number(path: Path) -> int | None:
+    text = _read(path)
+    return int(text) if text is not None and text.isdigit() else None
+
+
+@dataclass
+class Cgroup:
+    """One session's cgroup in v2 (``dirs["unified"]``) or in v1 hierarchies."""
+
+    version: int
+    dirs: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def procs_files(self) -> tuple[Path, ...]:
+        """The ``cgroup.procs`` files a new process writes its pid into."""
+        return tuple(d / "cgroup.procs" for d in self.dirs.values())
+
+    @property
+    def controllers(self) -> tuple[str, ...]:
+        if self.version == 2:
+            return ("memory", "pids", "cpu")
+        return tuple(self.dirs)
+
+    def _file(self, controller: str, name: str) -> Path | None:
+        base = self.dirs.get("unified" if self.version == 2 else controller)
+        return base / name if base is not None else None
+
+    def _write(self, controller: str, name: str, value: str) -> bool:
+        path = self._file(controller, name)
+        if path is None:
+            return False
+        try:
+            path.write_text(value, encoding="ascii")
+        except OSError as exc:
+            logger.debug("cannot write %s: %s", path, exc)
+            return False
+        return True
+
+    def apply(self, limits: SessionLimits) -> None:
+        """Write the memory and process limits."""
+        if limits.memory_bytes is not None:
+            memory = str(limits.memory_bytes)
+            if self.version == 2:
+                self._write("memory", "memory.max", memory)
+                self._write("memory", "memory.swap.max", "0")
+                self._write("memory", "memory.oom.group", "1")
+            else:
+                self._write("memory", "memory.limit_in_bytes", memory)
+                self._write("memory", "memory.memsw.limit_in_bytes", memory)
+        if limits.processes is not None:
+            self._write("pids", "pids.max", str(limits.processes))
+
+    def _value(self, controller: str, v2: str, v1: str) -> int | None:
+        path = self._file(controller, v2 if self.version == 2 else v1)
+        return _number(path) if path is not None else None
+
+    def memory_bytes(self) -> int | None:
+        return self._value("memory", "memory.current", "memory.usage_in_bytes")
+
+    def processes(self) -> int | None:
+        return self._value("pids", "pids.current", "pids.current")
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by the whole session so far."""
+        if self.version == 2:
+            path = self._file("cpu", "cpu.stat")
+            return _keyed(path, "usage_usec") / 1e6 if path is not None else None
+        nanoseconds = self._value("cpuacct", "", "cpuacct.usage")
+        return nanoseconds / 1e9 if nanoseconds is not None else None
+
+    def oom_kills(self) -> int:
+        """How many processes the OOM killer has ended in this cgroup."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        path = self._file("memory", name)
+        return _keyed(path, "oom_kill") if path is not None else 0
+
+    def process_limit_hits(self) -> int:
+        """How many forks failed because of ``pids.max``."""
+        path = self._file("pids", "pids.events")
+        return _keyed(path, "max") if path is not None else 0
+
+    def pids(self) -> list[int]:
+        found: set[int] = set()
+        for procs in self.procs_files:
+            found.update(int(p) for p in (_read(procs) or "").split() if p.isdigit())
+        return sorted(found)
+
+    def kill(self) -> None:
+        """SIGKILL every process in the cgroup (frozen first, so none can fork)."""
+        if self.version == 2 and self._write("unified", "cgroup.kill", "1"):
+            return
+        frozen = self._write("freezer", "freezer.state", "FROZEN")
+        for _ in range(20):
+            pids = self.pids()
+            if not pids:
+                break
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        if frozen:
+            self._write("freezer", "freezer.state", "THAWED")
+
+    def remove(self) -> bool:
+        """Remove the cgroup's directories; False while processes remain in it."""
+        done = True
+        for path in list(self.dirs.values()):
+            try:
+                path.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                done = False
+        return done
+
+
+def _mounts(mountinfo: Path) -> dict[str, Path]:
+    """Cgroup mount points by controller (``unified`` for cgroup2)."""
+    found: dict[str, Path] = {}
+    for line in (_read(mountinfo) or "").splitlines():
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        if tail[0] == "cgroup2":
+            found.setdefault("unified", Path(fields[4]))
+        elif tail[0] == "cgroup":
+            for option in tail[2].split(","):
+                found.setdefault(option, Path(fields[4]))
+    return found
+
+
+def _own_paths(self_cgroup: Path) -> dict[str, str]:
+    """This process's cgroup path in each hierarchy (``unified`` for v2)."""
+    found: dict[str, str] = {}
+    for line in (_read(self_cgroup) or "").splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else ["unified"]:
+            found[controller] = path
+    return found
+
+
+def _v2(base: Path, name: str) -> Cgroup | None:
+    enabled = set((_read(base / "cgroup.subtree_control") or "").split())
+    if not {"memory", "pids", "cpu"} <= enabled:
+        available = set((_read(base / "cgroup.controllers") or "").split())
+        if not {"memory", "pids", "cpu"} <= available:
+            return None
+        try:
+            (base / "cgroup.subtree_control").write_text("+memory +pids +cpu", encoding="ascii")
+        except OSError:
+            return None
+    try:
+        (base / name).mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return Cgroup(2, {"unified": base / name})
+
+
+def create_cgroup(
+    name: str,
+    limits: SessionLimits,
+    *,
+    mountinfo: Path = Path("/proc/self/mountinfo"),
+    self_cgroup: Path = Path("/proc/self/cgroup"),
+) -> tuple[Cgroup | None, str]:
+    """A new cgroup ``name`` with ``limits`` applied, or None and why not."""
+    mounts, own = _mounts(mountinfo), _own_paths(self_cgroup)
+    if "unified" in mounts and "unified" in own:
+        base = mounts["unified"] / own["unified"].lstrip("/")
+        cgroup = _v2(base, name)
+        if cgroup is not None:
+            cgroup.apply(limits)
+            return cgroup, "cgroup v2"
+    dirs: dict[str, Path] = {}
+    for controller in ("memory", "pids", "cpuacct", "freezer"):
+        if controller not in mounts or controller not in own:
+            continue
+        path = mounts[controller] / own[controller].lstrip("/") / name
+        try:
+            path.mkdir(exist_ok=True)
+        except OSError as exc:
+            logger.debug("no %s cgroup: %s", controller, exc)
+            continue
+        dirs[controller] = path
+    if not {"memory", "pids"} & set(dirs):
+        Cgroup(1, dirs).remove()
+        return None, "no writable cgroup with the memory or pids controller"
+    cgroup = Cgroup(1, dirs)
+    cgroup.apply(limits)
+    return cgroup, "cgroup v1 (" + ", ".join(dirs) + ")"

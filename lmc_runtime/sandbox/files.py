@@ -1,0 +1,95 @@
+"""Opening a file in a session's directory from the host, safely.
+
+Code in the session can plant links anywhere in its own directory. Every
+component is therefore opened relative to the one before (``dir_fd``) with
+``O_NOFOLLOW``: a link anywhere on the path is refused, never followed. ``..``,
+absolute paths and empty components are refused before anything is opened.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from ..errors import UnsafePath
+
+__all__ = ["open_in_session", "safe_parts"]
+
+_MODES = {
+    "rb": os.O_RDONLY,
+    "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+    "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+    "xb": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+}
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def safe_parts(relpath: str) -> list[str]:
+    """The components of ``relpath``, or :class:`UnsafePath` if it could escape."""
+    if not relpath or "\x00" in relpath:
+        raise UnsafePath(relpath, "empty path or NUL byte")
+    if relpath.startswith(("/", "\\")) or PurePosixPath(relpath).is_absolute():
+        raise UnsafePath(relpath, "absolute paths are not allowed")
+    parts = relpath.split("/")
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise UnsafePath(relpath, f"path component {part!r} is not allowed")
+    return parts
+
+
+def _refused(relpath: str, exc: OSError) -> UnsafePath:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        return UnsafePath(relpath, "a component is a symbolic link or not a directory")
+    raise exc
+
+
+def open_in_session(
+    root: Path, relpath: str, mode: str = "rb", *, make_parents: bool = False
+) -> IO[Any]:
+    """Open ``root/relpath`` in binary ``mode`` (rb, wb, ab, xb) without following links.
+
+    Writes create missing parent directories when ``make_parents`` is set.
+    Raises :class:`UnsafePath` for ``..``, absolute paths, links and non-regular
+    files; other OS errors (a missing file) propagate as ``OSError``.
+    """
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}")
+    parts = safe_parts(relpath)
+    writing = mode != "rb"
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            try:
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not (writing and make_parents):
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _refused(relpath, exc) from exc
+            os.close(fd)
+            fd = next_fd
+        flags = (_MODES[mode] & ~os.O_TRUNC) | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        try:
+            file_fd = os.open(parts[-1], flags, 0o644, dir_fd=fd)
+        except OSError as exc:
+            raise _refused(relpath, exc) from exc
+    finally:
+        os.close(fd)
+    try:
+        info = os.fstat(file_fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePath(relpath, "not a regular file")
+        if info.st_nlink > 1:
+            raise UnsafePath(relpath, "the file has other hard links")
+        os.set_blocking(file_fd, True)
+        if mode == "wb":  # truncated only once it is known to be safe
+            os.ftruncate(file_fd, 0)
+    except BaseException:
+        os.close(file_fd)
+        raise
+    return os.fdopen(file_fd, mode)

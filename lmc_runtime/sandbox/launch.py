@@ -1,0 +1,94 @@
+"""The launcher a sandboxed session's backends start every process through.
+
+Each command line becomes ``python _exec.py <limits> -- bwrap <namespaces> --
+python _exec.py --sigint default -- argv``: the outer wrapper joins the
+session's cgroup, sets the rlimits and cleans the environment on the host, then
+becomes bwrap; the inner one restores SIGINT inside the sandbox and becomes the
+interpreter. Without bubblewrap (the operator's explicit opt-out) only the outer
+wrapper runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .bwrap import bwrap_args
+from .policy import allowed
+
+__all__ = ["EXEC_WRAPPER", "SandboxLauncher"]
+
+#: The exec wrapper script (stdlib only, run with ``python -I -S``).
+EXEC_WRAPPER = Path(__file__).with_name("_exec.py")
+
+#: Variables a backend's own machinery sets that must not reach the sandbox.
+#: ``JPY_PARENT_PID`` makes ipykernel poll its parent, which is PID 1 in there.
+_DENIED = ("JPY_PARENT_PID",)
+
+
+@dataclass(frozen=True)
+class SandboxLauncher:
+    """Wraps argv in the session's limits and, when ``bwrap`` is set, its namespaces."""
+
+    bwrap: str | None
+    cgroup_procs: tuple[Path, ...] = ()
+    rlimits: Mapping[str, int] = field(default_factory=dict)
+    env_allowlist: tuple[str, ...] = ()
+    #: Names the session's environment sets itself (kept even if the host has them).
+    session_names: frozenset[str] = frozenset()
+    readonly: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+    runtime_dir: Path | None = None
+    network: bool = False
+
+    def _wrapper(self) -> list[str]:
+        return [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
+
+    def host_options(self) -> list[str]:
+        """The outer wrapper's options: cgroup, rlimits, environment."""
+        options: list[str] = []
+        for procs in self.cgroup_procs:
+            options += ["--cgroup", str(procs)]
+        for name, value in sorted(self.rlimits.items()):
+            options += ["--rlimit", f"{name}={value}"]
+        for name in sorted(os.environ):
+            if name in _DENIED or not (
+                allowed(name, self.env_allowlist) or name in self.session_names
+            ):
+                options += ["--unset", name]
+        for name in _DENIED:
+            options += ["--unset", name]
+        return options
+
+    def runtime_files(self) -> list[Path]:
+        """Files already in the runtime directory (connection files, logs): read-only
+        inside, so code cannot swap them for links the host would then follow."""
+        if self.runtime_dir is None:
+            return []
+        found = []
+        for top, _dirs, files in os.walk(self.runtime_dir):
+            for name in files:
+                path = Path(top, name)
+                if path.is_file() and not path.is_symlink():
+                    found.append(path)
+        return found
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The command line that runs ``argv`` inside this session's sandbox."""
+        outer = [*self._wrapper(), *self.host_options()]
+        if self.bwrap is None:
+            return [*outer, "--", *argv]
+        sandbox = bwrap_args(
+            self.bwrap,
+            readonly=self.readonly,
+            hidden=self.hidden,
+            writable=self.writable,
+            readonly_files=self.runtime_files(),
+            network=self.network,
+        )
+        inner = [*self._wrapper(), "--sigint", "default", "--", *argv]
+        return [*outer, "--sigint", "ignore", "--bwrap-env", "--", *sandbox, "--", *inner]

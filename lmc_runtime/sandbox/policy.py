@@ -1,0 +1,89 @@
+"""What a sandboxed session may use: its limits, its network, its environment."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+__all__ = ["ENV_ALLOWLIST", "SandboxPolicy", "SessionLimits", "session_env"]
+
+#: Host variables a session may see (shell patterns); nothing else gets in.
+ENV_ALLOWLIST: tuple[str, ...] = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "COLORTERM",
+    "NO_COLOR",
+    "PYTHONIOENCODING",
+    "PYTHONUNBUFFERED",
+)
+
+
+def _check(name: str, value: float | None, minimum: float) -> None:
+    if value is not None and not value >= minimum:
+        raise ValueError(f"{name} must be at least {minimum:g} or None, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Resource limits of one session (None: no limit).
+
+    ``memory_bytes`` counts the whole session (kernel and children);
+    ``cpu_seconds`` and ``wall_seconds`` are per execution; ``processes`` counts
+    every task of the session; ``file_size_bytes`` is the largest single file
+    written; ``disk_bytes`` is the disk use of the working directory;
+    ``output_bytes`` is the output budget of one execution.
+    """
+
+    memory_bytes: int | None = 1 << 30
+    cpu_seconds: float | None = 60.0
+    wall_seconds: float | None = 300.0
+    processes: int | None = 128
+    file_size_bytes: int | None = 256 << 20
+    disk_bytes: int | None = 512 << 20
+    output_bytes: int = 256_000
+
+    def __post_init__(self) -> None:
+        _check("memory_bytes", self.memory_bytes, 32 << 20)
+        _check("cpu_seconds", self.cpu_seconds, 0.1)
+        _check("wall_seconds", self.wall_seconds, 0.1)
+        _check("processes", self.processes, 8)
+        _check("file_size_bytes", self.file_size_bytes, 1)
+        _check("disk_bytes", self.disk_bytes, 1 << 20)
+        _check("output_bytes", self.output_bytes, 64)
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """Network opt-in, limits and the extra environment of one session."""
+
+    network: bool = False
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Host variables passed through (shell patterns).
+    env_allowlist: tuple[str, ...] = ENV_ALLOWLIST
+
+
+def allowed(name: str, patterns: tuple[str, ...]) -> bool:
+    """Whether the host variable ``name`` matches one of ``patterns``."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def session_env(host: Mapping[str, str], policy: SandboxPolicy, work_dir: Path) -> dict[str, str]:
+    """The environment a session starts with: allowlisted host variables, a
+    private home and temp directory, then the policy's own variables."""
+    env = {name: value for name, value in host.items() if allowed(name, policy.env_allowlist)}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(
+        HOME=str(work_dir),
+        TMPDIR="/tmp",
+        MPLCONFIGDIR=str(work_dir / ".config" / "matplotlib"),
+    )
+    env.update(policy.env)
+    return env

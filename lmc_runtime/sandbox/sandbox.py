@@ -1,0 +1,189 @@
+"""One session's isolation: its directories, its launcher, its cgroup or rlimits."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..config import Limits, Timeouts
+from ..errors import SandboxUnavailable, UsageError
+from .bwrap import find_bwrap, private_entries, sandbox_available, system_paths
+from .cgroups import Cgroup, create_cgroup
+from .computer import SandboxComputer
+from .disk import WorkDisk
+from .guard import Guard
+from .launch import SandboxLauncher
+from .policy import SandboxPolicy, session_env
+
+__all__ = ["Sandbox", "Usage"]
+
+logger = logging.getLogger(__name__)
+
+#: How long teardown waits for a killed session's processes to be gone.
+_TEARDOWN_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A session's resource figures (None: not measured here) and how they are enforced."""
+
+    memory_bytes: int | None
+    processes: int | None
+    cpu_seconds: float | None
+    disk_bytes: int | None
+    disk_limit_bytes: int | None
+    sandboxed: bool
+    network: bool
+    limits_by: str
+    disk_by: str
+
+
+class Sandbox:
+    """One session's isolation: directories, bwrap launcher, cgroup or rlimits.
+
+    ``enabled=False`` is the operator's explicit opt-out: the same directories,
+    cgroup or rlimits and environment, but no bubblewrap.
+    """
+
+    def __init__(self, root: Path, policy: SandboxPolicy, *, enabled: bool = True) -> None:
+        self.root = Path(root).absolute()
+        self.policy = policy
+        self.enabled = enabled
+        self._disk = WorkDisk(self.root / "work", self.root / "disk.img", policy.limits.disk_bytes)
+        self._cgroup: Cgroup | None = None
+        self._limits_by = "not started"
+        self._launcher: SandboxLauncher | None = None
+        self._computers: list[SandboxComputer] = []
+
+    @property
+    def work_dir(self) -> Path:
+        """The session's private, writable working directory (the same path inside)."""
+        return self.root / "work"
+
+    @property
+    def runtime_dir(self) -> Path:
+        """Connection files and IPC sockets of the session's kernels (the same path inside)."""
+        return self.root / "runtime"
+
+    @property
+    def output_dir(self) -> Path:
+        """Where whole outputs past the budget are saved (host side only)."""
+        return self.root / "output"
+
+    @property
+    def launcher(self) -> SandboxLauncher:
+        if self._launcher is None:
+            raise UsageError("start the sandbox first: `await sandbox.start()`")
+        return self._launcher
+
+    async def start(self) -> None:
+        """Create the directories, the disk limit and the cgroup; build the launcher."""
+        bwrap = None
+        if self.enabled:
+            availability = await anyio.to_thread.run_sync(sandbox_available)
+            if not availability.available:
+                raise SandboxUnavailable(availability.reason or "unknown reason")
+            bwrap = find_bwrap()
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for path in (self.runtime_dir, self.output_dir):
+            path.mkdir(exist_ok=True, mode=0o700)
+        await self._disk.setup()
+        limits = self.policy.limits
+        name = f"lmc-{self.root.name}-{uuid.uuid4().hex[:8]}"
+        self._cgroup, self._limits_by = create_cgroup(name, limits)
+        controllers = self._cgroup.controllers if self._cgroup is not None else ()
+        rlimits: dict[str, int] = {}
+        if limits.file_size_bytes is not None:
+            rlimits["fsize"] = limits.file_size_bytes
+        if limits.memory_bytes is not None and "memory" not in controllers:
+            rlimits["data"] = limits.memory_bytes
+        if limits.processes is not None and "pids" not in controllers and os.geteuid() != 0:
+            rlimits["nproc"] = limits.processes
+        if rlimits.keys() - {"fsize"}:
+            self._limits_by += "; rlimits " + ", ".join(sorted(rlimits))
+        hidden = await anyio.to_thread.run_sync(private_entries, [Path("/etc")])
+        env = self._env()
+        self._launcher = SandboxLauncher(
+            bwrap=bwrap,
+            cgroup_procs=self._cgroup.procs_files if self._cgroup is not None else (),
+            rlimits=rlimits,
+            env_allowlist=self.policy.env_allowlist,
+            session_names=frozenset(env),
+            readonly=tuple(system_paths()),
+            hidden=tuple(hidden),
+            writable=(self.work_dir, self.runtime_dir),
+            runtime_dir=self.runtime_dir,
+            network=self.policy.network,
+        )
+
+    def _env(self) -> dict[str, str]:
+        return session_env(os.environ, self.policy, self.work_dir)
+
+    def computer(self, **kwargs: Any) -> SandboxComputer:
+        """A Computer wired to this sandbox; keyword arguments override its settings."""
+        launcher = self.launcher
+        limits = self.policy.limits
+        kwargs.setdefault("cwd", self.work_dir)
+        kwargs.setdefault("work_dir", self.runtime_dir)
+        kwargs.setdefault("launcher", launcher)
+        kwargs.setdefault("env", self._env())
+        kwargs.setdefault("limits", Limits(limits.output_bytes, spill_dir=self.output_dir))
+        kwargs.setdefault("timeouts", Timeouts(execution=limits.wall_seconds))
+        guard = Guard(limits, self._cgroup, self._disk)
+        computer = SandboxComputer(guard, **kwargs)
+        self._computers.append(computer)
+        return computer
+
+    def usage(self) -> Usage:
+        """Memory, process, CPU and disk figures, for a session's status."""
+        cgroup = self._cgroup
+        try:
+            disk: int | None = self._disk.used()
+        except OSError:
+            disk = None
+        return Usage(
+            memory_bytes=cgroup.memory_bytes() if cgroup else None,
+            processes=cgroup.processes() if cgroup else None,
+            cpu_seconds=cgroup.cpu_seconds() if cgroup else None,
+            disk_bytes=disk,
+            disk_limit_bytes=self.policy.limits.disk_bytes,
+            sandboxed=self.enabled,
+            network=self.policy.network,
+            limits_by=self._limits_by,
+            disk_by=self._disk.mechanism,
+        )
+
+    async def aclose(self) -> None:
+        """Close its Computers, kill every process left, remove the cgroup and the files."""
+        with anyio.CancelScope(shield=True):
+            computers, self._computers = self._computers, []
+            for computer in computers:
+                try:
+                    await computer.aclose()
+                except Exception:
+                    logger.warning("closing a sandboxed Computer failed", exc_info=True)
+            cgroup, self._cgroup = self._cgroup, None
+            if cgroup is not None:
+                await self._remove_cgroup(cgroup)
+            await self._disk.teardown()
+            await anyio.to_thread.run_sync(shutil.rmtree, self.root, True)
+
+    async def _remove_cgroup(self, cgroup: Cgroup) -> None:
+        """Kill what is left and remove the cgroup; killed processes take a moment to
+        be reaped, so removal is retried, with a bounded wait."""
+        delay = 0.01
+        with anyio.move_on_after(_TEARDOWN_SECONDS):
+            while True:
+                cgroup.kill()
+                if cgroup.remove():
+                    return
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        logger.warning("the cgroup of %s could not be removed", self.root)

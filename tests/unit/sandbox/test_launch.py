@@ -1,0 +1,93 @@
+"""The launcher's command lines and the exec wrapper they start with."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lmc_runtime.sandbox.launch import EXEC_WRAPPER, SandboxLauncher
+from lmc_runtime.sandbox.policy import SandboxPolicy, SessionLimits, session_env
+
+
+def test_host_secrets_are_unset_and_session_names_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LMC_UNIT_SECRET", "x")
+    monkeypatch.setenv("HOME", "/root")
+    launcher = SandboxLauncher(
+        bwrap=None, env_allowlist=("PATH",), session_names=frozenset({"HOME"})
+    )
+    options = launcher.host_options()
+    assert options[options.index("LMC_UNIT_SECRET") - 1 :][:2] == ["--unset", "LMC_UNIT_SECRET"]
+    assert "PATH" not in options and "HOME" not in options
+    assert "JPY_PARENT_PID" in options
+
+
+def test_bwrap_command_line_isolates(tmp_path: Path) -> None:
+    launcher = SandboxLauncher(
+        bwrap="/usr/bin/bwrap",
+        writable=(tmp_path / "work",),
+        readonly=(Path("/usr"),),
+        network=False,
+    )
+    argv = launcher.wrap(["python", "-c", "1"])
+    assert argv[:4] == [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
+    bwrap = argv[argv.index("/usr/bin/bwrap") :]
+    for flag in ("--unshare-all", "--die-with-parent", "--cap-drop", "--proc", "--dev"):
+        assert flag in bwrap
+    assert "--share-net" not in bwrap
+    assert ["--bind", str(tmp_path / "work"), str(tmp_path / "work")] == bwrap[
+        bwrap.index("--bind") : bwrap.index("--bind") + 3
+    ]
+    assert argv[-3:] == ["python", "-c", "1"]
+    opted_in = SandboxLauncher(bwrap="/usr/bin/bwrap", network=True).wrap(["true"])
+    assert "--share-net" in opted_in
+
+
+def test_the_exec_wrapper_sets_limits_and_cleans_the_environment() -> None:
+    code = (
+        "import os, resource, signal;"
+        "print(resource.getrlimit(resource.RLIMIT_FSIZE)[0], os.environ.get('GONE'),"
+        " signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
+    )
+    argv = [
+        sys.executable,
+        "-I",
+        "-S",
+        str(EXEC_WRAPPER),
+        "--rlimit",
+        "fsize=12345",
+        "--unset",
+        "GONE",
+        "--sigint",
+        "ignore",
+        "--",
+        sys.executable,
+        "-c",
+        code,
+    ]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=30, env={"GONE": "1", "PATH": "/usr/bin"}
+    )
+    assert done.stdout.split() == ["12345", "None", "True"], done.stderr
+
+
+def test_the_exec_wrapper_fails_clearly() -> None:
+    argv = [sys.executable, "-I", "-S", str(EXEC_WRAPPER), "--rlimit", "bogus=1", "--", "true"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 127 and "lmc sandbox" in done.stderr
+
+
+def test_session_env_keeps_only_allowlisted_host_variables(tmp_path: Path) -> None:
+    host = {"PATH": "/bin", "LC_ALL": "C", "AWS_SECRET_ACCESS_KEY": "k", "HOME": "/root"}
+    env = session_env(host, SandboxPolicy(env={"MINE": "1"}), tmp_path)
+    assert env["PATH"] == "/bin" and env["LC_ALL"] == "C" and env["MINE"] == "1"
+    assert env["HOME"] == str(tmp_path) and "AWS_SECRET_ACCESS_KEY" not in env
+
+
+def test_limits_are_validated() -> None:
+    with pytest.raises(ValueError):
+        SessionLimits(processes=1)
+    with pytest.raises(ValueError):
+        SessionLimits(output_bytes=10)
