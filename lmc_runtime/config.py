@@ -53,12 +53,16 @@ class Limits:
     ``output_bytes``: console output delivered for one execution, in UTF-8
     bytes. Past it the head and the tail are kept, the middle is replaced by an
     "N bytes omitted" marker, and the whole output is saved to a file under
-    ``spill_dir`` (the system temp directory when None).
+    ``spill_dir`` (the system temp directory when None). ``spill_bytes`` caps
+    that file (None: no cap), so a flood of output cannot fill the disk.
     """
 
     output_bytes: int = 256_000
     spill_dir: Path | None = None
+    spill_bytes: int | None = 64 << 20
 
     def __post_init__(self) -> None:
         if self.output_bytes < 64:
             raise ValueError(f"output_bytes must be at least 64, got {self.output_bytes}")
+        if self.spill_bytes is not None and self.spill_bytes < 0:
+            raise ValueError(f"spill_bytes must be at least 0, got {self.spill_bytes}")

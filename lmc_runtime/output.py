@@ -69,8 +69,12 @@ class Truncation:
 class OutputBudget:
     """Keeps one execution's console output within ``limit`` bytes."""
 
-    def __init__(self, limit: int, spill_dir: Path | None, name: str) -> None:
+    def __init__(
+        self, limit: int, spill_dir: Path | None, name: str, spill_limit: int | None = None
+    ) -> None:
         self._limit = limit
+        self._spill_limit = spill_limit
+        self._spilled = 0  # characters written to the file
         self._head_limit = limit // 2
         self._tail_limit = limit - self._head_limit
         self._spill_dir = spill_dir
@@ -96,7 +100,7 @@ class OutputBudget:
             self._sent_size += _size(sent)
         rest = text[len(sent) :]
         if self._file is not None:
-            self._file.write(text)
+            self._spill(text)
             self._keep(rest, extras)
             return sent
         if sent:
@@ -132,10 +136,11 @@ class OutputBudget:
             self._tail_size = sum(_size(text) for text, _ in self._tail)
         tail: list[Part] = [(text, extras) for text, extras in self._tail if text]
         omitted = self._total - self._sent_size - self._tail_size
-        marker = (
-            f"\n[... {omitted} bytes omitted; the whole output ({self._total} bytes) "
-            f"is saved in {self.path} ...]\n"
-        )
+        if self._spill_limit is not None and self._spilled >= self._spill_limit:
+            saved = f"its first {self._spill_limit} bytes are saved in {self.path}"
+        else:
+            saved = f"the whole output ({self._total} bytes) is saved in {self.path}"
+        marker = f"\n[... {omitted} bytes omitted; {saved} ...]\n"
         text = marker + "".join(t for t, _ in tail)
         return Truncation(text, omitted, self._total, self.path, ((marker, None), *tail))
 
@@ -146,12 +151,23 @@ class OutputBudget:
         self.path = Path(name)
         self._file = os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass")
         for chunk in self._sent:
-            self._file.write(chunk)
+            self._spill(chunk)
         for text, _ in self._tail:
-            self._file.write(text)
+            self._spill(text)
         self._sent.clear()
         self._tail_limit = max(0, self._limit - self._sent_size)
         self._trim()
+
+    def _spill(self, text: str) -> None:
+        """Write ``text`` to the file, up to the cap (counted in characters, ~bytes)."""
+        assert self._file is not None
+        if self._spill_limit is not None:
+            room = self._spill_limit - self._spilled
+            if room <= 0:
+                return
+            text = text[:room]
+        self._file.write(text)
+        self._spilled += len(text)
 
     def _keep(self, text: str, extras: dict[str, Any] | None) -> None:
         if not text:
@@ -184,14 +200,16 @@ async def within_budget(
     just before the final ``active_line`` null. Closing this generator closes
     ``stream`` (which stops the code).
     """
-    budget = OutputBudget(limits.output_bytes, limits.spill_dir, reply_to)
+    budget = OutputBudget(limits.output_bytes, limits.spill_dir, reply_to, limits.spill_bytes)
     try:
         async for message in stream:
             if message.type == "console" and message.format == "output":
                 if message.extras and "status" in message.extras:
                     for out in _release(budget, reply_to):
                         yield out
-                    budget = OutputBudget(limits.output_bytes, limits.spill_dir, reply_to)
+                    budget = OutputBudget(
+                        limits.output_bytes, limits.spill_dir, reply_to, limits.spill_bytes
+                    )
                     yield message
                     continue
                 text = budget.feed(message.content, message.extras)

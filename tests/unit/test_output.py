@@ -142,3 +142,16 @@ def test_memory_stays_bounded_for_one_huge_write(tmp_path: Path) -> None:
     truncation = budget.finish()
     assert truncation is not None
     assert truncation.path.stat().st_size == 5_000_000
+
+
+def test_spill_file_is_capped_so_a_flood_cannot_fill_the_disk(tmp_path: Path) -> None:
+    """Regression: printing 1 GB used to write a 1 GB spill file on the host."""
+    budget = OutputBudget(100, tmp_path, "flood", spill_limit=1000)
+    pieces = [f"{i:09d}\n" for i in range(10_000)]  # 100,000 bytes
+    sent, truncation = _run(budget, pieces)
+    assert truncation is not None and budget.path is not None
+    saved = budget.path.read_text()
+    assert len(saved) == 1000 and saved == "".join(pieces)[:1000]
+    assert "its first 1000 bytes are saved in" in truncation.text
+    assert truncation.text.endswith(pieces[-1]), "the tail still ends with the last output"
+    assert truncation.total == 100_000
