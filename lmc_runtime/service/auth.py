@@ -1,0 +1,101 @@
+"""Bearer-token authentication for HTTP and WebSocket, and the WebSocket Origin check."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
+
+from .problems import ApiError
+
+__all__ = [
+    "TOKEN_SUBPROTOCOL_PREFIX",
+    "Authenticator",
+    "bearer_from_header",
+    "origin_allowed",
+    "token_from_subprotocols",
+]
+
+#: A browser cannot set headers on a WebSocket; it may offer ``lmc.token.<token>``
+#: as a subprotocol instead (the server answers with the plain ``lmc`` one).
+TOKEN_SUBPROTOCOL_PREFIX = "lmc.token."
+
+
+def bearer_from_header(value: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or None."""
+    if not value:
+        return None
+    scheme, _, token = value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def token_from_subprotocols(offered: Iterable[str]) -> str | None:
+    """The token carried in an ``lmc.token.<token>`` subprotocol, or None."""
+    for protocol in offered:
+        if protocol.startswith(TOKEN_SUBPROTOCOL_PREFIX):
+            return protocol[len(TOKEN_SUBPROTOCOL_PREFIX) :]
+    return None
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: Iterable[str]) -> bool:
+    """Whether a WebSocket from ``origin`` may connect.
+
+    No Origin header (a program, not a browser) is allowed; otherwise the
+    origin must be in ``allowed`` or be this server itself (same host and port
+    as the ``Host`` header).
+    """
+    if origin is None:
+        return True
+    normalized = origin.strip().rstrip("/").lower()
+    if normalized in {o.strip().rstrip("/").lower() for o in allowed}:
+        return True
+    if host is None or normalized == "null":
+        return False
+    parts = urlsplit(normalized)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return False
+    default_port = "443" if parts.scheme == "https" else "80"
+    origin_netloc = parts.netloc if parts.port else f"{parts.hostname}:{default_port}"
+    host_l = host.strip().lower()
+    host_netloc = host_l if ":" in host_l.rsplit("]", 1)[-1] else f"{host_l}:{default_port}"
+    return secrets.compare_digest(origin_netloc.encode(), host_netloc.encode())
+
+
+class Authenticator:
+    """Checks a request's token against the configured one, in constant time."""
+
+    def __init__(self, token: str | None, *, enabled: bool = True) -> None:
+        if enabled and not token:
+            raise ValueError("authentication needs a token")
+        self._token = (token or "").encode()
+        self.enabled = enabled
+
+    def valid(self, candidate: str | None) -> bool:
+        """Whether ``candidate`` is the token (always True with auth disabled)."""
+        if not self.enabled:
+            return True
+        if candidate is None:
+            return False
+        return secrets.compare_digest(candidate.encode(), self._token)
+
+    def check_http(self, headers: Mapping[str, str]) -> None:
+        """Raise a 401 :class:`ApiError` unless the request carries the token."""
+        if not self.enabled:
+            return
+        token = bearer_from_header(headers.get("authorization"))
+        if token is None:
+            raise ApiError(401, "unauthorized", "missing bearer token (Authorization: Bearer ...)")
+        if not self.valid(token):
+            raise ApiError(401, "unauthorized", "invalid bearer token")
+
+    def websocket_token(
+        self, headers: Mapping[str, str], query: Mapping[str, str], offered: Iterable[str]
+    ) -> str | None:
+        """The token a WebSocket handshake carries: header, ``?token=`` or subprotocol."""
+        return (
+            bearer_from_header(headers.get("authorization"))
+            or query.get("token")
+            or token_from_subprotocols(offered)
+        )

@@ -1,0 +1,99 @@
+"""``lmc serve``: its options and how it starts (imports the web stack only when run)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+from pathlib import Path
+
+__all__ = ["configure_parser", "default_data_dir", "run_serve"]
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/lmc-runtime``, or ``~/.local/share/lmc-runtime``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "lmc-runtime"
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``lmc serve`` to ``parser``."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8765, help="port to listen on")
+    parser.add_argument("--token", default=None, help="bearer token (default: $LMC_TOKEN)")
+    parser.add_argument(
+        "--no-auth", action="store_true", help="no token at all (loopback addresses only)"
+    )
+    parser.add_argument(
+        "--no-sandbox", action="store_true", help="run sessions without bubblewrap (unsafe)"
+    )
+    parser.add_argument(
+        "--network-default",
+        action="store_true",
+        help="sessions get network access unless they ask for none",
+    )
+    parser.add_argument("--max-sessions", type=int, default=16, help="most sessions at once")
+    parser.add_argument(
+        "--idle-timeout", type=float, default=600.0, help="seconds before an idle session ends"
+    )
+    parser.add_argument("--pool-size", type=int, default=2, help="warm Python sessions kept")
+    parser.add_argument(
+        "--wall-seconds", type=float, default=None, help="default wall time per execution"
+    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="sessions and transcripts")
+    parser.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Check the options, then serve until SIGINT or SIGTERM."""
+    from dataclasses import replace
+
+    from ..sandbox import SessionLimits, sandbox_available
+    from .server import serve
+    from .settings import ServiceSettings, is_loopback
+
+    def fail(text: str) -> int:
+        sys.stderr.write(f"lmc serve: {text}\n")
+        return 2
+
+    if args.no_auth and not is_loopback(args.host):
+        return fail(f"--no-auth is only allowed on a loopback address, not on {args.host!r}")
+    if not args.no_sandbox:
+        availability = sandbox_available()
+        if not availability.available:
+            return fail(
+                f"the sandbox cannot run here: {availability.reason}. Install bubblewrap "
+                "(apt-get install bubblewrap) or pass --no-sandbox to run sessions unconfined."
+            )
+    token = None if args.no_auth else (args.token or os.environ.get("LMC_TOKEN") or None)
+    generated = token is None and not args.no_auth
+    if generated:
+        token = secrets.token_urlsafe(32)
+    limits = SessionLimits()
+    if args.wall_seconds is not None:
+        limits = replace(limits, wall_seconds=args.wall_seconds)
+    try:
+        settings = ServiceSettings(
+            data_dir=(args.data_dir or default_data_dir()).resolve(),
+            host=args.host,
+            port=args.port,
+            token=token,
+            no_auth=args.no_auth,
+            sandbox=not args.no_sandbox,
+            network_default=args.network_default,
+            max_sessions=args.max_sessions,
+            idle_timeout=args.idle_timeout if args.idle_timeout > 0 else None,
+            pool_size=args.pool_size,
+            limits=limits,
+        )
+    except ValueError as exc:
+        return fail(str(exc))
+    if generated:
+        sys.stdout.write(f"lmc serve: generated token: {token}\n")
+    if args.no_sandbox:
+        sys.stdout.write("lmc serve: --no-sandbox: sessions run WITHOUT isolation\n")
+    sys.stdout.write(f"lmc serve: listening on http://{args.host}:{args.port}\n")
+    sys.stdout.flush()
+    serve(settings)
+    return 0

@@ -1,0 +1,106 @@
+"""File upload and download in a session's working directory, through the sandbox's
+safe file access (no ``..``, no absolute paths, no symlinks followed)."""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+from collections.abc import AsyncIterator
+from typing import IO
+
+import anyio
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import StreamingResponse
+
+from ..errors import LMCError
+from ..sandbox import open_in_session
+from .problems import ApiError
+from .routes import _ERRORS, require_token
+from .state import service_of
+from .streams import read_body
+
+__all__ = ["checked_path", "files_router"]
+
+_CHUNK = 64 * 1024
+
+
+def checked_path(path: str) -> str:
+    """``path`` if it is a plain relative path inside the working directory; else 400."""
+    if not path or "\x00" in path:
+        raise ApiError(400, "bad_path", "the path is empty or contains a NUL byte")
+    if path.startswith("/") or posixpath.isabs(path):
+        raise ApiError(400, "bad_path", f"absolute paths are not allowed: {path!r}")
+    parts = path.split("/")
+    if any(part == ".." for part in parts):
+        raise ApiError(400, "bad_path", f"'..' is not allowed in a path: {path!r}")
+    if any(part in ("", ".") for part in parts):
+        raise ApiError(400, "bad_path", f"the path has an empty or '.' component: {path!r}")
+    return path
+
+
+def _refusal(path: str, exc: Exception) -> ApiError:
+    if isinstance(exc, FileNotFoundError):
+        return ApiError(404, "file_not_found", f"no file {path!r} in the session")
+    if isinstance(exc, IsADirectoryError):
+        return ApiError(400, "is_a_directory", f"{path!r} is a directory")
+    if isinstance(exc, OSError) and exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EXDEV):
+        return ApiError(400, "unsafe_path", f"{path!r} goes through a symbolic link: refused")
+    if isinstance(exc, OSError) and exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
+        return ApiError(413, "too_large", f"{path!r} does not fit the session's disk limits")
+    return ApiError(400, "unsafe_path", f"{path!r} cannot be opened safely: {exc}")
+
+
+def files_router() -> APIRouter:
+    """``PUT``/``GET /v1/sessions/{id}/files/{path}``."""
+    router = APIRouter(prefix="/v1/sessions", dependencies=[Depends(require_token)])
+
+    @router.put("/{session_id}/files/{path:path}", status_code=201, responses=_ERRORS)
+    async def upload(request: Request, session_id: str, path: str) -> dict[str, object]:
+        service = service_of(request)
+        session = service.manager.get(session_id)
+        relpath = checked_path(path)
+        limit = service.settings.max_upload_bytes
+        file_limit = session.policy.limits.file_size_bytes
+        if file_limit is not None:
+            limit = min(limit, file_limit)
+        data = await read_body(request, limit)
+        root = session.sandbox.work_dir
+
+        def write() -> None:
+            with open_in_session(root, relpath, "wb", make_parents=True) as handle:
+                handle.write(data)
+
+        try:
+            await anyio.to_thread.run_sync(write)
+        except (OSError, LMCError, ValueError) as exc:
+            raise _refusal(relpath, exc) from exc
+        session.touch()
+        return {"path": relpath, "size": len(data)}
+
+    @router.get(
+        "/{session_id}/files/{path:path}",
+        responses={**_ERRORS, 200: {"content": {"application/octet-stream": {}}}},
+        response_class=Response,
+    )
+    async def download(request: Request, session_id: str, path: str) -> StreamingResponse:
+        session = service_of(request).manager.get(session_id)
+        relpath = checked_path(path)
+        root = session.sandbox.work_dir
+        try:
+            handle: IO[bytes] = await anyio.to_thread.run_sync(
+                lambda: open_in_session(root, relpath, "rb")
+            )
+        except (OSError, LMCError, ValueError) as exc:
+            raise _refusal(relpath, exc) from exc
+        session.touch()
+
+        async def content() -> AsyncIterator[bytes]:
+            try:
+                while piece := await anyio.to_thread.run_sync(handle.read, _CHUNK):
+                    yield piece
+            finally:
+                handle.close()
+
+        return StreamingResponse(content(), media_type="application/octet-stream")
+
+    return router

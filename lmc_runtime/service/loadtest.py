@@ -1,0 +1,172 @@
+"""Load test for a running ``lmc serve``: N concurrent sessions, short executions.
+
+    python -m lmc_runtime.service.loadtest --url http://127.0.0.1:8765 --token T -n 10
+
+Each session is created, runs ``--rounds`` rounds of a mix of short executions
+(print, arithmetic, a small loop, an import, an exception), and is then left idle
+while its memory is read from ``GET /v1/sessions/{id}``; finally it is deleted.
+Reported: execution round-trip latency (p50, p99), session creation time (pooled
+and cold), errors, and memory per idle session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+
+__all__ = ["MIX", "LoadReport", "main", "run_load"]
+
+#: (code, expected final status)
+MIX: tuple[tuple[str, str], ...] = (
+    ("print('hello')", "ok"),
+    ("x = sum(range(1000))\nx", "ok"),
+    ("total = 0\nfor i in range(20000):\n    total += i\nprint(total)", "ok"),
+    ("import json\nprint(json.dumps({'a': 1}))", "ok"),
+    ("1 / 0", "error"),
+)
+
+
+@dataclass
+class LoadReport:
+    """What one load run measured."""
+
+    sessions: int
+    executions: int = 0
+    latencies: list[float] = field(default_factory=list)
+    pooled_create: list[float] = field(default_factory=list)
+    cold_create: list[float] = field(default_factory=list)
+    idle_memory: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        memory = statistics.mean(self.idle_memory) if self.idle_memory else None
+        return {
+            "sessions": self.sessions,
+            "executions": self.executions,
+            "p50_ms": _ms(_percentile(self.latencies, 50)),
+            "p99_ms": _ms(_percentile(self.latencies, 99)),
+            "errors": len(self.errors),
+            "error_samples": self.errors[:5],
+            "pooled_create_p50_ms": _ms(_percentile(self.pooled_create, 50)),
+            "pooled_sessions": len(self.pooled_create),
+            "cold_create_p50_ms": _ms(_percentile(self.cold_create, 50)),
+            "idle_memory_mib_per_session": None if memory is None else round(memory / 2**20, 1),
+        }
+
+
+def _percentile(values: list[float], pct: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(0, math.ceil(pct / 100 * len(ordered)) - 1)
+    return ordered[rank]
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value * 1000, 2)
+
+
+async def _execute(client: httpx.AsyncClient, session_id: str, code: str) -> tuple[float, Any]:
+    body = {"role": "assistant", "type": "code", "format": "python", "content": code}
+    started = time.perf_counter()
+    last: dict[str, Any] = {}
+    async with client.stream("POST", f"/v1/sessions/{session_id}/execute", json=body) as resp:
+        if resp.status_code != 200:
+            await resp.aread()
+            raise RuntimeError(f"execute answered {resp.status_code}: {resp.text[:200]}")
+        async for line in resp.aiter_lines():
+            if line:
+                last = json.loads(line)
+    elapsed = time.perf_counter() - started
+    if last.get("format") != "active_line" or last.get("content") is not None:
+        raise RuntimeError(f"the stream did not end with active_line null: {last}")
+    return elapsed, (last.get("extras") or {}).get("status")
+
+
+async def _one_session(
+    client: httpx.AsyncClient, report: LoadReport, rounds: int, idle: anyio.Event, hold: Any
+) -> None:
+    started = time.perf_counter()
+    created = await client.post("/v1/sessions", json={})
+    if created.status_code != 201:
+        report.errors.append(f"create: {created.status_code} {created.text[:200]}")
+        _arrive(idle, hold, report.sessions)
+        return
+    info = created.json()
+    (report.pooled_create if info["pooled"] else report.cold_create).append(
+        time.perf_counter() - started
+    )
+    session_id = info["id"]
+    try:
+        for _ in range(rounds):
+            for code, expected in MIX:
+                try:
+                    elapsed, status = await _execute(client, session_id, code)
+                except (httpx.HTTPError, RuntimeError) as exc:
+                    report.errors.append(f"execute: {exc!r}")
+                    continue
+                report.executions += 1
+                report.latencies.append(elapsed)
+                if status != expected:
+                    report.errors.append(f"status {status!r} instead of {expected!r} for {code!r}")
+        _arrive(idle, hold, report.sessions)
+        await idle.wait()
+        usage = (await client.get(f"/v1/sessions/{session_id}")).json().get("usage") or {}
+        if isinstance(usage.get("memory_bytes"), int):
+            report.idle_memory.append(usage["memory_bytes"])
+    finally:
+        _arrive(idle, hold, report.sessions)
+        await client.delete(f"/v1/sessions/{session_id}")
+
+
+def _arrive(idle: anyio.Event, hold: list[int], expected: int) -> None:
+    """Count a session at the idle point (once each); all there: measure."""
+    hold.append(1)
+    if len(hold) >= expected:
+        idle.set()
+
+
+async def run_load(url: str, token: str | None, sessions: int, rounds: int) -> LoadReport:
+    """Drive ``sessions`` concurrent sessions against ``url``."""
+    report = LoadReport(sessions=sessions)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    limits = httpx.Limits(max_connections=sessions * 2 + 4)
+    async with httpx.AsyncClient(
+        base_url=url, headers=headers, timeout=300, limits=limits
+    ) as client:
+        idle = anyio.Event()
+        hold: list[int] = []
+        with anyio.fail_after(1800):
+            async with anyio.create_task_group() as tg:
+                for _ in range(sessions):
+                    tg.start_soon(_one_session, client, report, rounds, idle, hold)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point; writes one JSON object per N to stdout."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--url", default="http://127.0.0.1:8765")
+    parser.add_argument("--token", default=os.environ.get("LMC_TOKEN"))
+    parser.add_argument("-n", "--sessions", type=int, nargs="+", default=[1, 10, 50])
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of the mix per session")
+    args = parser.parse_args(argv)
+    for n in args.sessions:
+        report = anyio.run(run_load, args.url, args.token, n, args.rounds)
+        sys.stdout.write(json.dumps(report.to_dict()) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""The sessions of the service: create, list, get, delete, capacity and shutdown."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections import OrderedDict
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from ..backends.registry import Registry
+from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
+from .models import CreateSession
+from .pool import Pool
+from .problems import ApiError
+from .session import ServiceSession
+from .settings import ServiceSettings
+from .transcript import Transcripts
+
+__all__ = ["SessionManager"]
+
+logger = logging.getLogger(__name__)
+
+#: How long a session may take to close before shutdown moves on.
+_CLOSE_TIMEOUT = 30.0
+
+
+class SessionManager:
+    """Owns every session's task; sessions beyond ``max_sessions`` are refused."""
+
+    def __init__(
+        self, settings: ServiceSettings, transcripts: Transcripts, registry: Registry | None = None
+    ) -> None:
+        self.settings = settings
+        self.transcripts = transcripts
+        self.registry = registry or Registry()
+        self.sessions: dict[str, ServiceSession] = {}
+        self.ended: OrderedDict[str, str] = OrderedDict()
+        self.pool = Pool(settings.pool_size, self._start_pooled)
+        self.shutting_down = False
+        self._starting = 0
+        self._start_gate = anyio.Semaphore(max(1, os.cpu_count() or 1))
+        self._task_group: TaskGroup | None = None
+        self._default_policy = SandboxPolicy(
+            network=settings.network_default, limits=settings.limits
+        )
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.settings.data_dir / "sessions"
+
+    # -- lifetime ----------------------------------------------------------
+
+    async def run(self, *, task_status: TaskStatus[None]) -> None:
+        """Run until cancelled; then close every session (see :meth:`shutdown`)."""
+        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            async with anyio.create_task_group() as tg:
+                self._task_group = tg
+                if self.settings.pool_size:
+                    tg.start_soon(self.pool.run)
+                task_status.started()
+                await anyio.sleep_forever()
+        finally:
+            self._task_group = None
+
+    async def shutdown(self) -> None:
+        """Stop every session and wait (bounded) until their processes are gone."""
+        self.shutting_down = True
+        everyone = list(self.sessions.values()) + self.pool.drain()
+        for session in everyone:
+            session.stop("the service is shutting down", "closed")
+        with anyio.move_on_after(_CLOSE_TIMEOUT) as scope:
+            for session in everyone:
+                await session.closed.wait()
+        if scope.cancelled_caught:
+            logger.error("some sessions did not close within %g s", _CLOSE_TIMEOUT)
+
+    # -- sessions ----------------------------------------------------------
+
+    def _policy(self, request: CreateSession) -> SandboxPolicy:
+        ceiling = self.settings.limits
+        asked = request.limits.model_dump(exclude_none=True)
+        for key, value in asked.items():
+            most = getattr(ceiling, key)
+            if most is not None and value > most:
+                raise ApiError(
+                    400, "limit_too_high", f"limits.{key} may be at most {most}, got {value}"
+                )
+        limits: SessionLimits = replace(ceiling, **asked)
+        network = self.settings.network_default if request.network is None else request.network
+        return SandboxPolicy(network=network, limits=limits)
+
+    def _languages(self, names: list[str]) -> list[str]:
+        resolved = []
+        for name in names or ["python"]:
+            canonical = self.registry.resolve(name)
+            if canonical is None:
+                known = ", ".join(sorted(self.registry))
+                raise ApiError(
+                    400, "unknown_language", f"unknown language {name!r}; known: {known}"
+                )
+            availability = self.registry.availability(canonical)
+            if not availability.available:
+                raise ApiError(
+                    400,
+                    "language_unavailable",
+                    f"{canonical} is not available here: {availability.reason}",
+                )
+            if canonical not in resolved:
+                resolved.append(canonical)
+        return resolved
+
+    def _new(self, policy: SandboxPolicy, languages: list[str], *, pooled: bool) -> ServiceSession:
+        session_id = secrets.token_hex(8)
+        sandbox = Sandbox(self.sessions_dir / session_id, policy, enabled=self.settings.sandbox)
+        return ServiceSession(
+            session_id,
+            sandbox,
+            policy,
+            languages,
+            self.transcripts,
+            sandboxed=self.settings.sandbox,
+            idle_timeout=self.settings.idle_timeout,
+            in_pool=pooled,
+        )
+
+    async def _launch(self, session: ServiceSession, *, warm: bool) -> None:
+        if self._task_group is None:
+            raise ApiError(503, "unavailable", "the service is not running")
+        await self._task_group.start(self._life, session, warm)
+        await session.ready.wait()
+
+    async def _life(
+        self, session: ServiceSession, warm: bool, *, task_status: TaskStatus[None]
+    ) -> None:
+        await session.run(warm=warm, gate=self._start_gate, task_status=task_status)
+        if self.sessions.pop(session.id, None) is not None:
+            self._record_end(session.id, session.end_reason or "it was closed")
+
+    def _record_end(self, session_id: str, reason: str) -> None:
+        self.ended[session_id] = reason
+        while len(self.ended) > self.settings.ended_kept:
+            self.ended.popitem(last=False)
+
+    async def _start_pooled(self) -> ServiceSession:
+        session = self._new(self._default_policy, ["python"], pooled=True)
+        await self._launch(session, warm=True)
+        return session
+
+    async def create(self, request: CreateSession) -> ServiceSession:
+        """A new session, from the pool when it fits; 429 past ``max_sessions``."""
+        if self.shutting_down:
+            raise ApiError(503, "shutting_down", "the service is shutting down")
+        policy = self._policy(request)
+        languages = self._languages(request.languages)
+        if len(self.sessions) + self._starting >= self.settings.max_sessions:
+            raise ApiError(
+                429,
+                "too_many_sessions",
+                f"the service runs at most {self.settings.max_sessions} sessions; "
+                "delete one or try again later",
+            )
+        session = self.pool.take() if policy == self._default_policy else None
+        self._starting += 1
+        try:
+            if session is None:
+                session = self._new(policy, languages, pooled=False)
+                await self._launch(session, warm="python" in languages)
+            else:
+                session.languages = languages
+            if session.start_error is not None:
+                raise ApiError(
+                    503, "session_failed", f"the session could not start: {session.start_error}"
+                )
+            session.claim()
+            self.sessions[session.id] = session
+        except BaseException:
+            if session is not None and session.id not in self.sessions:
+                session.stop("its creation was abandoned")
+            raise
+        finally:
+            self._starting -= 1
+        metadata = {"languages": languages, "network": policy.network, "pooled": session.pooled}
+        await self.transcripts.open(session.id, title=request.title, metadata=metadata)
+        return session
+
+    def get(self, session_id: str) -> ServiceSession:
+        """The live session ``session_id``; 404 saying why if it has ended."""
+        session = self.sessions.get(session_id)
+        if session is not None and not session.ended.is_set():
+            return session
+        reason = self.ended.get(session_id) or (session.end_reason if session else None)
+        if reason is not None:
+            raise ApiError(404, "session_ended", f"session {session_id} has ended: {reason}")
+        raise ApiError(404, "not_found", f"no session {session_id!r}")
+
+    async def delete(self, session_id: str) -> None:
+        """End a session and wait until its processes are gone."""
+        session = self.get(session_id)
+        session.stop("it was deleted", "closed")
+        with anyio.move_on_after(_CLOSE_TIMEOUT):
+            await session.closed.wait()

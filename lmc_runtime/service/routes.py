@@ -1,0 +1,109 @@
+"""The HTTP routes for sessions: create, list, get, delete, execute, interrupt, restart."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+
+from ..errors import MessageError, UsageError
+from .models import CreateSession, ErrorBody, RestartRequest, SessionInfo, SessionList
+from .problems import ApiError
+from .state import info, service_of
+from .streams import NdjsonExecution, code_message, parse_json, read_body
+
+__all__ = ["require_token", "sessions_router"]
+
+
+async def require_token(request: Request) -> None:
+    """Dependency: 401 unless the request carries the bearer token."""
+    service_of(request).auth.check_http(request.headers)
+
+
+_ERRORS: dict[int | str, dict[str, object]] = {
+    status: {"model": ErrorBody} for status in (400, 401, 404, 409, 413, 429, 503)
+}
+
+
+def sessions_router() -> APIRouter:
+    """The ``/v1/sessions`` routes, all behind the bearer token."""
+    router = APIRouter(prefix="/v1/sessions", dependencies=[Depends(require_token)])
+
+    @router.post("", status_code=201, responses=_ERRORS)
+    async def create_session(request: Request) -> SessionInfo:
+        service = service_of(request)
+        body = await read_body(request, service.settings.max_request_bytes)
+        data = parse_json(body) if body.strip() else {}
+        try:
+            spec = CreateSession.model_validate(data)
+        except ValueError as exc:
+            raise ApiError(400, "bad_request", str(exc)) from exc
+        session = await service.manager.create(spec)
+        return info(session)
+
+    @router.get("", responses=_ERRORS)
+    async def list_sessions(request: Request) -> SessionList:
+        sessions = service_of(request).manager.sessions.values()
+        return SessionList(sessions=[info(s) for s in sessions if not s.ended.is_set()])
+
+    @router.get("/{session_id}", responses=_ERRORS)
+    async def get_session(request: Request, session_id: str) -> SessionInfo:
+        return info(service_of(request).manager.get(session_id), with_usage=True)
+
+    @router.delete("/{session_id}", status_code=204, responses=_ERRORS)
+    async def delete_session(request: Request, session_id: str) -> Response:
+        await service_of(request).manager.delete(session_id)
+        return Response(status_code=204)
+
+    @router.post(
+        "/{session_id}/execute",
+        responses={**_ERRORS, 200: {"content": {"application/x-ndjson": {}}}},
+        response_class=Response,
+    )
+    async def execute(
+        request: Request,
+        session_id: str,
+        timeout: Annotated[float | None, Query(gt=0)] = None,
+    ) -> NdjsonExecution:
+        """Run one LMC code message; the reply is one computer message per line."""
+        service = service_of(request)
+        session = service.manager.get(session_id)
+        body = await read_body(request, service.settings.max_request_bytes)
+        try:
+            message = code_message(parse_json(body))
+        except MessageError as exc:
+            raise ApiError(400, "malformed", f"not a code message: {exc.reason}") from exc
+        wall = session.policy.limits.wall_seconds
+        if timeout is not None and wall is not None:
+            timeout = min(timeout, wall)
+        claim = session.acquire()
+        return NdjsonExecution(session.stream(message, timeout, claim), claim)
+
+    @router.post("/{session_id}/interrupt", status_code=202, responses=_ERRORS)
+    async def interrupt(request: Request, session_id: str) -> SessionInfo:
+        session = service_of(request).manager.get(session_id)
+        computer = session.computer
+        if computer is not None:
+            await computer.ainterrupt()
+        session.touch()
+        return info(session)
+
+    @router.post("/{session_id}/restart", responses=_ERRORS)
+    async def restart(request: Request, session_id: str) -> SessionInfo:
+        service = service_of(request)
+        session = service.manager.get(session_id)
+        body = await read_body(request, service.settings.max_request_bytes)
+        try:
+            spec = RestartRequest.model_validate(parse_json(body) if body.strip() else {})
+        except ValueError as exc:
+            raise ApiError(400, "bad_request", str(exc)) from exc
+        computer = session.computer
+        if computer is not None:
+            try:
+                await computer.arestart(spec.language)
+            except UsageError as exc:
+                raise ApiError(400, "unknown_language", str(exc)) from exc
+        session.touch()
+        return info(session)
+
+    return router

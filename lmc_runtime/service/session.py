@@ -1,0 +1,270 @@
+"""One session of the service: a sandbox, a Computer inside it, and its lifetime.
+
+A session lives in one task (:meth:`ServiceSession.run`) of the manager's task
+group: it starts the sandbox, opens a Computer wired to it, optionally warms a
+Python kernel, then waits until it is stopped or has been idle too long, and
+finally closes the Computer and the sandbox (which kills every process the
+session started). One execution at a time: a second one gets 409.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import asdict
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from .. import replies
+from ..computer import Computer
+from ..errors import KernelStartError
+from ..messages import Message
+from ..sandbox import Sandbox, SandboxPolicy
+from .problems import ApiError
+from .transcript import Transcripts
+
+__all__ = ["Claim", "ServiceSession"]
+
+logger = logging.getLogger(__name__)
+
+
+class ServiceSession:
+    """A sandboxed Computer with an id, an idle clock and a busy flag."""
+
+    def __init__(
+        self,
+        session_id: str,
+        sandbox: Sandbox,
+        policy: SandboxPolicy,
+        languages: list[str],
+        transcripts: Transcripts,
+        *,
+        sandboxed: bool,
+        idle_timeout: float | None,
+        in_pool: bool = False,
+    ) -> None:
+        self.id = session_id
+        self.sandbox = sandbox
+        self.policy = policy
+        self.languages = languages
+        self.sandboxed = sandboxed
+        self.pooled = in_pool
+        self.in_pool = in_pool
+        self.created_at = time.time()
+        self.last_active = self.created_at
+        self.computer: Computer | None = None
+        self.start_error: BaseException | None = None
+        self.end_reason: str | None = None
+        self.end_status = "closed"
+        self.ready = anyio.Event()
+        self.ended = anyio.Event()
+        self.closed = anyio.Event()
+        self._transcripts = transcripts
+        self._idle_timeout = idle_timeout
+        self._idle_since = anyio.current_time()
+        self._busy = anyio.Semaphore(1)
+        self._stop = anyio.Event()
+        self._changed = anyio.Event()
+
+    # -- state -------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._busy.value == 0
+
+    @property
+    def state(self) -> str:
+        if self.ended.is_set():
+            return "closing"
+        if not self.ready.is_set():
+            return "starting"
+        return "busy" if self.busy else "idle"
+
+    @property
+    def limits(self) -> dict[str, Any]:
+        return asdict(self.policy.limits)
+
+    def touch(self) -> None:
+        """Record activity: the idle clock starts again."""
+        self.last_active = time.time()
+        self._idle_since = anyio.current_time()
+        self._wake()
+
+    def claim(self) -> None:
+        """Take this session out of the pool for a client."""
+        self.in_pool = False
+        self.created_at = time.time()
+        self.touch()
+
+    def usage(self) -> dict[str, Any] | None:
+        try:
+            usage = self.sandbox.usage()
+        except Exception:
+            logger.debug("usage of session %s unavailable", self.id, exc_info=True)
+            return None
+        if isinstance(usage, dict):
+            return usage
+        with contextlib.suppress(TypeError):
+            return asdict(usage)
+        return None
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    # -- lifetime ----------------------------------------------------------
+
+    async def run(
+        self, *, warm: bool, gate: anyio.Semaphore, task_status: TaskStatus[None]
+    ) -> None:
+        """The session's whole life; never raises into the manager's task group.
+
+        ``gate`` bounds how many sessions start at once, so that a burst of
+        creations queues instead of starving every kernel of CPU.
+        """
+        task_status.started()
+        try:
+            await gate.acquire()
+            try:
+                await self.sandbox.start()
+                computer = self.sandbox.computer()
+                await computer.__aenter__()
+            except BaseException:
+                gate.release()
+                raise
+            async with contextlib.AsyncExitStack() as stack:
+                stack.push_async_exit(computer.__aexit__)
+                self.computer = computer
+                try:
+                    if warm:
+                        await _warm(computer)
+                finally:
+                    gate.release()
+                self.touch()
+                self.ready.set()
+                await self._watch()
+        except Exception as exc:
+            if not self.ready.is_set():
+                self.start_error = exc
+                logger.warning("session %s did not start: %r", self.id, exc)
+            else:
+                logger.exception("session %s failed", self.id)
+                self.end_reason = self.end_reason or f"the session failed: {exc!r}"
+        finally:
+            self.ready.set()
+            self.ended.set()
+            self.computer = None
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self.sandbox.aclose()
+                except Exception:
+                    logger.exception("closing the sandbox of session %s failed", self.id)
+                self.closed.set()
+
+    async def _watch(self) -> None:
+        while not self._stop.is_set():
+            changed = self._changed
+            if self._idle_timeout is None or self.in_pool or self.busy:
+                await changed.wait()
+                continue
+            deadline = self._idle_since + self._idle_timeout
+            with anyio.move_on_at(deadline):
+                await changed.wait()
+            if changed.is_set() or self.busy:
+                continue
+            self.end_status = "culled"
+            self.end_reason = f"it was idle for more than {self._idle_timeout:g} s and was culled"
+            logger.info("session %s culled after %g s idle", self.id, self._idle_timeout)
+            await self._transcripts.append(self.id, [self.end_notice()])
+            return
+
+    def stop(self, reason: str, status: str = "closed") -> None:
+        """Ask the session to end (its task closes everything)."""
+        if self.end_reason is None:
+            self.end_reason, self.end_status = reason, status
+        self._stop.set()
+        self._wake()
+
+    def end_notice(self) -> Message:
+        """The message that tells a connected client why the session ended."""
+        return replies.notice(
+            f"Session {self.id} has ended: {self.end_reason}. Its state is gone.",
+            self.end_status,
+            None,
+            session=self.id,
+            reason=self.end_reason,
+            state_lost=True,
+        )
+
+    # -- execution -----------------------------------------------------------
+
+    def acquire(self) -> Claim:
+        """Reserve the session for one execution; 409 if one is running."""
+        if self.ended.is_set() or self.computer is None:
+            raise ApiError(404, "session_ended", f"session {self.id} has ended")
+        try:
+            self._busy.acquire_nowait()
+        except anyio.WouldBlock:
+            raise ApiError(
+                409, "busy", f"session {self.id} is running code; wait or interrupt it"
+            ) from None
+        self.touch()
+        return Claim(self)
+
+    def _release(self) -> None:
+        self._busy.release()
+        self.touch()
+
+    async def stream(
+        self, message: Message, timeout: float | None, claim: Claim
+    ) -> AsyncGenerator[Message, None]:
+        """Run ``message`` under ``claim``; yield and record its replies."""
+        produced: list[Message] = []
+        try:
+            computer = self.computer
+            if computer is None:
+                notice = replies.notice("the session has ended", "closed", message.id)
+                produced.append(notice)
+                yield notice
+                return
+            await self._transcripts.append(self.id, [message])
+            async for out in computer.arun(message, timeout=timeout):
+                produced.append(out)
+                if out.format == "active_line" and out.content is None:
+                    # Recorded before the client sees the end of the execution.
+                    batch, produced = produced, []
+                    await self._transcripts.append(self.id, batch)
+                yield out
+        finally:
+            claim.release()
+            with anyio.CancelScope(shield=True):
+                await self._transcripts.append(self.id, produced)
+
+
+async def _warm(computer: Computer) -> None:
+    """Start the Python kernel now; raise if it cannot run code."""
+    said: list[str] = []
+    status = None
+    async for out in computer.arun("python", "pass"):
+        if out.format == "output":
+            said.append(str(out.content))
+        elif out.content is None:
+            status = (out.extras or {}).get("status")
+    if status != "ok":
+        raise KernelStartError(f"the Python kernel did not start: {''.join(said).strip()}")
+
+
+class Claim:
+    """One execution's hold on a session; releasing it twice is harmless."""
+
+    def __init__(self, session: ServiceSession) -> None:
+        self._session: ServiceSession | None = session
+
+    def release(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            session._release()

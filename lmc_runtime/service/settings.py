@@ -1,0 +1,87 @@
+"""How an ``lmc serve`` instance is configured."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..sandbox import SessionLimits
+
+__all__ = ["ServiceSettings", "is_loopback"]
+
+
+#: The longest unix socket path (sun_path, with its NUL).
+_SOCKET_PATH_MAX = 107
+#: What a session adds under the data directory: /sessions/<16 hex>/runtime/<lang>/kernel-N.
+_SESSION_PATH_TAIL = len("/sessions/0123456789abcdef/runtime/javascript/kernel-10")
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Everything :func:`~lmc_runtime.service.create_app` needs.
+
+    ``token`` is the bearer token clients must send (None only with ``no_auth``).
+    ``sandbox``: run every session under bubblewrap (False is the operator's
+    explicit ``--no-sandbox``). ``network_default``: whether sessions that do
+    not say otherwise get network access. ``idle_timeout``: seconds of
+    inactivity after which a session is culled (None: never). ``pool_size``:
+    Python sessions kept started and ready to hand out.
+    """
+
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    no_auth: bool = False
+    sandbox: bool = True
+    network_default: bool = False
+    max_sessions: int = 16
+    idle_timeout: float | None = 600.0
+    pool_size: int = 2
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    allowed_origins: tuple[str, ...] = ()
+    max_request_bytes: int = 1 << 20
+    max_upload_bytes: int = 64 << 20
+    shutdown_grace: float = 5.0
+    ended_kept: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.no_auth and not is_loopback(self.host):
+            raise ValueError(
+                f"--no-auth is only allowed on a loopback address, not on {self.host!r}"
+            )
+        if not self.no_auth and not self.token:
+            raise ValueError("a token is required unless --no-auth is given")
+        if self.max_sessions < 1:
+            raise ValueError(f"max_sessions must be at least 1, got {self.max_sessions}")
+        if self.pool_size < 0 or self.pool_size > self.max_sessions:
+            raise ValueError(
+                f"pool_size must be between 0 and max_sessions ({self.max_sessions}), "
+                f"got {self.pool_size}"
+            )
+        room = _SOCKET_PATH_MAX - len(str(self.data_dir.absolute())) - _SESSION_PATH_TAIL
+        if room < 0:
+            raise ValueError(
+                f"the data directory {str(self.data_dir)!r} is {-room} characters too long: "
+                "kernels talk over unix sockets inside it, whose paths are limited to "
+                f"{_SOCKET_PATH_MAX} bytes; choose a shorter --data-dir"
+            )
+        if self.idle_timeout is not None and self.idle_timeout <= 0:
+            raise ValueError(f"idle_timeout must be positive or None, got {self.idle_timeout}")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only loopback addresses (``localhost``, 127.0.0.0/8, ::1)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    if host != "localhost":
+        return False
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)

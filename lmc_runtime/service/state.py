@@ -1,0 +1,47 @@
+"""What the routes share: the settings, the session manager and the authenticator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import HTTPConnection
+
+from .auth import Authenticator
+from .manager import SessionManager
+from .models import SessionInfo
+from .session import ServiceSession
+from .settings import ServiceSettings
+
+__all__ = ["Service", "info", "service_of"]
+
+
+@dataclass
+class Service:
+    """One running service; kept in ``app.state.service``."""
+
+    settings: ServiceSettings
+    manager: SessionManager
+    auth: Authenticator
+
+
+def service_of(connection: HTTPConnection) -> Service:
+    """The service that ``connection`` reached."""
+    service = connection.app.state.service
+    assert isinstance(service, Service)
+    return service
+
+
+def info(session: ServiceSession, *, with_usage: bool = False) -> SessionInfo:
+    """The API view of ``session``."""
+    return SessionInfo(
+        id=session.id,
+        languages=session.languages,
+        network=session.policy.network,
+        limits=session.limits,
+        state=session.state,  # type: ignore[arg-type]
+        created_at=session.created_at,
+        last_active=session.last_active,
+        pooled=session.pooled,
+        sandboxed=session.sandboxed,
+        usage=session.usage() if with_usage else None,
+    )

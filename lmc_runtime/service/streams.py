@@ -1,0 +1,127 @@
+"""Reading bounded request bodies, checking code messages, and the NDJSON execution stream."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import anyio
+from fastapi import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from ..errors import MessageError
+from ..messages import Message, new_id, parse_message
+from .problems import ApiError
+from .session import Claim
+
+__all__ = ["NdjsonExecution", "code_message", "dump_line", "parse_json", "read_body"]
+
+logger = logging.getLogger(__name__)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or a 413 :class:`ApiError` once it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "too_large", f"the request body is larger than {limit} bytes")
+    body = bytearray()
+    async for piece in request.stream():
+        body += piece
+        if len(body) > limit:
+            raise ApiError(413, "too_large", f"the request body is larger than {limit} bytes")
+    return bytes(body)
+
+
+def code_message(data: Any) -> Message:
+    """``data`` as an assistant code message with an id; MessageError says why not."""
+    message = parse_message(data)
+    if message.role != "assistant" or message.type != "code":
+        raise MessageError(
+            f"only assistant code messages can be run, got a {message.role} {message.type} message"
+        )
+    if isinstance(message.content, str):
+        try:
+            message.content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise MessageError(
+                f"content is not valid Unicode text: a lone surrogate at index {exc.start}"
+            ) from exc
+    if message.id is None:
+        message = message.model_copy(update={"id": new_id()})
+    return message
+
+
+def parse_json(body: bytes) -> Any:
+    """``body`` as JSON, or a 400 :class:`ApiError` saying where it breaks."""
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "malformed", f"the body is not UTF-8 (byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise ApiError(
+            400,
+            "malformed",
+            f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+        ) from exc
+
+
+def dump_line(data: Any) -> bytes:
+    """One NDJSON line."""
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: escape them, still one valid line
+        return (json.dumps(data) + "\n").encode("ascii")
+
+
+class NdjsonExecution(Response):
+    """An ASGI response streaming an execution's messages as ``application/x-ndjson``.
+
+    The messages are produced in the task that sends them, so a slow client
+    slows nothing but its own stream (the watchdog keeps deadlines); a client
+    that disconnects closes the stream, which stops the code. The session's
+    claim is released however the response ends, even if it never starts.
+    """
+
+    media_type = "application/x-ndjson"
+
+    def __init__(self, messages: AsyncGenerator[Message, None], claim: Claim) -> None:
+        super().__init__(media_type=self.media_type)
+        self._messages = messages
+        self._claim = claim
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_disconnect)
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [
+                            (b"content-type", self.media_type.encode()),
+                            (b"cache-control", b"no-store"),
+                            (b"x-accel-buffering", b"no"),
+                        ],
+                    }
+                )
+                async for message in self._messages:
+                    line = dump_line(message.to_dict())
+                    await send({"type": "http.response.body", "body": line, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                tg.cancel_scope.cancel()
+        except OSError:
+            logger.debug("client went away during an execution stream")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._messages.aclose()
+            self._claim.release()

@@ -1,0 +1,176 @@
+"""``WS /v1/sessions/{id}/ws``: code messages in, computer messages out.
+
+Authentication: ``Authorization: Bearer``, ``?token=``, or an ``lmc.token.<token>``
+subprotocol. A browser Origin must be allowed. Chunk framing (start/content/end,
+see :mod:`lmc_runtime.chunks`) is used on request: ``?chunks=1``, or a first
+message ``{"hello": {"chunks": true}}``; chunked input is accepted either way.
+``{"control": "interrupt"}`` interrupts the running code. Anything malformed is
+answered with a "not understood" computer message; the connection stays open.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
+
+from .. import replies
+from ..chunks import ChunkAssembler, to_chunks
+from ..errors import MessageError
+from ..messages import Message
+from .auth import origin_allowed
+from .problems import ApiError, error_response
+from .session import ServiceSession
+from .state import service_of
+from .streams import code_message
+
+__all__ = ["ws_router"]
+
+logger = logging.getLogger(__name__)
+
+
+async def _refuse(websocket: WebSocket, response: JSONResponse, close_code: int) -> None:
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(response)
+    else:
+        await websocket.close(code=close_code)
+
+
+class _Connection:
+    """One accepted WebSocket on one session."""
+
+    def __init__(self, websocket: WebSocket, session: ServiceSession, chunks: bool) -> None:
+        self.websocket = websocket
+        self.session = session
+        self.chunks = chunks
+        self.assembler = ChunkAssembler()
+        self._send_lock = anyio.Lock()
+        self._running = False
+
+    async def send(self, message: Message) -> None:
+        frames = list(to_chunks(message)) if self.chunks else [message.to_dict()]
+        async with self._send_lock:
+            for frame in frames:
+                await self.websocket.send_text(json.dumps(frame))
+
+    async def serve(self) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch_end, tg)
+            try:
+                while True:
+                    text = await self.websocket.receive_text()
+                    await self._handle(text, tg)
+            except WebSocketDisconnect:
+                pass
+            except KeyError:  # a binary frame: receive_text finds no "text"
+                logger.debug("binary frame on a session WebSocket; closing")
+            tg.cancel_scope.cancel()
+
+    async def _watch_end(self, tg: TaskGroup) -> None:
+        await self.session.ended.wait()
+        try:
+            await self.send(self.session.end_notice())
+            reason = (self.session.end_reason or "session ended")[:120]
+            await self.websocket.close(code=1001, reason=reason)
+        except Exception:
+            logger.debug("could not tell a client the session ended", exc_info=True)
+        tg.cancel_scope.cancel()
+
+    async def _handle(self, text: str, tg: TaskGroup) -> None:
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            await self.send(
+                replies.not_understood(
+                    f"not JSON: {exc.msg} at column {exc.colno}", None, status="malformed"
+                )
+            )
+            return
+        if isinstance(data, dict) and "hello" in data and "role" not in data:
+            hello = data["hello"]
+            self.chunks = bool(hello.get("chunks")) if isinstance(hello, dict) else self.chunks
+            return
+        if isinstance(data, dict) and "control" in data and "role" not in data:
+            await self._control(data["control"])
+            return
+        raw_id = data.get("id") if isinstance(data, dict) else None
+        try:
+            if isinstance(data, dict) and ("start" in data or "end" in data or self.assembler.open):
+                assembled = self.assembler.feed(data)
+                if assembled is None:
+                    return
+                data = assembled
+            message = code_message(data)
+        except MessageError as exc:
+            reply_to = raw_id if isinstance(raw_id, str) else None
+            await self.send(replies.not_understood(exc.reason, reply_to, status="malformed"))
+            return
+        try:
+            claim = self.session.acquire()
+        except ApiError as exc:
+            status = "busy" if exc.status == 409 else "closed"
+            await self.send(replies.notice(exc.message, status, message.id))
+            return
+        tg.start_soon(self._execute, message, claim)
+
+    async def _execute(self, message: Message, claim: Any) -> None:
+        stream = self.session.stream(message, None, claim)
+        try:
+            async for out in stream:
+                await self.send(out)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+            claim.release()
+
+    async def _control(self, command: object) -> None:
+        computer = self.session.computer
+        if command == "interrupt" and computer is not None:
+            await computer.ainterrupt()
+            self.session.touch()
+            return
+        await self.send(
+            replies.not_understood(f"unknown control {command!r}; known: interrupt", None)
+        )
+
+
+def ws_router() -> APIRouter:
+    """The WebSocket route."""
+    router = APIRouter()
+
+    @router.websocket("/v1/sessions/{session_id}/ws")
+    async def session_ws(websocket: WebSocket, session_id: str) -> None:
+        service = service_of(websocket)
+        offered = list(websocket.scope.get("subprotocols", []))
+        origin = websocket.headers.get("origin")
+        if not origin_allowed(
+            origin, websocket.headers.get("host"), service.settings.allowed_origins
+        ):
+            await _refuse(
+                websocket,
+                error_response(403, "forbidden", f"origin {origin!r} is not allowed"),
+                1008,
+            )
+            return
+        token = service.auth.websocket_token(websocket.headers, websocket.query_params, offered)
+        if not service.auth.valid(token):
+            message = "missing bearer token" if token is None else "invalid bearer token"
+            await _refuse(websocket, error_response(401, "unauthorized", message), 1008)
+            return
+        try:
+            session = service.manager.get(session_id)
+        except ApiError as exc:
+            await _refuse(websocket, error_response(exc.status, exc.code, exc.message), 1008)
+            return
+        subprotocol = "lmc" if any(p == "lmc" or p.startswith("lmc.") for p in offered) else None
+        await websocket.accept(subprotocol=subprotocol)
+        chunks = websocket.query_params.get("chunks", "").lower() in ("1", "true", "yes")
+        session.touch()
+        await _Connection(websocket, session, chunks).serve()
+
+    return router

@@ -1,0 +1,128 @@
+"""A real ``lmc serve`` subprocess on a free loopback port, for the service tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+TOKEN = "test-token-0123456789"
+CODE = {"role": "assistant", "type": "code", "format": "python"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """One running ``lmc serve`` and clients for it."""
+
+    def __init__(self, process: subprocess.Popen[bytes], port: int, data_dir: Path) -> None:
+        self.process = process
+        self.port = port
+        self.data_dir = data_dir
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}"
+
+    def client(self, token: str | None = TOKEN) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+    def create(self, **body: Any) -> str:
+        with self.client() as client:
+            response = client.post("/v1/sessions", json=body)
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    def delete(self, session_id: str) -> None:
+        with self.client() as client:
+            client.delete(f"/v1/sessions/{session_id}")
+
+    def execute(self, session_id: str, code: str, **params: Any) -> list[dict[str, Any]]:
+        with self.client() as client:
+            response = client.post(
+                f"/v1/sessions/{session_id}/execute", json={**CODE, "content": code}, params=params
+            )
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("application/x-ndjson")
+        return [json.loads(line) for line in response.text.splitlines() if line]
+
+
+def output(messages: list[dict[str, Any]]) -> str:
+    return "".join(m["content"] for m in messages if m.get("format") == "output")
+
+
+def final_status(messages: list[dict[str, Any]]) -> Any:
+    last = messages[-1]
+    assert last["format"] == "active_line" and last["content"] is None, last
+    return (last.get("extras") or {}).get("status")
+
+
+@contextmanager
+def running_server(*args: str, token: str | None = TOKEN) -> Iterator[Server]:
+    """Start ``lmc serve`` with ``args``; wait (bounded) for /healthz; stop it after.
+
+    The data directory is short (kernels' unix socket paths live inside it).
+    """
+    with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
+        with _running(Path(tmp) / "data", args, token) as server:
+            yield server
+
+
+@contextmanager
+def _running(data_dir: Path, args: tuple[str, ...], token: str | None) -> Iterator[Server]:
+    port = free_port()
+    argv = [sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
+    argv += ["--data-dir", str(data_dir), *args]
+    env = {k: v for k, v in os.environ.items() if k != "LMC_TOKEN"}
+    if token:
+        env["LMC_TOKEN"] = token
+    process = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    server = Server(process, port, data_dir)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"lmc serve exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
+            try:
+                if httpx.get(server.url + "/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "lmc serve did not answer /healthz in 60 s"
+            time.sleep(0.1)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def wait_for_pool(server: Server, ready: int = 1) -> None:
+    """Wait (bounded) until the pool holds ``ready`` warm sessions."""
+    deadline = time.monotonic() + 60
+    while httpx.get(server.url + "/healthz", timeout=5).json()["pool_ready"] < ready:
+        assert time.monotonic() < deadline, "the pool did not fill in 60 s"
+        time.sleep(0.1)

@@ -1,0 +1,81 @@
+"""The WebSocket: streaming a plot, chunk framing, malformed input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from websockets.asyncio.client import ClientConnection, connect
+
+from lmc_runtime.chunks import from_chunks
+
+from .server import CODE, TOKEN, Server
+
+PLOT = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()\nprint('plotted')"
+
+
+async def _until_done(ws: ClientConnection, chunks: bool = False) -> list[dict[str, Any]]:
+    frames: list[dict[str, Any]] = []
+    with anyio.fail_after(60):
+        while True:
+            frame = json.loads(await ws.recv())
+            frames.append(frame)
+            if chunks and frame.get("end") and frame["format"] == "active_line":
+                return frames
+            if not chunks and frame["format"] == "active_line" and frame["content"] is None:
+                return frames
+
+
+def test_websocket_streams_a_plot(server: Server) -> None:
+    session_id = server.create()
+
+    async def scenario() -> list[dict[str, Any]]:
+        url = f"{server.ws_url}/v1/sessions/{session_id}/ws"
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with connect(url, additional_headers=headers, max_size=None) as ws:
+            await ws.send(json.dumps({**CODE, "content": PLOT, "id": "plot-1"}))
+            return await _until_done(ws)
+
+    try:
+        messages = anyio.run(scenario)
+    finally:
+        server.delete(session_id)
+    images = [m for m in messages if m["type"] == "image"]
+    assert images and images[0]["format"] == "base64.png"
+    assert images[0]["content"].startswith("iVBORw0KGgo")  # PNG signature, base64
+    assert images[0]["in_reply_to"] == "plot-1"
+    assert any(m.get("content") == "plotted\n" for m in messages)
+
+
+def test_websocket_chunk_framing_and_malformed_messages(server: Server) -> None:
+    session_id = server.create()
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        url = f"{server.ws_url}/v1/sessions/{session_id}/ws?token={TOKEN}"
+        async with connect(url) as ws:
+            await ws.send("this is not json")
+            bad = json.loads(await ws.recv())
+            await ws.send(json.dumps({"role": "assistant", "type": "code", "content": "1"}))
+            worse = json.loads(await ws.recv())
+            await ws.send(json.dumps({"hello": {"chunks": True}}))
+            # Chunked input is understood too.
+            header = {"role": "assistant", "type": "code", "format": "python"}
+            await ws.send(json.dumps({**header, "start": True, "id": "c-1"}))
+            await ws.send(json.dumps({**header, "content": "print("}))
+            await ws.send(json.dumps({**header, "content": "'chunked')"}))
+            await ws.send(json.dumps({**header, "end": True}))
+            frames = await _until_done(ws, chunks=True)
+            return [bad, worse], frames
+
+    try:
+        errors, frames = anyio.run(scenario)
+    finally:
+        server.delete(session_id)
+    assert errors[0]["content"].startswith("[lmc] not understood: not JSON")
+    assert errors[0]["extras"]["status"] == "malformed"
+    assert errors[1]["extras"]["status"] == "malformed"
+    assert frames[0]["start"] is True
+    messages = list(from_chunks(frames))
+    assert all(m.in_reply_to == "c-1" for m in messages)
+    assert any(m.content == "chunked\n" for m in messages)
