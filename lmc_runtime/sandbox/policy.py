@@ -44,7 +44,7 @@ class SessionLimits:
     memory_bytes: int | None = 1 << 30
     cpu_seconds: float | None = 60.0
     wall_seconds: float | None = 300.0
-    processes: int | None = 128
+    processes: int | None = 512
     file_size_bytes: int | None = 256 << 20
     disk_bytes: int | None = 512 << 20
     output_bytes: int = 256_000

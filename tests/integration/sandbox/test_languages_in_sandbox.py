@@ -1,0 +1,55 @@
+"""Every language runs inside the sandbox, with the default limits.
+
+Regression: headless Chromium's threads count against the session's task
+limit, and the first default (128) ended every HTML render with ``process_limit``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import pytest
+from PIL import Image
+
+from lmc_runtime import Computer
+
+from .conftest import Opener, needs_bwrap, run, text
+
+pytestmark = [pytest.mark.anyio, needs_bwrap]
+
+
+def _available(language: str) -> bool:
+    return Computer().languages[language].available
+
+
+@pytest.mark.parametrize(
+    ("language", "code", "expected"),
+    [
+        ("javascript", "const a = 41; console.log(a + 1)", "42"),
+        ("r", "cat(40 + 2)", "42"),
+        ("shell", "echo $((40 + 2)); id -u", "42"),
+    ],
+)
+async def test_language_runs_sandboxed(
+    sandboxed: Opener, language: str, code: str, expected: str
+) -> None:
+    if not _available(language):
+        pytest.skip(f"{language} is not installed here")
+    async with sandboxed() as (_, computer):
+        messages = await run(computer, code, language)
+    assert expected in text(messages)
+    assert (messages[-1].extras or {}).get("status") == "ok"
+
+
+async def test_html_screenshot_renders_sandboxed_within_the_default_limits(
+    sandboxed: Opener,
+) -> None:
+    if not _available("html"):
+        pytest.skip("chromium is not installed here")
+    async with sandboxed() as (_, computer):
+        messages = await run(computer, "<h1 style='color:red'>hi</h1>", "html")
+    assert (messages[-1].extras or {}).get("status") == "ok", text(messages)
+    images = [m for m in messages if m.type == "image"]
+    assert len(images) == 1
+    Image.open(io.BytesIO(base64.b64decode(str(images[0].content)))).verify()
