@@ -1,4 +1,4 @@
-"""The ``lmc`` command: ``run``, ``languages``, ``setup`` and ``bench``."""
+"""The ``lmc`` command: ``run``, ``languages``, ``setup``, ``bench``, ``repl`` and ``serve``."""
 
 from __future__ import annotations
 
@@ -134,6 +134,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     bench.set_defaults(func=_cmd_bench)
+    from .repl import add_arguments as configure_repl
+
+    configure_repl(sub.add_parser("repl", help="an interactive REPL: type code, watch it run"))
+    from .service.command import configure_parser as configure_serve
+
+    configure_serve(sub.add_parser("serve", help="run the sandboxed HTTP and WebSocket service"))
     return parser
 
 
