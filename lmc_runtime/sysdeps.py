@@ -34,6 +34,7 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("bubblewrap", "bwrap", "the sandbox of `lmc serve`"),
     SystemPackage("chromium", "chromium", "screenshots of HTML output"),
     SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
+    SystemPackage("zsh", "zsh", "the zsh shell backend"),
 )
 
 

@@ -1,0 +1,95 @@
+"""The stdin of a cell: end-of-input, or a FIFO the caller's input callback answers.
+
+Without a callback a cell reads ``/dev/null``: ``read x`` fails at once, and
+nothing the runtime types into the shell's terminal can be read by user code.
+With one, the cell's stdin is a FIFO the runtime holds open. A program that
+wants input says nothing, so when the code has gone quiet the runtime looks,
+once, at the shell's session in ``/proc``: a process blocked reading this FIFO
+(its stdin) is waiting for input, and the callback is asked for a line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ...config import InputCallback
+from .procs import session_members
+
+__all__ = ["StdinSource", "call_input"]
+
+#: Kernel wait channels of a process blocked in read, select or poll.
+_READING = ("pipe_read", "do_select", "do_sys_poll", "core_sys_select")
+
+
+class StdinSource:
+    """Where one cell's stdin comes from."""
+
+    def __init__(self, work_dir: Path, run: int, interactive: bool) -> None:
+        self._fd = -1
+        self._fifo: Path | None = None
+        if interactive:
+            self._fifo = work_dir / f"stdin-{run}"
+            with contextlib.suppress(FileNotFoundError):
+                self._fifo.unlink()
+            os.mkfifo(self._fifo, 0o600)
+            # Read-write: opening never blocks, and readers never see end-of-input early.
+            self._fd = os.open(self._fifo, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+
+    @property
+    def path(self) -> str:
+        """What the cell's ``<`` redirection names."""
+        return str(self._fifo) if self._fifo is not None else os.devnull
+
+    @property
+    def interactive(self) -> bool:
+        return self._fifo is not None
+
+    def reader_waiting(self, session: int) -> bool:
+        """Whether a process of ``session`` is blocked reading this FIFO as its stdin."""
+        if self._fifo is None:
+            return False
+        target = str(self._fifo)
+        for pid in session_members(session):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/0") != target:
+                    continue
+                with open(f"/proc/{pid}/wchan") as fh:
+                    wchan = fh.read()
+            except OSError:
+                continue
+            if any(name in wchan for name in _READING):
+                return True
+        return False
+
+    def answer(self, line: str) -> None:
+        """Give the waiting reader ``line`` and a newline."""
+        if self._fd >= 0:
+            os.write(self._fd, (line + "\n").encode("utf-8"))
+
+    def close(self) -> None:
+        """Close the FIFO: readers left behind get end-of-input."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self._fifo is not None:
+            with contextlib.suppress(OSError):
+                self._fifo.unlink()
+
+
+async def call_input(callback: InputCallback, prompt: str) -> str:
+    """Ask ``callback`` for a line: awaited if async, in a worker thread if not."""
+    if inspect.iscoroutinefunction(callback):
+        value: Any = await callback(prompt)
+    else:
+        value = await anyio.to_thread.run_sync(callback, prompt, abandon_on_cancel=True)
+        if inspect.isawaitable(value):
+            value = await value
+    if not isinstance(value, str):
+        raise TypeError(f"the input callback returned {type(value).__name__}, not str")
+    return value

@@ -1,0 +1,80 @@
+"""The done marker parser: markers found wherever the PTY splits them, output kept whole."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lmc_runtime.backends.shell.marker import Done, MarkerParser, marker_prefix
+
+TOKEN = "0123456789abcdef"
+MARK = marker_prefix(TOKEN)
+
+
+def feed_all(parser: MarkerParser, chunks: list[bytes]) -> list[bytes | Done]:
+    items: list[bytes | Done] = []
+    for chunk in chunks:
+        items.extend(parser.feed(chunk))
+    rest = parser.flush()
+    if rest:
+        items.append(rest)
+    return items
+
+
+def joined(items: list[bytes | Done]) -> list[bytes | Done]:
+    """Adjacent output pieces joined, so split points do not matter."""
+    out: list[bytes | Done] = []
+    for item in items:
+        if isinstance(item, bytes) and out and isinstance(out[-1], bytes):
+            out[-1] += item
+        else:
+            out.append(item)
+    return out
+
+
+def test_output_then_marker_then_output() -> None:
+    items = MarkerParser(TOKEN).feed(b"hello\n" + MARK + b"0\x07" + b"late")
+    assert items == [b"hello\n", Done(0), b"late"]
+
+
+def test_status_is_parsed() -> None:
+    assert MarkerParser(TOKEN).feed(MARK + b"130\x07") == [Done(130)]
+
+
+def test_a_marker_split_at_every_byte_is_still_found() -> None:
+    data = b"a\rb" + MARK + b"7\x07" + b"c"
+    parser = MarkerParser(TOKEN)
+    items = feed_all(parser, [bytes([b]) for b in data])
+    assert joined(items) == [b"a\rb", Done(7), b"c"]
+
+
+def test_a_marker_with_another_token_is_output() -> None:
+    other = marker_prefix("ffffffffffffffff") + b"0\x07"
+    assert joined(feed_all(MarkerParser(TOKEN), [other])) == [other]
+
+
+def test_a_prefix_without_its_end_is_output() -> None:
+    data = MARK + b"12x and more"
+    assert joined(feed_all(MarkerParser(TOKEN), [data])) == [data]
+
+
+def test_a_trailing_escape_is_held_only_until_it_cannot_be_a_marker() -> None:
+    parser = MarkerParser(TOKEN)
+    assert parser.feed(b"abc\x1b") == [b"abc"]
+    assert parser.feed(b"[0m") == [b"\x1b[0m"]
+
+
+@given(
+    st.lists(st.binary(max_size=20), max_size=5),
+    st.lists(st.integers(min_value=1, max_value=40), max_size=10),
+)
+def test_regression_output_is_never_lost_or_reordered(pieces: list[bytes], cuts: list[int]) -> None:
+    data = MARK.join(pieces) + MARK + b"0\x07"
+    chunks, pos = [], 0
+    for cut in cuts:
+        chunks.append(data[pos : pos + cut])
+        pos += cut
+    chunks.append(data[pos:])
+    items = feed_all(MarkerParser(TOKEN), chunks)
+    assert items.count(Done(0)) == 1 and items[-1] == Done(0)
+    assert b"".join(i for i in items if isinstance(i, bytes)) == MARK.join(pieces)
