@@ -36,7 +36,9 @@ class Result:
         return (self.final.extras or {}).get("status")
 
     def of(self, type_: str, format_: str | None = None) -> list[Message]:
-        return [m for m in self.messages if m.type == type_ and (format_ is None or m.format == format_)]
+        return [
+            m for m in self.messages if m.type == type_ and (format_ is None or m.format == format_)
+        ]
 
 
 def run(computer: Computer, code: str, language: str = "python", **kwargs: Any) -> Result:

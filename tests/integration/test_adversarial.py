@@ -148,6 +148,7 @@ def test_code_with_a_lone_surrogate_is_answered_as_malformed() -> None:
 
 def test_a_mapping_that_raises_is_answered_not_raised(c: Computer) -> None:
     """Regression: a Mapping whose get()/iteration raises (here RuntimeError) escapes into the  caller's loop: intake.accept calls message.get('id') outside its try, and  messages.parse_message only turns pydantic's ValidationError into MessageError"""
+
     class Broken(Mapping[str, Any]):
         def __getitem__(self, key: str) -> Any:
             raise RuntimeError("broken mapping")

@@ -13,16 +13,36 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def lmc(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "lmc_runtime", *args],
-        input=stdin, capture_output=True, text=True, timeout=120, check=False,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
 def test_lmc_run_answers_each_code_message_in_order_with_json_lines() -> None:
     lines = [
         json.dumps({"role": "user", "type": "message", "content": "context only"}),
-        json.dumps({"role": "assistant", "type": "code", "format": "python", "content": "x = 20", "id": "a"}),
+        json.dumps(
+            {
+                "role": "assistant",
+                "type": "code",
+                "format": "python",
+                "content": "x = 20",
+                "id": "a",
+            }
+        ),
         "this is not json",
-        json.dumps({"role": "assistant", "type": "code", "format": "python", "content": "print(x + 1)", "id": "b"}),
+        json.dumps(
+            {
+                "role": "assistant",
+                "type": "code",
+                "format": "python",
+                "content": "print(x + 1)",
+                "id": "b",
+            }
+        ),
     ]
     done = lmc("run", "-", stdin="\n".join(lines) + "\n")
     assert done.returncode == 0, done.stderr
@@ -35,11 +55,19 @@ def test_lmc_run_answers_each_code_message_in_order_with_json_lines() -> None:
 
 
 def test_lmc_run_chunk_framing_brackets_each_message() -> None:
-    msg = {"role": "assistant", "type": "code", "format": "python", "content": "print('hi')", "id": "c"}
+    msg = {
+        "role": "assistant",
+        "type": "code",
+        "format": "python",
+        "content": "print('hi')",
+        "id": "c",
+    }
     done = lmc("run", "--chunks", stdin=json.dumps(msg) + "\n")
     assert done.returncode == 0, done.stderr
     chunks = [json.loads(line) for line in done.stdout.splitlines()]
-    assert chunks[0]["start"] is True and chunks[1]["content"] == "hi\n" and chunks[2]["end"] is True
+    assert (
+        chunks[0]["start"] is True and chunks[1]["content"] == "hi\n" and chunks[2]["end"] is True
+    )
 
 
 def test_the_demo_file_runs(tmp_path: Path) -> None:

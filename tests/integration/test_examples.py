@@ -11,7 +11,11 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def run_example(name: str) -> str:
     done = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(EXAMPLES / name)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout

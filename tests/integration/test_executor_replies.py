@@ -13,11 +13,31 @@ from lmc_runtime import Computer
     ("message", "status", "phrase"),
     [
         ({"role": "assistant", "type": "code", "format": "python"}, "not_understood", None),
-        ({"role": "assistant", "type": "code", "format": "python", "content": 5}, "malformed", "must be a string"),
-        ({"role": "robot", "type": "code", "format": "python", "content": "1"}, "malformed", "role"),
-        ({"role": "user", "type": "message", "content": "hi"}, "not_understood", "only assistant code"),
-        ({"role": "assistant", "type": "code", "format": "cobol", "content": "x"}, "not_understood", "unknown language 'cobol'"),
-        ({"role": "assistant", "type": "code", "format": "python", "content": "1", "bogus": 1}, "malformed", "bogus"),
+        (
+            {"role": "assistant", "type": "code", "format": "python", "content": 5},
+            "malformed",
+            "must be a string",
+        ),
+        (
+            {"role": "robot", "type": "code", "format": "python", "content": "1"},
+            "malformed",
+            "role",
+        ),
+        (
+            {"role": "user", "type": "message", "content": "hi"},
+            "not_understood",
+            "only assistant code",
+        ),
+        (
+            {"role": "assistant", "type": "code", "format": "cobol", "content": "x"},
+            "not_understood",
+            "unknown language 'cobol'",
+        ),
+        (
+            {"role": "assistant", "type": "code", "format": "python", "content": "1", "bogus": 1},
+            "malformed",
+            "bogus",
+        ),
         (["not", "a", "dict"], "malformed", "JSON object"),
     ],
 )
@@ -41,7 +61,9 @@ def test_a_not_understood_reply_points_at_the_message_id(computer: Computer) -> 
 
 
 def test_aliases_route_to_python(computer: Computer) -> None:
-    assert "".join(m.content for m in computer.run("py", "print(3)") if m.format == "output") == "3\n"
+    assert (
+        "".join(m.content for m in computer.run("py", "print(3)") if m.format == "output") == "3\n"
+    )
 
 
 def test_languages_reports_python_available() -> None:

@@ -158,7 +158,9 @@ def test_timing_from_seconds() -> None:
 def test_language_round_trips_become_informational_rows() -> None:
     from lmc_runtime.bench.model import LanguageTrip
 
-    trip = LanguageTrip("shell", "echo 1", "bash on a PTY", _ms(0.3, samples=30), _ms(0.6, samples=30))
+    trip = LanguageTrip(
+        "shell", "echo 1", "bash on a PTY", _ms(0.3, samples=30), _ms(0.6, samples=30)
+    )
     report = make_report(languages=[trip])
     row = next(f for f in report.figures() if f.key == "round_trip_shell_median")
     assert row.ratio == pytest.approx(2.0)

@@ -60,14 +60,20 @@ def test_model_messages_are_accepted() -> None:
 @pytest.mark.parametrize(
     ("message", "status", "phrase"),
     [
-        ({"role": "user", "type": "message", "content": "hi", "id": "u"}, "not_understood", "only assistant code"),
+        (
+            {"role": "user", "type": "message", "content": "hi", "id": "u"},
+            "not_understood",
+            "only assistant code",
+        ),
         (code("x", format="klingon"), "not_understood", "unknown language 'klingon'"),
         (code(7), "malformed", "content"),
         ({"type": "code"}, "malformed", "role"),
         ("not a message", "malformed", "give the code too"),
     ],
 )
-def test_unrunnable_messages_get_one_not_understood_reply(message: Any, status: str, phrase: str) -> None:
+def test_unrunnable_messages_get_one_not_understood_reply(
+    message: Any, status: str, phrase: str
+) -> None:
     computer, backend = make()
     with computer:
         replies = list(computer.run(message))
@@ -116,7 +122,9 @@ def test_output_budget_applies_to_every_backend(tmp_path: Path) -> None:
 
 
 def test_options_carry_timeouts_and_tracking() -> None:
-    computer, backend = make(timeouts=Timeouts(execution=9, interrupt_grace=1), track_active_line=False)
+    computer, backend = make(
+        timeouts=Timeouts(execution=9, interrupt_grace=1), track_active_line=False
+    )
     with computer:
         list(computer.run(code("print a")))
         list(computer.run(code("print b"), timeout=2))

@@ -14,9 +14,7 @@ from lmc_runtime.messages import CODE_FORMATS, FORMATS, ROLES, Message, parse_me
 
 from .strategies import messages
 
-PNG_1PX = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
-)
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 WAV_HEADER = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 
 #: One valid (type, format, content) for every format the protocol defines.

@@ -148,7 +148,7 @@ def test_spill_file_is_capped_so_a_flood_cannot_fill_the_disk(tmp_path: Path) ->
     """Regression: printing 1 GB used to write a 1 GB spill file on the host."""
     budget = OutputBudget(100, tmp_path, "flood", spill_limit=1000)
     pieces = [f"{i:09d}\n" for i in range(10_000)]  # 100,000 bytes
-    sent, truncation = _run(budget, pieces)
+    _sent, truncation = _run(budget, pieces)
     assert truncation is not None and budget.path is not None
     saved = budget.path.read_text()
     assert len(saved) == 1000 and saved == "".join(pieces)[:1000]

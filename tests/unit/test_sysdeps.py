@@ -16,7 +16,9 @@ def test_present_packages_are_not_missing() -> None:
 def test_without_root_it_prints_one_line_naming_the_install_command() -> None:
     said: list[str] = []
     ran: list[list[str]] = []
-    ok = ensure_system_packages([ABSENT], say=said.append, run=lambda a: ran.append(a) or 0, is_root=False)
+    ok = ensure_system_packages(
+        [ABSENT], say=said.append, run=lambda a: ran.append(a) or 0, is_root=False
+    )
     assert not ok and ran == []
     assert len(said) == 1
     assert "sudo apt-get install -y lmc-no-such-package-xyz" in said[0] and "testing" in said[0]
@@ -25,7 +27,9 @@ def test_without_root_it_prints_one_line_naming_the_install_command() -> None:
 def test_as_root_it_runs_apt_get_update_then_install() -> None:
     said: list[str] = []
     ran: list[list[str]] = []
-    ensure_system_packages([ABSENT], say=said.append, run=lambda a: ran.append(a) or 0, is_root=True)
+    ensure_system_packages(
+        [ABSENT], say=said.append, run=lambda a: ran.append(a) or 0, is_root=True
+    )
     assert ran[0][:2] == ["apt-get", "update"]
     assert ran[1][:3] == ["apt-get", "install", "-y"] and ran[1][-1] == "lmc-no-such-package-xyz"
 
@@ -39,5 +43,7 @@ def test_a_failed_install_is_reported_not_raised() -> None:
 def test_nothing_missing_means_nothing_run() -> None:
     said: list[str] = []
     ran: list[list[str]] = []
-    assert ensure_system_packages([PRESENT], say=said.append, run=lambda a: ran.append(a) or 0, is_root=True)
+    assert ensure_system_packages(
+        [PRESENT], say=said.append, run=lambda a: ran.append(a) or 0, is_root=True
+    )
     assert ran == [] and "present" in said[0]

@@ -30,15 +30,24 @@ class BrokenBackend(JupyterBackend):
 def make_spec(root: Path) -> Path:
     spec = root / "broken"
     spec.mkdir(parents=True)
-    argv = [sys.executable, "-c", "import sys; print('cannot start', file=sys.stderr); sys.exit(3)", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "broken", "language": "none"}))
+    argv = [
+        sys.executable,
+        "-c",
+        "import sys; print('cannot start', file=sys.stderr); sys.exit(3)",
+        "{connection_file}",
+    ]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "broken", "language": "none"})
+    )
     return root
 
 
 def test_a_kernel_that_dies_while_starting_is_reported_at_once(tmp_path: Path) -> None:
     """Regression: the death watcher once waited on the lock held by start(), hanging until the startup timeout."""
     registry = Registry([])
-    registry.add(BackendEntry("broken", "unused:unused"), BrokenBackend(make_spec(tmp_path / "specs")))
+    registry.add(
+        BackendEntry("broken", "unused:unused"), BrokenBackend(make_spec(tmp_path / "specs"))
+    )
     started = time.monotonic()
     with Computer(registry=registry, timeouts=Timeouts(startup=30)) as computer:
         replies = list(computer.run("broken", "anything"))

@@ -17,12 +17,12 @@ def test_a_three_second_sleep_on_line_2_is_reported_while_it_runs(computer: Comp
 
 def test_lines_inside_loops_and_functions_defined_in_the_cell(computer: Computer) -> None:
     code = (
-        "import time\n"          # 1
-        "def slow():\n"          # 2
+        "import time\n"  # 1
+        "def slow():\n"  # 2
         "    time.sleep(0.3)\n"  # 3
-        "for i in range(2):\n"   # 4
+        "for i in range(2):\n"  # 4
         "    time.sleep(0.3)\n"  # 5
-        "slow()\n"               # 6
+        "slow()\n"  # 6
     )
     lines = run(computer, code).lines
     assert 5 in lines and 3 in lines

@@ -70,7 +70,10 @@ def oom_cgroup() -> Iterator[Path]:
 
 def test_a_real_oom_kill_is_reported_and_the_kernel_restarts(oom_cgroup: Path) -> None:
     with Computer() as computer:
-        moved = run(computer, f"import os\nopen({str(oom_cgroup / 'cgroup.procs')!r}, 'w').write(str(os.getpid()))")
+        moved = run(
+            computer,
+            f"import os\nopen({str(oom_cgroup / 'cgroup.procs')!r}, 'w').write(str(os.getpid()))",
+        )
         assert moved.status == "ok", moved.output
         result = run(computer, "hog = bytearray(600 * 1024 * 1024)\nprint('survived')")
         assert result.status == "kernel_died"

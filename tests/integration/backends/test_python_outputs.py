@@ -22,7 +22,13 @@ def test_print_and_result_stream_back_as_console_output(computer: Computer) -> N
 
 
 def test_every_message_answers_the_code_message_id(computer: Computer) -> None:
-    msg = {"role": "assistant", "type": "code", "format": "python", "content": "print(1)", "id": "abc"}
+    msg = {
+        "role": "assistant",
+        "type": "code",
+        "format": "python",
+        "content": "print(1)",
+        "id": "abc",
+    }
     messages = list(computer.run(msg))
     assert messages and all(m.in_reply_to == "abc" and m.role == "computer" for m in messages)
     assert len({m.id for m in messages}) == len(messages)
@@ -55,7 +61,9 @@ def test_marker_like_output_comes_through_untouched(computer: Computer) -> None:
     assert result.output == "##active_line 3##\n##end_of_execution##\n"
 
 
-def test_error_is_traceback_text_without_ansi_and_with_user_line_numbers(computer: Computer) -> None:
+def test_error_is_traceback_text_without_ansi_and_with_user_line_numbers(
+    computer: Computer,
+) -> None:
     result = run(computer, "x = 1\ny = 2\n1/0")
     assert result.status == "error"
     assert "ZeroDivisionError" in result.output
@@ -67,7 +75,11 @@ def test_stdout_and_stderr_keep_their_order(computer: Computer) -> None:
     code = "import sys\nprint('a')\nprint('b', file=sys.stderr)\nprint('c')\nprint('d', file=sys.stderr)"
     result = run(computer, code)
     assert result.output == "a\nb\nc\nd\n"
-    stderr = [m.content for m in result.of("console", "output") if (m.extras or {}).get("stream") == "stderr"]
+    stderr = [
+        m.content
+        for m in result.of("console", "output")
+        if (m.extras or {}).get("stream") == "stderr"
+    ]
     assert "".join(stderr) == "b\nd\n"
 
 
@@ -205,7 +217,10 @@ def test_sync_run_can_be_interrupted_from_another_thread(computer: Computer) -> 
 
 def test_late_output_of_a_background_thread_comes_with_the_next_run(computer: Computer) -> None:
     first_msg = {
-        "role": "assistant", "type": "code", "format": "python", "id": "bg-1",
+        "role": "assistant",
+        "type": "code",
+        "format": "python",
+        "id": "bg-1",
         "content": "import threading\nthreading.Timer(0.3, print, ('late line',)).start()",
     }
     list(computer.run(first_msg))

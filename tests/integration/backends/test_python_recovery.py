@@ -80,7 +80,9 @@ def test_exit_in_user_code_restarts_and_says_so(computer: Computer) -> None:
 
 
 def test_leaving_the_stream_early_interrupts_the_code(computer: Computer) -> None:
-    stream = computer.run("python", "import time\nprint('start', flush=True)\ntime.sleep(60)\nprint('never')")
+    stream = computer.run(
+        "python", "import time\nprint('start', flush=True)\ntime.sleep(60)\nprint('never')"
+    )
     for message in stream:
         if message.format == "output":
             break

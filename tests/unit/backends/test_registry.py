@@ -14,7 +14,7 @@ import pytest
 from lmc_runtime.backends.base import Availability
 from lmc_runtime.backends.registry import BackendEntry, Registry, default_entries
 
-FAKE_BACKEND = '''
+FAKE_BACKEND = """
 from lmc_runtime.backends.base import Availability
 
 class FakeBackend:
@@ -30,7 +30,7 @@ class FakeBackend:
 class DownBackend(FakeBackend):
     def availability(self):
         return Availability.no("fakec is not installed")
-'''
+"""
 
 
 @pytest.fixture

@@ -26,7 +26,9 @@ def test_stream_becomes_output_and_stderr_is_marked() -> None:
 
 
 def test_error_is_the_traceback_without_ansi() -> None:
-    msg = iopub("error", ename="ValueError", evalue="bad", traceback=["\x1b[0;31mValueError\x1b[0m: bad"])
+    msg = iopub(
+        "error", ename="ValueError", evalue="bad", traceback=["\x1b[0;31mValueError\x1b[0m: bad"]
+    )
     (out,) = translate_iopub(msg, "r")
     assert out.content == "ValueError: bad\n"
     assert out.extras == {"stream": "stderr", "error": "ValueError"}
@@ -71,7 +73,9 @@ def test_status_and_execute_input_produce_nothing() -> None:
 
 
 def test_pager_payload_becomes_output() -> None:
-    (out,) = translate_payload([{"source": "page", "data": {"text/plain": "\x1b[1mDocstring\x1b[0m"}}], "r")
+    (out,) = translate_payload(
+        [{"source": "page", "data": {"text/plain": "\x1b[1mDocstring\x1b[0m"}}], "r"
+    )
     assert out.content == "Docstring\n"
     assert translate_payload([{"source": "ask_exit"}], "r") == []
 
