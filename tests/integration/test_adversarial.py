@@ -770,19 +770,25 @@ def test_close_between_messages_does_not_raise_into_the_callers_loop() -> None:
 
 def test_two_computers_at_once_are_independent() -> None:
     box: dict[int, list[Any]] = {}
+    errors: list[BaseException] = []
 
     def go(k: int) -> None:
-        with Computer(timeouts=Timeouts(execution=10)) as comp:
-            first = run(comp, f"import os, time\nv = {k}\ntime.sleep(0.3)\nprint(v, os.getpid())")
-            second = run(comp, "print(v)")
-            box[k] = [first.output.split()[1], second.output]
+        try:
+            with Computer(timeouts=Timeouts(execution=60)) as comp:
+                first = run(comp, f"import os, time\nv = {k}\ntime.sleep(0.3)\nprint(v, os.getpid())")
+                second = run(comp, "print(v)")
+                box[k] = [first.output.split()[1:2], second.output, first.status]
+        except BaseException as exc:  # reported below, not lost with the thread
+            errors.append(exc)
 
     threads = [threading.Thread(target=go, args=(k,)) for k in range(2)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
-    assert box[0][1] == "0\n" and box[1][1] == "1\n"
+        t.join(120)
+    assert not errors, errors
+    assert sorted(box) == [0, 1], box
+    assert box[0][1] == "0\n" and box[1][1] == "1\n", box
     assert box[0][0] != box[1][0], "two Computers shared one kernel"
 
 
