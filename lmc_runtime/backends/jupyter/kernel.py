@@ -1,11 +1,10 @@
-"""One Jupyter kernel: its process, its single reader, and routing by parent ``msg_id``.
+"""One Jupyter kernel: its process, its lifecycle, and its recovery.
 
-A :class:`JupyterKernel` owns an ``AsyncKernelManager`` and its client. One
-reader task per channel (shell, IOPub, stdin), all under one cancel scope,
-receives every message of that kernel and hands it to the :class:`Route`
-registered for its parent ``msg_id``; messages whose request is gone (a
-stopped cell's leftovers) are dropped there. Nothing sleeps or polls: the
-readers wait on the sockets, and a pidfd tells the instant the process ends.
+A :class:`JupyterKernel` owns an ``AsyncKernelManager`` and the kernel's
+:class:`~.channels.Channels` (the readers and the routing by parent
+``msg_id``). A pidfd tells the instant the process ends; a death nobody asked
+for is reported to the open requests (or kept for the next one) and the kernel
+is restarted. Start, restart and shutdown are serialized by one lock.
 """
 
 from __future__ import annotations
@@ -19,21 +18,16 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
-import zmq
 from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
-from .late import LateOutput
+from .channels import Channels
 from .process import read_log_tail, wait_for_exit
 from .routing import KernelGone, Route, describe_exit
-from .stdin import StdinLink
 
 __all__ = ["JupyterKernel"]
-
-#: How long readiness waits for the stdin handshake once shell and IOPub answer.
-_STDIN_GRACE = 2.0
 
 logger = logging.getLogger(__name__)
 
@@ -80,14 +74,10 @@ class JupyterKernel:
         self._log: IO[bytes] | None = None
         self._startup_timeout = startup_timeout
         self._shutdown_timeout = shutdown_timeout
-        self._client: Any = None
-        self._stdin: StdinLink | None = None
-        self._routes: dict[str, Route] = {}
-        self._late = LateOutput()
+        self._channels: Channels | None = None
         self._generation = 0
         self._closing = False
         self._lifecycle = anyio.Lock()
-        self._readers = anyio.CancelScope()
         self._became_ready = False
         self._recovery = anyio.Event()
         self._recovery.set()
@@ -103,10 +93,8 @@ class JupyterKernel:
         self._task_group = task_group
         async with self._lifecycle:
             await self._launch()
-            self._client = self._km.client()
-            self._client.start_channels(hb=False, stdin=False)
-            self._stdin = StdinLink(self._client, self._km.get_connection_info())
-            await task_group.start(self._read_all)
+            self._channels = Channels(self._km.client(), self._km.get_connection_info())
+            await task_group.start(self._channels.read_all)
             await self._ready()
             self._became_ready = True
 
@@ -189,11 +177,8 @@ class JupyterKernel:
             finally:
                 if locked:
                     self._lifecycle.release()
-            self._readers.cancel()
-            if self._client is not None:
-                self._client.stop_channels()
-            if self._stdin is not None:
-                self._stdin.close()
+            if self._channels is not None:
+                self._channels.close()
             if self._log is not None:
                 self._log.close()
 
@@ -219,6 +204,11 @@ class JupyterKernel:
 
     # -- requests ----------------------------------------------------------
 
+    @property
+    def channels(self) -> Channels:
+        assert self._channels is not None, "the kernel has not been started"
+        return self._channels
+
     def request(
         self,
         channel: str,
@@ -227,30 +217,19 @@ class JupyterKernel:
         metadata: dict[str, Any] | None = None,
     ) -> Route:
         """Send a request and return the route its replies will arrive on."""
-        msg = self._client.session.msg(msg_type, content, metadata=metadata or {})
-        route = Route(msg["header"]["msg_id"])
-        # Sent first, then registered: no await in between, so no reply can be
-        # missed, and a send that raises leaves no route behind.
-        getattr(self._client, f"{channel}_channel").send(msg)
-        self._routes[route.msg_id] = route
-        return route
+        return self.channels.request(channel, msg_type, content, metadata)
 
     def release(self, route: Route, retire_as: str | None = None) -> None:
-        """Forget ``route``. With ``retire_as``, stream output that still comes for
-        it (a background thread printing) is kept as late output under that tag."""
-        self._routes.pop(route.msg_id, None)
-        route.close()
-        if retire_as is not None:
-            self._late.retire(route.msg_id, retire_as)
+        """Forget ``route`` (see :meth:`Channels.release`)."""
+        self.channels.release(route, retire_as)
 
     def take_late(self) -> tuple[list[tuple[str, str, str]], int]:
         """Late output as (tag, stream name, text), and how many bytes were dropped."""
-        return self._late.take()
+        return self.channels.take_late()
 
     def send_input(self, value: str) -> None:
         """Answer the kernel's ``input_request``."""
-        assert self._stdin is not None
-        self._stdin.send_input(value)
+        self.channels.send_input(value)
 
     def log_tail(self, lines: int = 5) -> str:
         """The last lines the kernel process wrote to its own stdout/stderr."""
@@ -259,86 +238,11 @@ class JupyterKernel:
     # -- internals ---------------------------------------------------------
 
     async def _ready(self) -> None:
-        """Round-trip ``kernel_info`` until shell and IOPub answer, then wait for stdin.
-
-        IOPub is a subscription: messages published before it is connected are
-        lost, so an unanswered attempt is repeated, soon at first, then less often.
-        """
-        attempt = 0.1
-        try:
-            with anyio.fail_after(self._startup_timeout):
-                while True:
-                    route = self.request("shell", "kernel_info_request", {})
-                    seen: set[str] = set()
-                    try:
-                        with anyio.move_on_after(attempt):
-                            async for item in route.receive:
-                                if isinstance(item, KernelGone):
-                                    raise KernelStartError(
-                                        f"{item.description} while starting"
-                                        + (f":\n{item.log_tail}" if item.log_tail else "")
-                                    )
-                                if isinstance(item, tuple):
-                                    seen.add(item[0])
-                                if {"shell", "iopub"} <= seen:
-                                    break
-                    finally:
-                        self.release(route)
-                    attempt = min(attempt * 2, 1.0)
-                    if {"shell", "iopub"} <= seen:
-                        await self._stdin_settled()
-                        return
-        except TimeoutError as exc:
-            raise KernelStartError(
-                f"the kernel did not become ready within {self._startup_timeout:g} s"
-            ) from exc
-
-    async def _stdin_settled(self) -> None:
-        """Give the stdin handshake a moment to finish after shell and IOPub did.
-
-        Bounded, and never fatal: a kernel that announces its input requests on
-        IOPub is answered either way, and replies on stdin queue until connected.
-        """
-        assert self._stdin is not None
-        with anyio.move_on_after(_STDIN_GRACE) as scope:
-            await self._stdin.wait_connected()
-        if scope.cancelled_caught:
-            logger.warning("the kernel's stdin channel did not confirm its connection")
+        await self.channels.wait_ready(self._startup_timeout)
 
     async def _broadcast(self, item: KernelGone) -> None:
-        for route in list(self._routes.values()):
-            await route.put(item)
-
-    async def _read_all(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        with self._readers:
-            async with anyio.create_task_group() as tg:
-                assert self._stdin is not None
-                tg.start_soon(self._read, "shell", self._client.shell_channel.socket)
-                tg.start_soon(self._read, "iopub", self._client.iopub_channel.socket)
-                tg.start_soon(self._read, "stdin", self._stdin.socket)
-                tg.start_soon(self._stdin.watch)
-                task_status.started()
-
-    async def _read(self, channel: str, socket: Any) -> None:
-        session = self._client.session
-        while True:
-            try:
-                frames = await socket.recv_multipart()
-            except zmq.ZMQError:
-                logger.debug("%s socket closed", channel)
-                return
-            try:
-                _, frames = session.feed_identities(frames)
-                msg = session.deserialize(frames)
-            except Exception:
-                logger.warning("dropped an unreadable %s message", channel, exc_info=True)
-                continue
-            parent_id = msg["parent_header"].get("msg_id", "")
-            route = self._routes.get(parent_id)
-            if route is not None:
-                await route.put((channel, msg))
-            else:
-                self._late.keep(parent_id, msg)
+        if self._channels is not None:
+            await self._channels.broadcast(item)
 
     async def _watch(self, process: Any, generation: int) -> None:
         """Wait for ``process`` (a Popen) to end; if nobody expected it, report and restart."""
@@ -355,7 +259,7 @@ class JupyterKernel:
             return
         recovered = self._recovery = anyio.Event()
         try:
-            if self._routes:
+            if self.channels.open_requests:
                 await self._broadcast(gone)
             else:
                 self.unreported_death = gone
