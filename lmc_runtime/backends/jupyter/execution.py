@@ -9,7 +9,6 @@ then restart the kernel. A kernel that dies mid-run is reported and restarted.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -17,9 +16,9 @@ from typing import Any
 import anyio
 
 from ... import replies
-from ...config import InputCallback
 from ...messages import Message
 from ..base import ExecutionOptions
+from .answers import InputAnswers
 from .kernel import JupyterKernel
 from .routing import KernelGone, Route
 from .translate import (
@@ -54,18 +53,6 @@ async def _first_of(*events: anyio.Event) -> None:
             tg.start_soon(wait, event)
 
 
-async def _call_input(callback: InputCallback, prompt: str) -> str:
-    if inspect.iscoroutinefunction(callback):
-        value: Any = await callback(prompt)
-    else:
-        value = await anyio.to_thread.run_sync(callback, prompt, abandon_on_cancel=True)
-        if inspect.isawaitable(value):
-            value = await value
-    if not isinstance(value, str):
-        raise TypeError(f"the input callback returned {type(value).__name__}, not str")
-    return value
-
-
 class Execution:
     """One ``execute_request`` in flight on a :class:`JupyterKernel`."""
 
@@ -83,11 +70,8 @@ class Execution:
         self.status = "ok"
         self.complete = False
         self._pending: Any = None
-        self._requests: dict[str, int] = {}
-        self._answered = 0
-        self._echoes: dict[int, Message] = {}
+        self._answers = InputAnswers(kernel, options)
         self._stop_requested = anyio.Event()
-        self._input_scope: anyio.CancelScope | None = None
         #: Called once the kernel is done with this request (or was restarted).
         self.on_finished: Callable[[], None] = lambda: None
         content = {
@@ -114,8 +98,7 @@ class Execution:
         """Start the ladder: SIGINT now; the watchdog restarts after the grace period."""
         if self.stop_reason is None and not self.route.finished.is_set():
             self.stop_reason = reason
-            if self._input_scope is not None:
-                self._input_scope.cancel()
+            self._answers.cancel()
             await self.kernel.interrupt()
             self._stop_requested.set()
 
@@ -191,7 +174,12 @@ class Execution:
                 return
             channel, msg = item
             if msg["msg_type"] in ("input_request", INPUT_REQUEST_MSG_TYPE):
-                async for m in self._answer_input(channel, msg["content"]):
+                async for m in self._answers.answer(
+                    channel,
+                    msg["content"],
+                    stopping=lambda: self.stop_reason is not None,
+                    stop=self.request_stop,
+                ):
                     yield m
             elif channel == "iopub":
                 for m in self._iopub(msg):
@@ -201,8 +189,8 @@ class Execution:
                 for m in translate_payload(self.reply.get("payload", []), self.reply_to):
                     yield m
         self._done()
-        for number in sorted(self._echoes):
-            yield self._echoes.pop(number)
+        for echo in self._answers.pending_echoes():
+            yield echo
         async for m in self._finish():
             yield m
 
@@ -225,52 +213,6 @@ class Execution:
                 return []
             self.line = line
         return translate_iopub(msg, self.reply_to)
-
-    async def _answer_input(self, channel: str, content: dict[str, Any]) -> AsyncIterator[Message]:
-        # Each input() arrives twice (stdin, and its IOPub copy) unless one copy
-        # was lost: answer the n-th request on whichever channel brings it first.
-        # The answer goes out on the first copy; the echo waits for the IOPub
-        # copy (when the kernel announces), which is ordered with prior output.
-        number = self._requests[channel] = self._requests.get(channel, 0) + 1
-        if number <= self._answered:
-            if channel == "iopub" and number in self._echoes:
-                yield self._echoes.pop(number)
-            return
-        self._answered += 1
-        prompt = str(content.get("prompt", ""))
-        callback = self.options.on_input
-        assert callback is not None  # allow_stdin is only set with a callback
-        value: str | None = None
-        failure: str | None = None
-        with anyio.CancelScope() as scope:
-            # An interrupt or the deadline cancels a slow callback (the watchdog's
-            # SIGINT already made the kernel's input() raise).
-            self._input_scope = scope
-            try:
-                with anyio.fail_after(self.options.input_timeout):
-                    value = await _call_input(callback, prompt)
-                value.encode("utf-8")
-            except TimeoutError:
-                failure = "no answer in time"
-            except Exception as exc:
-                failure = repr(exc)
-            finally:
-                self._input_scope = None
-        if scope.cancelled_caught or self.stop_reason is not None:
-            return
-        if failure is not None or value is None:
-            yield replies.notice(
-                f"input({prompt!r}) could not be answered: {failure}", "error", self.reply_to
-            )
-            await self.request_stop("input")
-            return
-        self.kernel.send_input(value)
-        shown = "*" * len(value) if content.get("password") else value
-        echo = replies.output(f"{prompt}{shown}\n", self.reply_to)
-        if channel == "iopub" or not self.kernel.announces_input:
-            yield echo
-        else:
-            self._echoes[number] = echo
 
     def _where(self) -> str:
         return f" at line {self.line}" if self.line is not None else ""

@@ -1,0 +1,96 @@
+"""Answering a running cell's ``input()`` through the caller's input callback.
+
+Each request arrives twice when the kernel announces it (on stdin, and as an
+IOPub copy): the n-th request is answered on whichever channel brings it
+first. The answer goes out at once; the echo of prompt and answer waits for the
+IOPub copy, which is ordered with the output before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from ... import replies
+from ...messages import Message
+from ..base import ExecutionOptions
+from ..inputs import call_input
+from .kernel import JupyterKernel
+
+__all__ = ["InputAnswers"]
+
+
+class InputAnswers:
+    """The input requests of one execution, their answers and their echoes."""
+
+    def __init__(self, kernel: JupyterKernel, options: ExecutionOptions) -> None:
+        self._kernel = kernel
+        self._options = options
+        self._requests: dict[str, int] = {}
+        self._answered = 0
+        self._echoes: dict[int, Message] = {}
+        self._scope: anyio.CancelScope | None = None
+
+    def cancel(self) -> None:
+        """Abandon a callback still thinking (the code is being stopped)."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def pending_echoes(self) -> list[Message]:
+        """Echoes whose IOPub copy never came, in order; sent before the end."""
+        echoes = [self._echoes[n] for n in sorted(self._echoes)]
+        self._echoes.clear()
+        return echoes
+
+    async def answer(
+        self,
+        channel: str,
+        content: dict[str, Any],
+        *,
+        stopping: Callable[[], bool],
+        stop: Callable[[str], Awaitable[None]],
+    ) -> AsyncIterator[Message]:
+        """Answer one copy of a request; yield what the caller should see."""
+        reply_to = self._options.reply_to
+        number = self._requests[channel] = self._requests.get(channel, 0) + 1
+        if number <= self._answered:
+            if channel == "iopub" and number in self._echoes:
+                yield self._echoes.pop(number)
+            return
+        self._answered += 1
+        prompt = str(content.get("prompt", ""))
+        callback = self._options.on_input
+        assert callback is not None  # allow_stdin is only set with a callback
+        value: str | None = None
+        failure: str | None = None
+        with anyio.CancelScope() as scope:
+            # An interrupt or the deadline cancels a slow callback (the watchdog's
+            # SIGINT already made the kernel's input() raise).
+            self._scope = scope
+            try:
+                with anyio.fail_after(self._options.input_timeout):
+                    value = await call_input(callback, prompt)
+                value.encode("utf-8")
+            except TimeoutError:
+                failure = "no answer in time"
+            except Exception as exc:
+                failure = repr(exc)
+            finally:
+                self._scope = None
+        if scope.cancelled_caught or stopping():
+            return
+        if failure is not None or value is None:
+            yield replies.notice(
+                f"input({prompt!r}) could not be answered: {failure}", "error", reply_to
+            )
+            await stop("input")
+            return
+        self._kernel.send_input(value)
+        shown = "*" * len(value) if content.get("password") else value
+        echo = replies.output(f"{prompt}{shown}\n", reply_to)
+        if channel == "iopub" or not self._kernel.announces_input:
+            yield echo
+        else:
+            self._echoes[number] = echo
