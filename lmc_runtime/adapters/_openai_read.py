@@ -4,16 +4,25 @@ A message carrying ``"lmc"`` metadata (written by ``to_openai``) gives back the
 LMC messages it came from, exactly. Any other message is read as a model or an
 application wrote it:
 
-- ``system``/``developer`` → a user ``message`` with ``extras.openai_role``;
+- ``system``/``developer`` (and any other role a model does not speak as, such
+  as the legacy ``function``) → a user ``message`` with ``extras.openai_role``;
 - ``user`` text → user ``message``; ``image_url`` parts → ``image`` (base64 for
   data URLs, ``path`` for other URLs); ``input_audio`` WAV parts → ``audio``;
-- ``assistant`` text → assistant ``message``; an ``execute`` tool call →
-  an assistant ``code`` message whose id is the call id; any other call (or
-  arguments that are not valid JSON) → an assistant ``message`` with
+  any other part (a file, audio in another format) → a ``message`` with the
+  part as it was in ``extras.openai_part``;
+- ``assistant`` text → assistant ``message``; a refusal → assistant
+  ``message`` with the refusal as its text and ``extras.openai_refusal``; an
+  ``execute`` tool call → an assistant ``code`` message whose id is the call
+  id (arguments as a JSON string, or an object as some servers send them); any
+  other call (or arguments that are not valid) → an assistant ``message`` with
   ``extras.openai_tool_call`` holding the call as it was;
+- a ``name`` field is kept in ``extras.openai_name``;
 - ``tool`` → a computer ``console``/``output`` answering the call
   (``in_reply_to`` is the call id), and the media of the user message that
   directly follows it (opened by the image note) → computer messages too.
+
+Anything that is not a message object, or ``"lmc"`` metadata that does not fit
+the message carrying it, raises :class:`~lmc_runtime.errors.MessageError`.
 """
 
 from __future__ import annotations
@@ -57,7 +66,11 @@ def _part_content(part: Mapping[str, Any]) -> tuple[str, str | None, str] | None
         return ("image", image_format(parsed[0]), parsed[1])
     if part.get("type") == "input_audio":
         audio = part.get("input_audio", {})
-        if isinstance(audio, Mapping) and isinstance(audio.get("data"), str):
+        if (
+            isinstance(audio, Mapping)
+            and isinstance(audio.get("data"), str)
+            and audio.get("format", "wav") == "wav"
+        ):
             return ("audio", "wav", audio["data"])
     return None
 
@@ -73,23 +86,42 @@ def _with_metadata(
     for item in items:
         if not isinstance(item, Mapping):
             raise MessageError(f"'{LMC_KEY}' metadata must hold objects, not {item!r}")
-        at = item.get("at")
-        at = at if isinstance(at, Mapping) else {}
-        seq = at.get("seq")
-        if "text" in at:
-            start, end = at["text"]
-            restored = restore(item, text[start:end], carried=True)
-        elif "part" in at:
-            found = _part_content(parts[at["part"]])
-            restored = restore(item, found[2] if found else None, carried=True)
-        elif "arguments" in at:
-            call = message["tool_calls"][at["arguments"]]
-            arguments = json.loads(call["function"]["arguments"])
-            restored = restore(item, arguments["code"], carried=True)
-        else:
-            restored = restore(item, carried=False)
-        out.append((seq if isinstance(seq, int) else None, restored))
+        try:
+            out.append(_restored(message, item, text, parts))
+        except MessageError:
+            raise
+        except (LookupError, TypeError, ValueError, AttributeError) as exc:
+            raise MessageError(
+                f"'{LMC_KEY}' metadata does not fit its message ({type(exc).__name__}: {exc})"
+            ) from exc
     return out
+
+
+def _restored(
+    message: Mapping[str, Any], item: Mapping[str, Any], text: str, parts: list[Any]
+) -> tuple[int | None, Message]:
+    """One message of the ``"lmc"`` metadata, with its content from where ``at`` says."""
+    at = item.get("at")
+    at = at if isinstance(at, Mapping) else {}
+    seq = at.get("seq")
+    if "text" in at:
+        start, end = at["text"]
+        restored = restore(item, text[start:end], carried=True)
+    elif "part" in at:
+        found = _part_content(parts[at["part"]])
+        restored = restore(item, found[2] if found else None, carried=True)
+    elif "arguments" in at:
+        call = message["tool_calls"][at["arguments"]]
+        arguments = _arguments(call["function"]["arguments"])
+        restored = restore(item, arguments["code"], carried=True)
+    else:
+        restored = restore(item, carried=False)
+    return (seq if isinstance(seq, int) else None, restored)
+
+
+def _arguments(raw: Any) -> Any:
+    """A tool call's arguments: a JSON string, or an object as some servers send them."""
+    return raw if isinstance(raw, Mapping) else json.loads(raw or "{}")
 
 
 def _tool_calls(calls: Any) -> list[Message]:
@@ -97,7 +129,7 @@ def _tool_calls(calls: Any) -> list[Message]:
     for call in calls if isinstance(calls, list) else []:
         function = call.get("function", {}) if isinstance(call, Mapping) else {}
         try:
-            arguments = json.loads(function.get("arguments") or "{}")
+            arguments = _arguments(function.get("arguments"))
             language, code = arguments["language"], arguments["code"]
             if function.get("name") != _EXECUTE:
                 raise ValueError("not the execute function")
@@ -115,15 +147,36 @@ def _tool_calls(calls: Any) -> list[Message]:
     return out
 
 
+def _refusals(message: Mapping[str, Any]) -> list[str]:
+    """The refusals in an assistant message: its ``refusal`` field and refusal parts."""
+    found = [message["refusal"]] if isinstance(message.get("refusal"), str) else []
+    content = message.get("content")
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, Mapping) and part.get("type") == "refusal":
+            found.append(str(part.get("refusal", "")))
+    return found
+
+
 class _Reader:
     def __init__(self) -> None:
         self.last_call: str | None = None
 
     def read(self, message: Mapping[str, Any]) -> list[Message]:
+        read = self._read(message)
+        name = message.get("name")
+        if isinstance(name, str):
+            read = [
+                m.model_copy(update={"extras": {**(m.extras or {}), "openai_name": name}})
+                for m in read
+            ]
+        return read
+
+    def _read(self, message: Mapping[str, Any]) -> list[Message]:
         role = message.get("role")
         content = message.get("content")
         if role == "tool":
-            self.last_call = message.get("tool_call_id")
+            call_id = message.get("tool_call_id")
+            self.last_call = call_id if isinstance(call_id, str) else None
             return [
                 Message(
                     role="computer",
@@ -134,13 +187,22 @@ class _Reader:
                 )
             ]
         reply_to, self.last_call = self.last_call, None
-        if role in ("system", "developer"):
-            extras = {"openai_role": role}
-            return [Message(role="user", type="message", content=_text(content), extras=extras)]
         if role == "assistant":
             text = _text(content)
             head = [Message(role="assistant", type="message", content=text)] if text else []
-            return head + _tool_calls(message.get("tool_calls"))
+            refused = [
+                Message(
+                    role="assistant",
+                    type="message",
+                    content=refusal,
+                    extras={"openai_refusal": True},
+                )
+                for refusal in _refusals(message)
+            ]
+            return head + refused + _tool_calls(message.get("tool_calls"))
+        if role != "user":  # system, developer, the legacy function role...
+            extras = {"openai_role": role}
+            return [Message(role="user", type="message", content=_text(content), extras=extras)]
         return self._user(content, reply_to)
 
     def _user(self, content: Any, reply_to: str | None) -> list[Message]:
@@ -154,9 +216,7 @@ class _Reader:
         )
         out = []
         for part in content[1:] if is_media else content:
-            if not isinstance(part, Mapping):
-                continue
-            found = _part_content(part)
+            found = _part_content(part) if isinstance(part, Mapping) else None
             if found is not None:
                 type_, format_, data = found
                 out.append(
@@ -170,8 +230,11 @@ class _Reader:
                         }
                     )
                 )
-            elif part.get("type") == "text":
+            elif isinstance(part, Mapping) and part.get("type") == "text":
                 out.append(Message(role="user", type="message", content=str(part.get("text", ""))))
+            else:  # a file, audio that is not WAV, a part from a newer API
+                extras = {"openai_part": part}
+                out.append(Message(role="user", type="message", content="", extras=extras))
         return out
 
 
@@ -181,6 +244,10 @@ def from_openai(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     out: list[Message] = []
     call: list[tuple[int, Message]] = []  # a tool call's messages, spread over two messages
     for message in messages:
+        if not isinstance(message, Mapping):
+            raise MessageError(
+                f"a Chat Completions message must be an object, not {type(message).__name__}"
+            )
         items = message.get(LMC_KEY)
         if isinstance(items, list):
             for seq, restored in _with_metadata(message, items):

@@ -16,7 +16,8 @@ content when the item cannot show it), so the conversion is lossless.
 AKI → LMC (:func:`from_aki`): items with ``"lmc"`` come back exactly; other
 items are read by their key with the message's role (``system`` → user with
 ``extras.aki_role``). LMC has no video, so a ``video`` item becomes a
-``message`` with the item in ``extras.aki_item``.
+``message`` with the item in ``extras.aki_item``. Anything that is not a message object raises
+:class:`~lmc_runtime.errors.MessageError`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import MessageError
 from ..messages import Message, parse_message
 from ._common import (
     LMC_KEY,
@@ -112,6 +114,8 @@ def from_aki(context: Iterable[Mapping[str, Any]]) -> list[Message]:
     """LMC messages for an AKI chat context (see the module docstring)."""
     out: list[Message] = []
     for message in context:
+        if not isinstance(message, Mapping):
+            raise MessageError(f"an AKI message must be an object, not {type(message).__name__}")
         role = message.get("role")
         base: dict[str, Any] = {"role": "assistant" if role == "assistant" else "user"}
         if role not in ("user", "assistant"):

@@ -12,7 +12,11 @@ kept in ``metadata["lmc"]``, so the conversion is lossless.
 
 Jan → LMC (:func:`from_jan`): messages with ``metadata["lmc"]`` come back
 exactly; others become text messages and images of their role, with the Jan
-message id as ``id`` and the thread id as ``conversation_id``.
+message id as ``id``, the thread id as ``conversation_id`` and ``created_at``
+in seconds (Jan's own millisecond timestamps are divided by 1000). Jan's
+``metadata``, text ``annotations`` and a ``status`` other than ``ready``, when
+there are any, are kept in ``extras.jan``. Anything that is not a message object raises
+:class:`~lmc_runtime.errors.MessageError`.
 """
 
 from __future__ import annotations
@@ -20,10 +24,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import MessageError
 from ..messages import Message, parse_message
 from ._common import LMC_KEY, as_messages, data_url, image_format, parse_data_url, text_of
 
-__all__ = ["from_jan", "to_jan"]
+__all__ = ["from_jan", "seconds", "to_jan"]
+
+#: Timestamps above this are milliseconds (in seconds it would be the year 5138).
+_MILLISECONDS = 1e11
+
+
+def seconds(value: object) -> float | None:
+    """A Jan timestamp in Unix seconds (Jan writes milliseconds); None if it is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not (0 <= value < float("inf")):
+        return None
+    return value / 1000 if value > _MILLISECONDS else float(value)
 
 
 def _text_part(value: str) -> dict[str, Any]:
@@ -77,11 +94,16 @@ def _foreign(message: Mapping[str, Any]) -> list[Message]:
     for key, source in (("id", "id"), ("conversation_id", "thread_id")):
         if isinstance(message.get(source), str):
             envelope[key] = message[source]
-    if isinstance(message.get("created_at"), int | float) and message["created_at"] >= 0:
-        envelope["created_at"] = float(message["created_at"])
+    created = seconds(message.get("created_at"))
+    if created is not None:
+        envelope["created_at"] = created
+    extras: dict[str, Any] = {}
     if message.get("role") not in ("user", "assistant"):
-        envelope["extras"] = {"jan_role": message.get("role")}
-    texts, images = [], []
+        extras["jan_role"] = message.get("role")
+    jan: dict[str, Any] = {"metadata": message["metadata"]} if message.get("metadata") else {}
+    if message.get("status") not in (None, "ready"):
+        jan["status"] = message["status"]
+    texts, images, annotations = [], [], []
     content = message.get("content")
     for part in content if isinstance(content, list) else []:
         if not isinstance(part, Mapping):
@@ -89,6 +111,8 @@ def _foreign(message: Mapping[str, Any]) -> list[Message]:
         if part.get("type") == "text":
             text = part.get("text")
             texts.append(str(text.get("value", "")) if isinstance(text, Mapping) else str(text))
+            if isinstance(text, Mapping) and text.get("annotations"):
+                annotations.append(text["annotations"])
         elif part.get("type") == "image_url":
             image = part.get("image_url")
             url = image.get("url") if isinstance(image, Mapping) else None
@@ -97,6 +121,12 @@ def _foreign(message: Mapping[str, Any]) -> list[Message]:
                 images.append(
                     {"type": "image", "format": image_format(parsed[0]), "content": parsed[1]}
                 )
+    if annotations:
+        jan["annotations"] = annotations
+    if jan:
+        extras["jan"] = jan
+    if extras:
+        envelope["extras"] = extras
     out = [parse_message({**envelope, "type": "message", "content": "".join(texts)})]
     for image in images:
         out.append(parse_message({**envelope, **image, "id": None}))
@@ -107,6 +137,8 @@ def from_jan(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     """LMC messages for Jan thread messages (see the module docstring)."""
     out: list[Message] = []
     for message in messages:
+        if not isinstance(message, Mapping):
+            raise MessageError(f"a Jan message must be an object, not {type(message).__name__}")
         metadata = message.get("metadata")
         if isinstance(metadata, Mapping) and isinstance(metadata.get(LMC_KEY), Mapping):
             out.append(parse_message(metadata[LMC_KEY]))

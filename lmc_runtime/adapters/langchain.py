@@ -22,13 +22,21 @@ LangChain → LMC (:func:`from_langchain`): takes those dicts, or message object
 come back exactly; other blocks are read by their type, with the message's
 role (``human`` → user, ``ai`` → assistant, ``tool`` → computer output
 answering ``tool_call_id``, ``system`` → user with ``extras.langchain_role``).
+An AI message's tool calls (its ``tool_calls``, or ``tool_call`` blocks) that
+call ``execute`` with string ``language`` and ``code`` become assistant
+``code`` messages whose id is the call id; other calls become assistant
+``message``s with the call in ``extras.langchain_tool_call``. Anything that is
+not a message raises :class:`~lmc_runtime.errors.MessageError`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import MessageError
 from ..messages import Message, parse_message
 from ._common import (
     LMC_KEY,
@@ -40,7 +48,10 @@ from ._common import (
     restore,
 )
 
-__all__ = ["from_langchain", "to_langchain"]
+__all__ = ["EXECUTE", "from_langchain", "to_langchain"]
+
+#: The tool name whose calls are code messages (the same as for OpenAI).
+EXECUTE = "execute"
 
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
 
@@ -72,18 +83,65 @@ def to_langchain(messages: Iterable[Message | Mapping[str, Any]]) -> list[dict[s
     return out
 
 
-def _fields(message: Any) -> tuple[str, Any, str | None]:
-    """(role or type, content, tool_call_id) of a dict or a LangChain message object."""
+def _fields(message: Any) -> tuple[str, Any, str | None, Any]:
+    """(role or type, content, tool_call_id, tool_calls) of a dict or a message object."""
     if isinstance(message, Mapping):
         role = message.get("role", message.get("type"))
-        return str(role), message.get("content"), message.get("tool_call_id")
-    return str(message.type), message.content, getattr(message, "tool_call_id", None)
+        return (
+            str(role),
+            message.get("content"),
+            message.get("tool_call_id"),
+            message.get("tool_calls"),
+        )
+    if not (hasattr(message, "type") and hasattr(message, "content")):
+        raise MessageError(f"not a LangChain message: {type(message).__name__}")
+    return (
+        str(message.type),
+        message.content,
+        getattr(message, "tool_call_id", None),
+        getattr(message, "tool_calls", None),
+    )
+
+
+def _call(call: Mapping[str, Any]) -> Message:
+    """An LMC message for a tool call: LangChain's ``{name, args, id}`` or OpenAI's shape."""
+    function = call.get("function")
+    name, args = call.get("name"), call.get("args")
+    if isinstance(function, Mapping):  # an OpenAI-style call in a message dict
+        name, args = function.get("name"), function.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                args = None
+    call_id = call.get("id")
+    if (
+        name == EXECUTE
+        and isinstance(args, Mapping)
+        and isinstance(args.get("language"), str)
+        and isinstance(args.get("code"), str)
+        and (call_id is None or isinstance(call_id, str))
+    ):
+        with contextlib.suppress(MessageError):
+            return parse_message(
+                {
+                    "role": "assistant",
+                    "type": "code",
+                    "format": args["language"],
+                    "content": args["code"],
+                    "id": call_id,
+                }
+            )
+    extras = {"langchain_tool_call": dict(call)}
+    return Message(role="assistant", type="message", content="", extras=extras)
 
 
 def _foreign(block: Mapping[str, Any], base: dict[str, Any]) -> Message:
     """An LMC message for a block that came from elsewhere."""
     kind = block.get("type")
     body: dict[str, Any]
+    if kind == "tool_call":
+        return _call(block)
     if kind == "text":
         body = {"type": "message", "content": str(block.get("text", ""))}
         if base["role"] == "computer":
@@ -122,12 +180,24 @@ def from_langchain(messages: Iterable[Any]) -> list[Message]:
     """LMC messages for LangChain messages (dicts or objects; see the module docstring)."""
     out: list[Message] = []
     for message in messages:
-        role, content, tool_call_id = _fields(message)
+        role, content, tool_call_id, tool_calls = _fields(message)
         base: dict[str, Any] = {"role": _ROLES.get(role, "user")}
         if role == "tool":
             base = {"role": "computer", "in_reply_to": tool_call_id}
         elif role not in _ROLES:
             base["extras"] = {"langchain_role": role}
-        blocks = content if isinstance(content, list) else [content if content is not None else ""]
-        out.extend(_read_block(block, base) for block in blocks)
+        if isinstance(content, list):
+            blocks = content
+        elif content or not tool_calls:
+            blocks = [content if content is not None else ""]
+        else:  # an AI message that only calls tools
+            blocks = []
+        read = [_read_block(block, base) for block in blocks]
+        out.extend(read)
+        called = {m.id for m in read if m.type == "code"} | {
+            (m.extras or {}).get("langchain_tool_call", {}).get("id") for m in read
+        }
+        for call in tool_calls if isinstance(tool_calls, list) else []:
+            if isinstance(call, Mapping) and (call.get("id") is None or call["id"] not in called):
+                out.append(_call(call))
     return out

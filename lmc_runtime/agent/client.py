@@ -3,7 +3,10 @@
 
 :meth:`ChatClient.complete` returns the assistant message as a dict
 (``role``, ``content``, ``tool_calls``), whether the server answered in one
-JSON body or, with ``stream=True``, as server-sent events.
+JSON body or, with ``stream=True``, as server-sent events. A request answered
+with HTTP 429, 502, 503 or 504 is sent again (``ChatConfig.retries`` times,
+after ``Retry-After`` or 1, 2, 4... seconds); every other failure is a
+:class:`ChatError`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
+import anyio
 import httpx
 
 from ..errors import LMCError
@@ -25,6 +29,7 @@ __all__ = ["ChatClient", "ChatConfig", "ChatError", "TextCallback"]
 TextCallback = Callable[[str], None]
 
 DEFAULT_BASE_URL = "http://localhost:1337/v1"  # Jan's local API server
+_RETRIED = frozenset({429, 502, 503, 504})
 
 
 class ChatError(LMCError):
@@ -39,6 +44,10 @@ class ChatConfig:
     model: str = ""
     api_key: str | None = None
     timeout: float = 600.0
+    #: How many times a request is sent again after HTTP 429, 502, 503 or 504.
+    retries: int = 2
+    #: The longest wait before a retry, whatever ``Retry-After`` says (seconds).
+    max_retry_wait: float = 30.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ChatConfig:
@@ -95,6 +104,18 @@ class ChatClient:
         body: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
         if tools:
             body["tools"] = list(tools)
+        for attempt in range(self.config.retries + 1):
+            try:
+                return await self._complete_once(body, on_text)
+            except _Retry as retry:
+                if attempt == self.config.retries:
+                    raise ChatError(str(retry)) from None
+                await anyio.sleep(min(retry.wait(attempt), self.config.max_retry_wait))
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    async def _complete_once(
+        self, body: dict[str, Any], on_text: TextCallback | None
+    ) -> dict[str, Any]:
         try:
             if self.stream:
                 return await self._streamed({**body, "stream": True}, on_text)
@@ -119,8 +140,7 @@ class ChatClient:
                 data = line[5:].strip()
                 if data == "[DONE]":
                     break
-                choices = json.loads(data).get("choices") or [{}]
-                delta = choices[0].get("delta") or {}
+                delta = _delta(json.loads(data))
                 if delta.get("content"):
                     text.append(delta["content"])
                     if on_text is not None:
@@ -144,11 +164,39 @@ def _merge_call(call: dict[str, Any], part: Mapping[str, Any]) -> None:
     function["arguments"] += delta.get("arguments") or ""
 
 
+class _Retry(Exception):
+    """An answer worth asking again for (rate limited, or the server briefly down)."""
+
+    def __init__(self, text: str, retry_after: str | None) -> None:
+        super().__init__(text)
+        self.retry_after = retry_after
+
+    def wait(self, attempt: int) -> float:
+        """Seconds to wait: ``Retry-After`` (in seconds) if given, else 1, 2, 4..."""
+        try:
+            return max(0.0, float(self.retry_after or ""))
+        except ValueError:
+            return float(2**attempt)
+
+
 def _check(response: httpx.Response) -> None:
     if response.status_code >= 400:
-        raise ChatError(
-            f"the chat endpoint answered HTTP {response.status_code}: {response.text[:500]}"
-        )
+        text = f"the chat endpoint answered HTTP {response.status_code}: {response.text[:500]}"
+        if response.status_code in _RETRIED:
+            raise _Retry(text, response.headers.get("retry-after"))
+        raise ChatError(text)
+
+
+def _delta(event: Any) -> dict[str, Any]:
+    """The ``delta`` of one streamed chunk; ChatError for an error event."""
+    if not isinstance(event, dict):
+        raise ChatError(f"not a chat completion chunk: {str(event)[:500]}")
+    if event.get("error"):
+        raise ChatError(f"the chat endpoint reported an error: {str(event['error'])[:500]}")
+    choices = event.get("choices") or [{}]
+    first = choices[0] if isinstance(choices, list) and isinstance(choices[0], dict) else {}
+    delta = first.get("delta") or {}
+    return delta if isinstance(delta, dict) else {}
 
 
 def _message_of(payload: Any) -> dict[str, Any]:

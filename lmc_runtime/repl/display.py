@@ -203,6 +203,8 @@ class RichRun:
             self._live.update(self._render(), refresh=True)
 
     def note(self, text: str) -> None:
+        if text == self._note:  # Ctrl-C pressed again says nothing new
+            return
         self._note = text
         if self._live is not None:
             self._refresh()

@@ -30,6 +30,7 @@ class PlainRun:
         self.out = out
         self.images = images
         self._at_line_start = True
+        self._last_note: str | None = None
 
     def _write(self, text: str) -> None:
         if text:
@@ -64,7 +65,9 @@ class PlainRun:
         self._line(f"[{what}] {path}")
 
     def note(self, text: str) -> None:
-        self._line(text)
+        if text != self._last_note:  # Ctrl-C pressed again says nothing new
+            self._last_note = text
+            self._line(text)
 
     def suspend(self) -> None:
         if not self._at_line_start:

@@ -28,7 +28,10 @@ def _fsync_dir(path: Path) -> None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` to ``path`` so a reader sees the old file or the new one."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    payload = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    try:
+        payload = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escaped, it still round-trips
+        payload = json.dumps(data, indent=2).encode("ascii")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         _write_all(fd, payload)
@@ -56,13 +59,13 @@ def _locked(fd: int) -> Iterator[None]:
 
 
 def append_lines(path: Path, lines: list[str]) -> None:
-    """Append whole lines to an existing file, under an exclusive lock, then fsync.
+    """Append whole lines to ``path`` (made if missing), under an exclusive lock, then fsync.
 
     A torn last line left by a crashed writer is closed with a newline first, so
     it stays one bad line (skipped on load) instead of spoiling the next record.
     """
     data = "".join(line + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         with _locked(fd):
             size = os.fstat(fd).st_size

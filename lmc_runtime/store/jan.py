@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..adapters.jan import from_jan, to_jan
+from ..adapters.jan import from_jan, seconds, to_jan
 from ..errors import MessageError, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, new_id
 from ._files import append_lines, read_json_lines, write_json_atomic
@@ -90,12 +90,13 @@ class JanThreadStore:
             raise ThreadNotFound(thread_id) from None
         if not isinstance(data, dict):
             raise StoreError(f"{path} does not hold a JSON object")
-        created = data.get("created", data.get("created_at", 0))
+        created = seconds(data.get("created", data.get("created_at", 0)))
+        metadata = data.get("metadata")
         return Thread(
             id=thread_id,
             title=str(data.get("title", "")),
-            created_at=int(created) if isinstance(created, int | float) else 0,
-            metadata=dict(data.get("metadata") or {}),
+            created_at=int(created) if created is not None else 0,
+            metadata=dict(metadata) if isinstance(metadata, dict) else {},
         )
 
     def messages(self, thread_id: str) -> builtins.list[Message]:
@@ -105,7 +106,9 @@ class JanThreadStore:
         try:
             records = read_json_lines(folder / "messages.jsonl")
         except FileNotFoundError:
-            raise ThreadNotFound(thread_id) from None
+            if not (folder / "thread.json").exists():
+                raise ThreadNotFound(thread_id) from None
+            records = []  # Jan makes the file with the first message
         out = []
         for record in records:
             try:
@@ -147,7 +150,13 @@ class JanThreadStore:
         ids = [thread_id] if thread_id is not None else [t.id for t in self.list()]
         found: builtins.list[tuple[str, Message]] = []
         for tid in ids:
-            for message in self.messages(tid):
+            try:
+                messages = self.messages(tid)
+            except ThreadNotFound:
+                if thread_id is not None:
+                    raise
+                continue  # deleted since it was listed
+            for message in messages:
                 if len(found) >= limit:
                     return found
                 if matches(message, text):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -41,6 +42,18 @@ CREATE INDEX IF NOT EXISTS messages_by_thread ON messages(thread_id, seq);
 
 def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _sql_text(text: str) -> str:
+    """``text`` as SQLite can hold it: a lone surrogate (not UTF-8) becomes U+FFFD.
+
+    Only titles and the search column go through this; message bodies are
+    stored as ASCII JSON, so their content comes back exactly.
+    """
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class SqliteThreadStore:
@@ -79,7 +92,12 @@ class SqliteThreadStore:
             try:
                 self._db.execute(
                     "INSERT INTO threads (id, title, created_at, metadata) VALUES (?, ?, ?, ?)",
-                    (thread.id, thread.title, thread.created_at, json.dumps(thread.metadata)),
+                    (
+                        thread.id,
+                        _sql_text(thread.title),
+                        thread.created_at,
+                        json.dumps(thread.metadata),
+                    ),
                 )
             except sqlite3.IntegrityError:
                 raise ThreadExists(thread.id) from None
@@ -116,7 +134,8 @@ class SqliteThreadStore:
         validate_thread_id(thread_id)
         stamped = stamp(thread_id, messages)
         rows = [
-            (thread_id, json.dumps(m.to_dict()), searchable_text(m).casefold()) for m in stamped
+            (thread_id, json.dumps(m.to_dict()), _sql_text(searchable_text(m).casefold()))
+            for m in stamped
         ]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
@@ -145,7 +164,7 @@ class SqliteThreadStore:
             "SELECT m.thread_id, m.body FROM messages m JOIN threads t ON t.id = m.thread_id "
             "WHERE m.folded LIKE ? ESCAPE '\\'"
         )
-        params: builtins.list[Any] = [f"%{_escape_like(text.casefold())}%"]
+        params: builtins.list[Any] = [f"%{_escape_like(_sql_text(text.casefold()))}%"]
         if thread_id is not None:
             validate_thread_id(thread_id)
             query += " AND m.thread_id = ?"

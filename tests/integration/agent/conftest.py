@@ -10,15 +10,15 @@ import pytest
 
 from .scripted import ScriptedServer
 
-ServerFactory = Callable[[list[dict[str, Any]]], ScriptedServer]
+ServerFactory = Callable[..., ScriptedServer]
 
 
 @pytest.fixture
 def scripted_server() -> Iterator[ServerFactory]:
     started: list[tuple[ScriptedServer, threading.Thread]] = []
 
-    def start(script: list[dict[str, Any]]) -> ScriptedServer:
-        server = ScriptedServer(script)
+    def start(script: list[dict[str, Any]], *, split: bool = False) -> ScriptedServer:
+        server = ScriptedServer(script, split=split)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         started.append((server, thread))

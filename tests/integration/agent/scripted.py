@@ -3,7 +3,10 @@
 It answers each POST to ``/v1/chat/completions`` with the next scripted
 assistant message (as one JSON body, or as server-sent events when the request
 asks for ``stream``), and records every request so tests can check what the
-client sent.
+client sent. A script entry ``{"status": 429, "retry_after": "0"}`` answers
+with that HTTP error instead; ``{"events": [...]}`` streams those raw SSE data
+lines. With ``split=True`` every streamed event is written a few bytes at a
+time, so events arrive cut anywhere.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from typing import Any
 class ScriptedServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, script: list[dict[str, Any]]) -> None:
+    def __init__(self, script: list[dict[str, Any]], *, split: bool = False) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script = list(script)
+        self.split = split
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
         self.lock = threading.Lock()
@@ -62,6 +66,12 @@ def _chunks(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
 class _Handler(BaseHTTPRequestHandler):
     server: ScriptedServer
 
+    def _send(self, data: bytes) -> None:
+        step = 3 if self.server.split else len(data)
+        for start in range(0, len(data), step):
+            self.wfile.write(data[start : start + step])
+            self.wfile.flush()
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -75,18 +85,25 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             self.send_error(500, "the script has no more replies")
             return
+        if "status" in reply:
+            self.send_response(reply["status"])
+            if "retry_after" in reply:
+                self.send_header("Retry-After", reply["retry_after"])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if body.get("stream"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            for delta in _chunks(reply):
-                chunk = {
-                    "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": delta}],
-                }
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.flush()
-            self.wfile.write(b"data: [DONE]\n\n")
+            events = reply.get("events") or [
+                json.dumps(
+                    {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+                )
+                for delta in _chunks(reply)
+            ]
+            for event in [*events, "[DONE]"]:
+                self._send(f"data: {event}\n\n".encode())
             return
         payload = json.dumps(
             {

@@ -250,3 +250,17 @@ def test_jsonl_view_prints_every_message_and_keeps_notes_apart() -> None:
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert lines[0] == request and lines[1]["content"] == "1\n" and len(lines) == 2
     assert notes.getvalue() == "Interrupting\nswitched to r\n"
+
+
+def test_repeated_interrupt_notes_are_shown_once(tmp_path: Path) -> None:
+    out = io.StringIO()
+    plain = PlainView(out, ImageStore(tmp_path)).begin({}, "python", "x")
+    console = _console()
+    rich = _run(console, tmp_path)
+    for _ in range(5):  # Ctrl-C pressed again and again
+        plain.note("Interrupting")
+        rich.note("Interrupting")
+    plain.close()
+    rich.close()
+    assert out.getvalue().count("Interrupting") == 1
+    assert console.file.getvalue().count("Interrupting") == 1  # type: ignore[attr-defined]
