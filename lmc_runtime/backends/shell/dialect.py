@@ -5,6 +5,13 @@ done marker (see :mod:`.marker`), its continuation prompt is empty, and, where
 the shell has a DEBUG trap, the trap reports the current line of the cell file
 to the side-channel descriptor. A cell runs as ``. CELL <STDIN`` typed at the
 top level (not inside a function, so ``declare`` and ``typeset`` stay global).
+
+User code may set ``PS1`` (a virtualenv's ``activate`` does). bash and zsh
+rebuild the marker prompt in a hook that runs before every prompt: bash's
+``PROMPT_COMMAND`` (read-only), zsh's ``precmd_functions`` (re-armed by each
+cell's line). sh has no such hook, so there ``PS1`` and ``PS2`` are read-only.
+Setting a read-only one is an error the code sees, never a prompt the runtime
+waits for forever.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ class Dialect:
 
     def init_script(self, token: str, ctl_fd: int) -> str:
         """Shell code run once at start, before the first cell."""
-        return f"PS1='{_marker(token, '$?')}'\nPS2=''\nPS4='+ '\nunset HISTFILE\n"
+        return f"PS1='{_marker(token, '$?')}'\nPS2=''\nPS4='+ '\nunset HISTFILE\nreadonly PS1 PS2\n"
 
     def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
         """The one line typed into the PTY to run cell number ``run``."""
@@ -69,17 +76,26 @@ class BashDialect(Dialect):
             f'{{ __lmc_l=$LINENO; printf \'%s %s\\n\' "$__lmc_n" "$LINENO" >&{ctl_fd} '
             "2>/dev/null || :; }; }"
         )
+        # Before every prompt: keep $?, then the marker prompt, whatever the code set.
+        prompt = (
+            "__lmc_prompt() { __lmc_s=$?; "
+            f"PS1={shlex.quote(marker_prefix(token).decode('ascii'))}\"$__lmc_s\"$'\\a'; "
+            "PS0=''; PS2=''; }\n"
+        )
         return (
-            super().init_script(token, ctl_fd)
-            + "PS0=''\nPROMPT_COMMAND=''\nset +o history\nset -T\n"
+            "PS2=''\nPS4='+ '\nunset HISTFILE\n"
+            + prompt
+            + "PROMPT_COMMAND=__lmc_prompt\nreadonly PROMPT_COMMAND\nset +o history\nset -T\n"
             + f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
         )
 
     def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
         # The trap is set only while tracking: it costs every command some time.
         trap = 'trap "$__lmc_trap" DEBUG' if track else "trap - DEBUG"
-        return f"__lmc_n={run} __lmc_l='' __lmc_f={shlex.quote(str(cell))}; {trap}; " + (
-            super().run_line(run, cell, stdin, track)
+        return (
+            f"__lmc_n={run} __lmc_l='' "
+            f"__lmc_f={shlex.quote(str(cell))}; {trap}; "
+            + super().run_line(run, cell, stdin, track)
         )
 
 
@@ -98,15 +114,25 @@ class ZshDialect(Dialect):
             f'{{ __lmc_l=$LINENO; print -r -- "$__lmc_n $LINENO" >&{ctl_fd} '
             "2>/dev/null || :; }; }"
         )
+        # Before every prompt: the marker prompt and options, whatever the code set.
+        prompt = (
+            "__lmc_prompt() { "
+            f"PROMPT='{_marker(token, '%?')}'; RPROMPT=''; PS2=''; RPS2=''; "
+            "unsetopt PROMPT_SP PROMPT_CR PROMPT_SUBST; setopt PROMPT_PERCENT; }\n"
+        )
         return (
             f"PROMPT='{_marker(token, '%?')}'\nRPROMPT=''\nPS2=''\nRPS2=''\nPS4='+ '\n"
             "unsetopt PROMPT_SP PROMPT_CR PROMPT_SUBST BEEP\nsetopt PROMPT_PERCENT\n"
             "unset HISTFILE\nSAVEHIST=0\n"
-            f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
+            + prompt
+            + "precmd_functions=(__lmc_prompt)\n"
+            + f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
         )
 
     def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
         trap = 'trap "$__lmc_trap" DEBUG' if track else "trap - DEBUG"
-        return f"__lmc_n={run} __lmc_l='' __lmc_f={shlex.quote(str(cell))}; {trap}; " + (
-            super().run_line(run, cell, stdin, track)
+        return (
+            f"precmd_functions=(__lmc_prompt) __lmc_n={run} __lmc_l='' "
+            f"__lmc_f={shlex.quote(str(cell))}; {trap}; "
+            + super().run_line(run, cell, stdin, track)
         )

@@ -16,6 +16,7 @@ import logging
 import os
 import secrets
 import signal
+import termios
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +101,8 @@ class ShellProcess:
         self._late: list[bytes] = []
         self._late_size = 0
         self._late_dropped = 0
+        #: The terminal's modes once the shell was ready; each command line restores them.
+        self._modes: list[Any] | None = None
 
     # -- start -------------------------------------------------------------
 
@@ -129,11 +132,20 @@ class ShellProcess:
             why = self.info.description if self.info else f"no prompt within {timeout:g} s"
             await self.kill("the shell did not start")
             raise KernelStartError(f"the shell did not become ready: {why}")
+        with contextlib.suppress(termios.error, OSError):
+            self._modes = termios.tcgetattr(self.fd)
 
     # -- talking to the shell ----------------------------------------------
 
     def send(self, text: str) -> None:
-        """Type ``text`` into the shell (a whole command line, short)."""
+        """Type ``text`` into the shell (a whole command line, short).
+
+        The terminal's modes are restored first: code that ran ``stty echo``
+        (or ``stty raw``) would otherwise see the runtime's line echoed back.
+        """
+        if self._modes is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(self.fd, termios.TCSANOW, self._modes)
         data = text.encode("utf-8")
         while data:
             try:

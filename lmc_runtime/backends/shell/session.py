@@ -23,8 +23,14 @@ __all__ = ["ShellSession"]
 
 logger = logging.getLogger(__name__)
 
-#: Defaults for programs that would otherwise page or colour their output.
-_QUIET_ENV = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+#: Defaults for programs that would otherwise page or colour their output, and
+#: for a virtualenv's ``activate``, which would otherwise set the prompt.
+_QUIET_ENV = {
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "VIRTUAL_ENV_DISABLE_PROMPT": "1",
+}
 
 
 class _Once:

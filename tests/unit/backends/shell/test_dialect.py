@@ -47,3 +47,19 @@ def test_bash_and_zsh_start_without_rc_files_or_line_editing() -> None:
 
 def test_missing_reason_names_the_package() -> None:
     assert "apt-get install zsh" in ZshDialect().missing_reason()
+
+
+def test_sh_prompt_variables_are_read_only_so_code_cannot_hide_the_marker() -> None:
+    assert "readonly PS1 PS2" in ShDialect().init_script("t", 17)
+
+
+def test_bash_rebuilds_the_marker_prompt_before_every_prompt() -> None:
+    script = BashDialect().init_script("abc123", 17)
+    assert "PROMPT_COMMAND=__lmc_prompt\nreadonly PROMPT_COMMAND\n" in script
+    assert marker_prefix("abc123").decode() in script and "__lmc_s=$?" in script
+
+
+def test_zsh_rearms_its_prompt_hook_with_every_cell() -> None:
+    zsh = ZshDialect()
+    assert "precmd_functions=(__lmc_prompt)" in zsh.init_script("t", 17)
+    assert "precmd_functions=(__lmc_prompt)" in zsh.run_line(1, Path("/c.zsh"), "/dev/null", True)
