@@ -23,7 +23,9 @@
 # Output
 # ------
 # evaluate collects a top-level expression's output and sends it when the
-# expression ends; flush.console() sends it at once.
+# expression ends. So that output streams and is never lost, what was printed
+# so far is sent at once by flush.console(), before every Sys.sleep(), and when
+# an interrupt (a timeout, or interrupt()) stops the code.
 #
 # Plots
 # -----
@@ -77,6 +79,14 @@ local({
   # flush.console() sends what the cell printed so far, at once.
   flush_console <- function() invisible(evaluate::flush_console())
 
+  # Sys.sleep() first sends what was printed before it: a loop that prints,
+  # then waits, streams.
+  original_sleep <- base::Sys.sleep
+  sleep_flushed <- function(time) {
+    evaluate::flush_console()
+    original_sleep(time)
+  }
+
   no_input <- function(prompt = "") {
     stop("input is not available: this execution has no input callback", call. = FALSE)
   }
@@ -102,11 +112,17 @@ local({
         replace_in_package("base", "readline", no_input)
       }
       replace_in_package("utils", "flush.console", flush_console)
+      replace_in_package("base", "Sys.sleep", sleep_flushed)
       if (isTRUE(request$metadata$lmc_active_line)) {
         output_handler <- track_lines(output_handler, input, request, send)
       }
     }
-    original_evaluate(input, envir = envir, ..., output_handler = output_handler)
+    # A calling handler runs before the interrupt unwinds evaluate's frames,
+    # while the output it captured can still be sent.
+    withCallingHandlers(
+      original_evaluate(input, envir = envir, ..., output_handler = output_handler),
+      interrupt = function(cond) try(evaluate::flush_console(), silent = TRUE)
+    )
   }
 
   unlockBinding("evaluate", imports)
