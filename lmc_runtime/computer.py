@@ -93,6 +93,10 @@ class Computer:
         self._given_work_dir = Path(work_dir) if work_dir is not None else None
         self._sessions: dict[str, Session] = {}
         self._start_locks: dict[str, anyio.Lock] = {}
+        #: Languages whose session is still starting for a run: an interrupt
+        #: then stops that run before its code is sent.
+        self._starting: dict[str, int] = {}
+        self._interrupted_starts: set[str] = set()
         self._task_group: TaskGroup | None = None
         self._work_dir: Path | None = None
         self._stack: AsyncExitStack | None = None
@@ -214,7 +218,16 @@ class Computer:
             track_lines=self.track_active_line,
         )
         try:
-            session = await self._session(name)
+            session = await self._starting_session(name)
+            if session is None:
+                yield replies.notice(
+                    "Execution was interrupted before it started; nothing ran.",
+                    "interrupted",
+                    reply_to,
+                    state_lost=False,
+                )
+                yield replies.active_line(None, reply_to, status="interrupted", state_lost=False)
+                return
             async for out in within_budget(
                 session.execute(request.code, options), self.limits, reply_to
             ):
@@ -228,6 +241,20 @@ class Computer:
                 f"internal error in lmc-runtime: {exc!r}", "backend_error", reply_to
             )
             yield replies.active_line(None, reply_to, status="backend_error")
+
+    async def _starting_session(self, name: str) -> Session | None:
+        """The session for ``name``, or None if an interrupt came while it started."""
+        if name in self._sessions:
+            return self._sessions[name]
+        self._starting[name] = self._starting.get(name, 0) + 1
+        try:
+            session = await self._session(name)
+        finally:
+            self._starting[name] -= 1
+            interrupted = name in self._interrupted_starts
+            if not self._starting[name]:
+                self._interrupted_starts.discard(name)
+        return None if interrupted else session
 
     async def _session(self, name: str) -> Session:
         session = self._sessions.get(name)
@@ -254,6 +281,9 @@ class Computer:
         name = self.registry.resolve(language) if language else None
         if language and name is None:
             raise UsageError(f"unknown language {language!r}")
+        for key, count in self._starting.items():
+            if count and (name is None or key == name):
+                self._interrupted_starts.add(key)
         for key, session in list(self._sessions.items()):
             if name is None or key == name:
                 await session.interrupt()

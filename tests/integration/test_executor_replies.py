@@ -69,3 +69,28 @@ def test_aliases_route_to_python(computer: Computer) -> None:
 def test_languages_reports_python_available() -> None:
     status = Computer().languages["python"]
     assert status.available and status.reason is None and "py" in status.aliases
+
+
+def test_interrupt_while_the_kernel_starts_stops_the_run_before_it_runs() -> None:
+    """Regression: an interrupt that came while the session was still starting
+    was lost, and the code then ran to completion (or its timeout)."""
+    import threading
+
+    with Computer() as computer:
+        messages: list[Any] = []
+        consumer = threading.Thread(
+            target=lambda: messages.extend(
+                computer.run("python", "import time\ntime.sleep(30)\nprint('ran')")
+            )
+        )
+        consumer.start()
+        started = threading.Event()
+        started.wait(0.1)  # the run is under way; a kernel takes far longer to start
+        computer.interrupt()
+        consumer.join(60)
+        assert not consumer.is_alive()
+        assert messages[-1].content is None
+        assert (messages[-1].extras or {}).get("status") == "interrupted"
+        assert "before it started" in "".join(str(m.content) for m in messages)
+        after = list(computer.run("python", "print('next')"))
+        assert any(m.content == "next\n" for m in after)
