@@ -20,10 +20,22 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     ``argv`` is a bwrap command line: give the environment to the sandboxed
     command as ``--clearenv --setenv NAME VALUE ...`` and start bwrap itself
     with an empty environment.
+``--supervise PID``
+    stay as the parent of ``argv`` instead of becoming it; PID is the runtime
+    process that starts this one. ``bwrap
+    --die-with-parent`` uses ``PR_SET_PDEATHSIG``, which fires when the *thread*
+    that started a process ends: a backend that starts its interpreter from a
+    worker thread would see it killed when that thread is retired. The
+    supervisor has one thread, so bwrap lives exactly as long as it does; it
+    kills bwrap when the runtime process ends (a pidfd, no polling; it refuses to
+    start if the runtime is already gone),
+    forwards SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, and ends the way
+    bwrap ended (same exit code, or same signal).
 """
 
 import os
 import resource
+import select
 import signal
 import sys
 
@@ -45,6 +57,47 @@ def _fail(text: str) -> None:
     os._exit(127)
 
 
+_FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
+
+
+def _supervise(argv: list[str], env: dict[str, str], parent: int) -> None:
+    """Run ``argv`` as a child; end with it, and end it if process ``parent`` ends."""
+    parent_fd = _pidfd(parent)
+    if os.getppid() != parent:  # the runtime ended before (or while) this one started
+        _fail(f"the process that started this one ({parent}) has ended")
+    child = os.fork()
+    if child == 0:
+        try:
+            os.execvpe(argv[0], argv, env)
+        except OSError as exc:
+            _fail(f"cannot run {argv[0]}: {exc}")
+    for signum in _FORWARDED:
+        signal.signal(signum, lambda number, _frame: os.kill(child, number))
+    child_fd = _pidfd(child)
+    watched = [fd for fd in (child_fd, parent_fd) if fd is not None]
+    while child_fd is not None:
+        ready, _, _ = select.select(watched, [], [])
+        if child_fd in ready:
+            break
+        if parent_fd in ready:  # the runtime is gone: so is everything it started
+            os.kill(child, signal.SIGKILL)
+            watched.remove(parent_fd)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
 def main(args: list[str]) -> None:
     if "--" not in args:
         _fail("usage: _exec.py [options] -- argv")
@@ -54,6 +107,7 @@ def main(args: list[str]) -> None:
         _fail("no command given")
     env = dict(os.environ)
     bwrap_env = False
+    supervise: int | None = None
     index = 0
     while index < len(options):
         option = options[index]
@@ -76,6 +130,8 @@ def main(args: list[str]) -> None:
             elif option == "--sigint":
                 handler = signal.SIG_IGN if value == "ignore" else signal.SIG_DFL
                 signal.signal(signal.SIGINT, handler)
+            elif option == "--supervise":
+                supervise = int(value)
             elif option == "--unset":
                 env.pop(value, None)
             else:
@@ -88,6 +144,8 @@ def main(args: list[str]) -> None:
             extra += ["--setenv", name, value]
         argv = [argv[0], *extra, *argv[1:]]
         env = {}
+    if supervise is not None:
+        _supervise(argv, env, supervise)
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

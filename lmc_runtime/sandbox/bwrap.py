@@ -16,6 +16,7 @@ __all__ = [
     "SANDBOX_GID",
     "SANDBOX_UID",
     "bwrap_args",
+    "exposed_by",
     "find_bwrap",
     "private_entries",
     "sandbox_available",
@@ -72,15 +73,32 @@ def sandbox_available() -> Availability:
 
 def system_paths() -> list[Path]:
     """Read-only paths a session needs: system directories, the Python prefixes,
-    and the folder this package is installed in (a checkout or site-packages)."""
+    this package and, in a checkout, the kernels folder next to it."""
     paths = [Path(p) for p in _SYSTEM]
     paths += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent]
-    paths.append(Path(__file__).resolve().parents[2])
+    package = Path(__file__).resolve().parents[1]
+    # The package and a checkout's kernels folder, not the whole checkout around them
+    # (its .git, tests, caches and anything else kept there stay out of reach).
+    paths += [package, package.parent / "kernels"]
     kept: list[Path] = []
     for path in paths:
         if path.exists() and not any(path == k or k in path.parents for k in kept):
             kept = [k for k in kept if path not in k.parents] + [path]
     return kept
+
+
+def exposed_by(path: Path, readonly: Iterable[Path]) -> Path | None:
+    """The read-only bound folder that would show ``path`` inside a sandbox, or None.
+
+    Sessions' directories must not be inside one: another session could then
+    read their files and connect to their kernels' unix sockets (a read-only
+    mount does not stop ``connect``).
+    """
+    resolved = path.resolve()
+    for bound in readonly:
+        if resolved == bound or bound in resolved.parents:
+            return bound
+    return None
 
 
 def private_entries(roots: Iterable[Path]) -> list[Path]:
@@ -156,4 +174,7 @@ def bwrap_args(
         args += ["--bind", str(path), str(path)]
     for path in readonly_files:
         args += ["--ro-bind", str(path), str(path)]
+    # The root itself (a tmpfs holding the mount points) is read-only too: only the
+    # working directory, the runtime directory and the tmpfs folders take writes.
+    args += ["--remount-ro", "/"]
     return args

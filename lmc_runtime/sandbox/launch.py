@@ -3,7 +3,9 @@
 Each command line becomes ``python _exec.py <limits> -- bwrap <namespaces> --
 python _exec.py --sigint default -- argv``: the outer wrapper joins the
 session's cgroup, sets the rlimits and cleans the environment on the host, then
-becomes bwrap; the inner one restores SIGINT inside the sandbox and becomes the
+starts bwrap and stays as its single-threaded parent (``--supervise``: bwrap's
+``--die-with-parent`` would otherwise follow the backend thread that started
+it, not the runtime process); the inner one restores SIGINT inside the sandbox and becomes the
 interpreter. Without bubblewrap (the operator's explicit opt-out) only the outer
 wrapper runs.
 """
@@ -91,4 +93,6 @@ class SandboxLauncher:
             network=self.network,
         )
         inner = [*self._wrapper(), "--sigint", "default", "--", *argv]
-        return [*outer, "--sigint", "ignore", "--bwrap-env", "--", *sandbox, "--", *inner]
+        supervise = ["--supervise", str(os.getpid())]
+        supervised = [*outer, "--sigint", "ignore", "--bwrap-env", *supervise]
+        return [*supervised, "--", *sandbox, "--", *inner]

@@ -14,7 +14,7 @@ import anyio
 
 from ..config import Limits, Timeouts
 from ..errors import SandboxUnavailable, UsageError
-from .bwrap import find_bwrap, private_entries, sandbox_available, system_paths
+from .bwrap import exposed_by, find_bwrap, private_entries, sandbox_available, system_paths
 from .cgroups import Cgroup, create_cgroup
 from .computer import SandboxComputer
 from .disk import WorkDisk
@@ -91,6 +91,12 @@ class Sandbox:
             if not availability.available:
                 raise SandboxUnavailable(availability.reason or "unknown reason")
             bwrap = find_bwrap()
+            bound = exposed_by(self.root, system_paths())
+            if bound is not None:
+                raise SandboxUnavailable(
+                    f"the session directory {self.root} is inside {bound}, which every "
+                    "sandbox sees: choose a data directory outside it"
+                )
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         for path in (self.runtime_dir, self.output_dir):
             path.mkdir(exist_ok=True, mode=0o700)

@@ -33,7 +33,11 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     service = Service(
         settings=settings,
         manager=SessionManager(settings, transcripts),
-        auth=Authenticator(settings.token, enabled=not settings.no_auth),
+        auth=Authenticator(
+            settings.token,
+            enabled=not settings.no_auth,
+            allowed_origins=settings.allowed_origins,
+        ),
     )
 
     @asynccontextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
@@ -12,6 +13,7 @@ __all__ = [
     "TOKEN_SUBPROTOCOL_PREFIX",
     "Authenticator",
     "bearer_from_header",
+    "host_is_loopback",
     "origin_allowed",
     "token_from_subprotocols",
 ]
@@ -63,14 +65,57 @@ def origin_allowed(origin: str | None, host: str | None, allowed: Iterable[str])
     return secrets.compare_digest(origin_netloc.encode(), host_netloc.encode())
 
 
+def host_is_loopback(host: str | None) -> bool:
+    """Whether a ``Host`` header names this machine's loopback (``localhost``,
+    127.0.0.0/8, ``[::1]``), with any port.
+
+    Without a token this is what stops DNS rebinding: a web page whose name
+    re-resolves to 127.0.0.1 still sends its own name as the Host.
+    """
+    if not host:
+        return False
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    if name in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 class Authenticator:
     """Checks a request's token against the configured one, in constant time."""
 
-    def __init__(self, token: str | None, *, enabled: bool = True) -> None:
+    def __init__(
+        self, token: str | None, *, enabled: bool = True, allowed_origins: Iterable[str] = ()
+    ) -> None:
         if enabled and not token:
             raise ValueError("authentication needs a token")
         self._token = (token or "").encode()
         self.enabled = enabled
+        self.allowed_origins = tuple(allowed_origins)
+
+    def check_browser(self, headers: Mapping[str, str]) -> None:
+        """Raise a 403 :class:`ApiError` for a request a web page made on its own.
+
+        A browser's Origin must be allowed (this server, or one configured); and
+        without a token the Host must be a loopback name, so that a page that
+        rebinds its DNS name to 127.0.0.1 cannot drive the service.
+        """
+        origin = headers.get("origin")
+        host = headers.get("host")
+        if not origin_allowed(origin, host, self.allowed_origins):
+            raise ApiError(403, "forbidden", f"origin {origin!r} is not allowed")
+        if not self.enabled and host is not None and not host_is_loopback(host):
+            raise ApiError(
+                403,
+                "forbidden",
+                f"without a token only loopback Host names are served, not {host!r}",
+            )
 
     def valid(self, candidate: str | None) -> bool:
         """Whether ``candidate`` is the token (always True with auth disabled)."""
@@ -81,7 +126,9 @@ class Authenticator:
         return secrets.compare_digest(candidate.encode(), self._token)
 
     def check_http(self, headers: Mapping[str, str]) -> None:
-        """Raise a 401 :class:`ApiError` unless the request carries the token."""
+        """Raise a 401 :class:`ApiError` unless the request carries the token
+        (and a 403 one for a request a web page made on its own)."""
+        self.check_browser(headers)
         if not self.enabled:
             return
         token = bearer_from_header(headers.get("authorization"))

@@ -50,6 +50,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from ..sandbox import SessionLimits, sandbox_available
+    from ..sandbox.bwrap import exposed_by, system_paths
     from .server import serve
     from .settings import ServiceSettings, is_loopback
 
@@ -66,6 +67,15 @@ def run_serve(args: argparse.Namespace) -> int:
                 f"the sandbox cannot run here: {availability.reason}. Install bubblewrap "
                 "(apt-get install bubblewrap) or pass --no-sandbox to run sessions unconfined."
             )
+    data_dir = (args.data_dir or default_data_dir()).resolve()
+    if not args.no_sandbox:
+        bound = exposed_by(data_dir, system_paths())
+        if bound is not None:
+            return fail(
+                f"the data directory {data_dir} is inside {bound}, which every sandbox sees "
+                "read-only; sessions could read each other's files there. Choose another "
+                "--data-dir."
+            )
     token = None if args.no_auth else (args.token or os.environ.get("LMC_TOKEN") or None)
     generated = token is None and not args.no_auth
     if generated:
@@ -75,7 +85,7 @@ def run_serve(args: argparse.Namespace) -> int:
         limits = replace(limits, wall_seconds=args.wall_seconds)
     try:
         settings = ServiceSettings(
-            data_dir=(args.data_dir or default_data_dir()).resolve(),
+            data_dir=data_dir,
             host=args.host,
             port=args.port,
             token=token,

@@ -12,6 +12,7 @@ and cold), errors, and memory per idle session.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -93,47 +94,61 @@ async def _execute(client: httpx.AsyncClient, session_id: str, code: str) -> tup
     return elapsed, (last.get("extras") or {}).get("status")
 
 
+class _Barrier:
+    """Every session waits here, idle, until all have arrived; then memory is read."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.arrived = 0
+        self.all_idle = anyio.Event()
+
+    def arrive(self) -> None:
+        self.arrived += 1
+        if self.arrived >= self.expected:
+            self.all_idle.set()
+
+
 async def _one_session(
-    client: httpx.AsyncClient, report: LoadReport, rounds: int, idle: anyio.Event, hold: Any
+    client: httpx.AsyncClient, report: LoadReport, rounds: int, barrier: _Barrier
 ) -> None:
-    started = time.perf_counter()
-    created = await client.post("/v1/sessions", json={})
-    if created.status_code != 201:
-        report.errors.append(f"create: {created.status_code} {created.text[:200]}")
-        _arrive(idle, hold, report.sessions)
-        return
-    info = created.json()
-    (report.pooled_create if info["pooled"] else report.cold_create).append(
-        time.perf_counter() - started
-    )
-    session_id = info["id"]
+    arrived = False
+    session_id: str | None = None
     try:
+        started = time.perf_counter()
+        created = await client.post("/v1/sessions", json={})
+        if created.status_code != 201:
+            report.errors.append(f"create: {created.status_code} {created.text[:200]}")
+            return
+        info = created.json()
+        (report.pooled_create if info["pooled"] else report.cold_create).append(
+            time.perf_counter() - started
+        )
+        session_id = info["id"]
         for _ in range(rounds):
             for code, expected in MIX:
                 try:
                     elapsed, status = await _execute(client, session_id, code)
-                except (httpx.HTTPError, RuntimeError) as exc:
+                except (httpx.HTTPError, RuntimeError, ValueError) as exc:
                     report.errors.append(f"execute: {exc!r}")
                     continue
                 report.executions += 1
                 report.latencies.append(elapsed)
                 if status != expected:
                     report.errors.append(f"status {status!r} instead of {expected!r} for {code!r}")
-        _arrive(idle, hold, report.sessions)
-        await idle.wait()
+        arrived = True
+        barrier.arrive()
+        await barrier.all_idle.wait()
         usage = (await client.get(f"/v1/sessions/{session_id}")).json().get("usage") or {}
         if isinstance(usage.get("memory_bytes"), int):
             report.idle_memory.append(usage["memory_bytes"])
+    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        report.errors.append(f"session: {exc!r}")
     finally:
-        _arrive(idle, hold, report.sessions)
-        await client.delete(f"/v1/sessions/{session_id}")
-
-
-def _arrive(idle: anyio.Event, hold: list[int], expected: int) -> None:
-    """Count a session at the idle point (once each); all there: measure."""
-    hold.append(1)
-    if len(hold) >= expected:
-        idle.set()
+        if not arrived:  # counted once, whatever happened, so no one waits forever
+            barrier.arrive()
+        if session_id is not None:
+            with anyio.CancelScope(shield=True), contextlib.suppress(httpx.HTTPError):
+                await client.delete(f"/v1/sessions/{session_id}")
 
 
 async def run_load(url: str, token: str | None, sessions: int, rounds: int) -> LoadReport:
@@ -144,12 +159,11 @@ async def run_load(url: str, token: str | None, sessions: int, rounds: int) -> L
     async with httpx.AsyncClient(
         base_url=url, headers=headers, timeout=300, limits=limits
     ) as client:
-        idle = anyio.Event()
-        hold: list[int] = []
+        barrier = _Barrier(sessions)
         with anyio.fail_after(1800):
             async with anyio.create_task_group() as tg:
                 for _ in range(sessions):
-                    tg.start_soon(_one_session, client, report, rounds, idle, hold)
+                    tg.start_soon(_one_session, client, report, rounds, barrier)
     return report
 
 

@@ -40,7 +40,7 @@ class SessionManager:
         self.registry = registry or Registry()
         self.sessions: dict[str, ServiceSession] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
-        self.pool = Pool(settings.pool_size, self._start_pooled)
+        self.pool = Pool(settings.pool_size, self._start_pooled, self._room)
         self.shutting_down = False
         self._starting = 0
         self._start_gate = anyio.Semaphore(max(1, os.cpu_count() or 1))
@@ -52,6 +52,14 @@ class SessionManager:
     @property
     def sessions_dir(self) -> Path:
         return self.settings.data_dir / "sessions"
+
+    @property
+    def sandboxes(self) -> int:
+        """Sessions that hold processes: clients', starting ones and the pool's."""
+        return len(self.sessions) + self._starting + self.pool.ready_count + self.pool.starting
+
+    def _room(self) -> bool:
+        return not self.shutting_down and self.sandboxes < self.settings.max_sessions
 
     # -- lifetime ----------------------------------------------------------
 
@@ -141,6 +149,7 @@ class SessionManager:
         await session.run(warm=warm, gate=self._start_gate, task_status=task_status)
         if self.sessions.pop(session.id, None) is not None:
             self._record_end(session.id, session.end_reason or "it was closed")
+        self.pool.wake()
 
     def _record_end(self, session_id: str, reason: str) -> None:
         self.ended[session_id] = reason
@@ -166,6 +175,8 @@ class SessionManager:
                 "delete one or try again later",
             )
         session = self.pool.take() if policy == self._default_policy else None
+        if session is None and self.sandboxes >= self.settings.max_sessions:
+            self.pool.evict()  # a warm session gives up its room
         self._starting += 1
         try:
             if session is None:

@@ -19,18 +19,42 @@ _RETRY_AFTER = 2.0
 
 
 class Pool:
-    """Keeps ``size`` warm sessions; :meth:`take` hands one out and a new one starts."""
+    """Keeps ``size`` warm sessions; :meth:`take` hands one out and a new one starts.
 
-    def __init__(self, size: int, start: Callable[[], Awaitable[ServiceSession]]) -> None:
+    ``room()`` says whether the service has room for one more session of any
+    kind: warm sessions count against the service's maximum like the others, so
+    the pool shrinks when clients need the room and refills when they leave.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        start: Callable[[], Awaitable[ServiceSession]],
+        room: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.size = size
         self._start = start
+        self._room = room
         self._ready: deque[ServiceSession] = deque()
         self._wanted = anyio.Event()
         self._closing = False
+        #: Sessions the pool is starting now (0 or 1).
+        self.starting = 0
 
     @property
     def ready_count(self) -> int:
         return len(self._ready)
+
+    def wake(self) -> None:
+        """Look again whether the pool is short (a session ended, room was made)."""
+        self._wanted.set()
+
+    def evict(self) -> bool:
+        """End one warm session to make room for another session; False if none."""
+        if not self._ready:
+            return False
+        self._ready.popleft().stop("its room was needed for a new session")
+        return True
 
     def take(self) -> ServiceSession | None:
         """A warm session, or None if none is ready."""
@@ -53,11 +77,15 @@ class Pool:
     async def run(self) -> None:
         """Refill the pool, one session at a time, whenever it is short."""
         while not self._closing:
-            if len(self._ready) >= self.size:
+            if len(self._ready) >= self.size or not self._room():
                 self._wanted = anyio.Event()
                 await self._wanted.wait()
                 continue
-            session = await self._start()
+            self.starting = 1
+            try:
+                session = await self._start()
+            finally:
+                self.starting = 0
             if session.start_error is not None:
                 logger.warning("a pooled session did not start: %r", session.start_error)
                 with anyio.move_on_after(_RETRY_AFTER):
@@ -66,5 +94,7 @@ class Pool:
                 continue
             if self._closing:
                 session.stop("the service is shutting down")
+            elif not self._room():  # clients took the room while it started
+                session.stop("its room was needed for a new session")
             else:
                 self._ready.append(session)

@@ -21,6 +21,8 @@ def serve(settings: ServiceSettings) -> None:
         host=settings.host,
         port=settings.port,
         ws="websockets-sansio",
+        # A WebSocket frame carries one code message: the HTTP body limit applies.
+        ws_max_size=settings.max_request_bytes,
         lifespan="on",
         log_level="warning",
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),

@@ -23,7 +23,6 @@ from .. import replies
 from ..chunks import ChunkAssembler, to_chunks
 from ..errors import MessageError
 from ..messages import Message
-from .auth import origin_allowed
 from .problems import ApiError, error_response
 from .session import ServiceSession
 from .state import service_of
@@ -147,15 +146,10 @@ def ws_router() -> APIRouter:
     async def session_ws(websocket: WebSocket, session_id: str) -> None:
         service = service_of(websocket)
         offered = list(websocket.scope.get("subprotocols", []))
-        origin = websocket.headers.get("origin")
-        if not origin_allowed(
-            origin, websocket.headers.get("host"), service.settings.allowed_origins
-        ):
-            await _refuse(
-                websocket,
-                error_response(403, "forbidden", f"origin {origin!r} is not allowed"),
-                1008,
-            )
+        try:
+            service.auth.check_browser(websocket.headers)
+        except ApiError as exc:
+            await _refuse(websocket, error_response(exc.status, exc.code, exc.message), 1008)
             return
         token = service.auth.websocket_token(websocket.headers, websocket.query_params, offered)
         if not service.auth.valid(token):

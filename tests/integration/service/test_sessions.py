@@ -158,10 +158,14 @@ def test_max_sessions_answers_429(server: Server) -> None:
         assert len(made) == 4
         assert response.status_code == 429
         assert response.json()["error"]["code"] == "too_many_sessions"
+        # Regression: warm sessions count against the maximum too (4 kernels, not 5).
+        with server.client() as client:
+            assert client.get("/healthz").json()["pool_ready"] == 0
     finally:
         for session_id in made:
             server.delete(session_id)
     assert server.create()  # room again
+    wait_for_pool(server)  # and the pool refills once clients leave
 
 
 def test_transcript_is_written_in_jan_layout(server: Server) -> None:

@@ -7,6 +7,7 @@ import pytest
 from lmc_runtime.service.auth import (
     Authenticator,
     bearer_from_header,
+    host_is_loopback,
     origin_allowed,
     token_from_subprotocols,
 )
@@ -43,8 +44,49 @@ def test_disabled_authenticator_lets_everyone_in() -> None:
     auth = Authenticator(None, enabled=False)
     assert auth.valid(None)
     auth.check_http({})
+    auth.check_http({"host": "127.0.0.1:8765"})
     with pytest.raises(ValueError):
         Authenticator(None)
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example:8765", "evil.example", "10.0.0.5:8765", "[fe80::1]:8765", "localhost.evil"],
+)
+def test_no_auth_refuses_dns_rebinding_hosts(host: str) -> None:
+    """Regression: without a token, a page rebinding its name to 127.0.0.1 got in."""
+    auth = Authenticator(None, enabled=False)
+    with pytest.raises(ApiError) as refused:
+        auth.check_http({"host": host, "origin": f"http://{host}"})
+    assert refused.value.status == 403
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost:8765", "127.0.0.1:8765", "127.0.0.1", "[::1]:8765", "LOCALHOST"]
+)
+def test_host_is_loopback(host: str) -> None:
+    assert host_is_loopback(host)
+
+
+def test_cross_origin_requests_are_refused_on_http_too() -> None:
+    """Regression: only the WebSocket checked Origin; a page could POST to a no-auth server."""
+    for auth in (Authenticator(None, enabled=False), Authenticator("right")):
+        with pytest.raises(ApiError) as refused:
+            auth.check_http(
+                {
+                    "host": "127.0.0.1:8765",
+                    "origin": "https://evil.example",
+                    "authorization": "Bearer right",
+                }
+            )
+        assert refused.value.status == 403
+    Authenticator("right").check_http(
+        {
+            "host": "127.0.0.1:8765",
+            "origin": "http://127.0.0.1:8765",
+            "authorization": "Bearer right",
+        }
+    )
 
 
 @pytest.mark.parametrize(
