@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ... import replies
+from ..inputs import call_input
 from .procs import first_of
-from .stdin import call_input
 
 if TYPE_CHECKING:
     from .execution import ShellExecution

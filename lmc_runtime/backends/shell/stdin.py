@@ -11,17 +11,12 @@ once, at the shell's session in ``/proc``: a process blocked reading this FIFO
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 from pathlib import Path
-from typing import Any
 
-import anyio
-
-from ...config import InputCallback
 from .procs import session_members
 
-__all__ = ["StdinSource", "call_input"]
+__all__ = ["StdinSource"]
 
 #: Kernel wait channels of a process blocked in read, select or poll.
 _READING = ("pipe_read", "do_select", "do_sys_poll", "core_sys_select")
@@ -80,16 +75,3 @@ class StdinSource:
         if self._fifo is not None:
             with contextlib.suppress(OSError):
                 self._fifo.unlink()
-
-
-async def call_input(callback: InputCallback, prompt: str) -> str:
-    """Ask ``callback`` for a line: awaited if async, in a worker thread if not."""
-    if inspect.iscoroutinefunction(callback):
-        value: Any = await callback(prompt)
-    else:
-        value = await anyio.to_thread.run_sync(callback, prompt, abandon_on_cancel=True)
-        if inspect.isawaitable(value):
-            value = await value
-    if not isinstance(value, str):
-        raise TypeError(f"the input callback returned {type(value).__name__}, not str")
-    return value
