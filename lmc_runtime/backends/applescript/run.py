@@ -26,6 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ... import replies
 from ...messages import Message
 from ..base import ExecutionOptions
+from ..turns import first_of
 
 __all__ = ["ProcessRun", "describe_returncode"]
 
@@ -132,7 +133,7 @@ class ProcessRun:
 
     async def _watchdog(self) -> None:
         with anyio.CancelScope(deadline=self.deadline):
-            await _first_of(self._stop, self._exited)
+            await first_of(self._stop, self._exited)
         if self._exited.is_set():
             return
         self.request_stop("timeout")
@@ -174,15 +175,3 @@ class ProcessRun:
             status = "ok" if code == 0 else "error"
         out.append(replies.active_line(None, self.reply_to, status=status, **extras))
         return out
-
-
-async def _first_of(*events: anyio.Event) -> None:
-    """Return as soon as any of ``events`` is set."""
-    async with anyio.create_task_group() as tg:
-
-        async def wait(event: anyio.Event) -> None:
-            await event.wait()
-            tg.cancel_scope.cancel()
-
-        for event in events:
-            tg.start_soon(wait, event)

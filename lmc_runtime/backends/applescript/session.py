@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -13,21 +13,10 @@ from anyio.abc import TaskGroup
 from ...errors import KernelStartError
 from ...messages import Message
 from ..base import ExecutionOptions, SessionSettings
+from ..turns import Once
 from .run import ProcessRun
 
 __all__ = ["AppleScriptSession"]
-
-
-class _Once:
-    """Calls ``func`` the first time it is called, and never again."""
-
-    def __init__(self, func: Callable[[], None]) -> None:
-        self._func: Callable[[], None] | None = func
-
-    def __call__(self) -> None:
-        func, self._func = self._func, None
-        if func is not None:
-            func()
 
 
 class AppleScriptSession:
@@ -65,7 +54,7 @@ class AppleScriptSession:
             script.unlink(missing_ok=True)
             self._busy.release()
 
-        free = _Once(done)
+        free = Once(done)
         run: ProcessRun | None = None
         finished = False
         try:

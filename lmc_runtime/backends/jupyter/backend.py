@@ -15,9 +15,9 @@ import anyio
 from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
 
-from ... import replies
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
+from ..turns import Turns, news_between_runs
 from .execution import Execution
 from .kernel import JupyterKernel
 
@@ -33,84 +33,42 @@ def kernels_dir() -> Path:
     raise FileNotFoundError(f"no kernels folder next to {package}")
 
 
-class _Once:
-    """Calls ``func`` the first time it is called, and never again."""
-
-    def __init__(self, func: Callable[[], None]) -> None:
-        self._func: Callable[[], None] | None = func
-
-    def __call__(self) -> None:
-        func, self._func = self._func, None
-        if func is not None:
-            func()
-
-
 class JupyterSession:
     """A persistent kernel for one language; one execution at a time."""
 
     def __init__(self, language: str, kernel: JupyterKernel) -> None:
         self.language = language
         self.kernel = kernel
-        self._busy = anyio.Semaphore(1)  # released by whichever task closes the stream
-        self._current: Execution | None = None
+        self._turns: Turns[Execution] = Turns(kernel.start_soon)
 
-    async def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
-        await self._busy.acquire()
-        free = _Once(self._busy.release)
-        watching = False
-        run: Execution | None = None
-        try:
-            while True:
-                await self.kernel.ensure_ready()
-                gone, self.kernel.unreported_death = self.kernel.unreported_death, None
-                if gone is not None:
-                    yield replies.notice(
-                        f"Since the last run, {gone.description}. Its state was lost; "
-                        "it has been restarted.",
-                        "kernel_died",
-                        options.reply_to,
-                        state_lost=True,
-                        exit_code=gone.exit_code,
-                    )
-                late, dropped = self.kernel.take_late()
-                for tag, name, text in late:
-                    extras = {"stream": name} if name == "stderr" else {}
-                    yield replies.output(text, tag, late=True, **extras)
-                if dropped:
-                    yield replies.notice(
-                        f"{dropped} bytes of late output from earlier code were dropped.",
-                        "truncated",
-                        options.reply_to,
-                        omitted_bytes=dropped,
-                    )
-                # Checked and sent with no await in between: a request can never
-                # slip into a restart after the death news went out to no one.
-                if self.kernel.settled:
-                    break
+    def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
+        async def begin(free: Callable[[], None]) -> Execution:
             run = Execution(self.kernel, code, options)
             # The session is free again as soon as the kernel is done with this
             # request, even if the caller has not read (or never reads) the rest.
             run.on_finished = free
-            self._current = run
-            self.kernel.start_soon(run.watch)
-            watching = True
-            async for message in run.messages():
+            return run
+
+        return self._turns.take(lambda: self._news(options), begin)
+
+    async def _news(self, options: ExecutionOptions) -> AsyncIterator[Message]:
+        """A death since the last run and late output; returns once the kernel is settled."""
+        while True:
+            await self.kernel.ensure_ready()
+            gone, self.kernel.unreported_death = self.kernel.unreported_death, None
+            late, dropped = self.kernel.take_late()
+            death = (gone.description, gone.exit_code) if gone is not None else None
+            for message in news_between_runs(
+                options.reply_to, death=death, late=late, dropped=dropped
+            ):
                 yield message
-        finally:
-            if self._current is run:
-                self._current = None
-            if run is not None and not run.complete:
-                # The caller stopped listening: stop the code too; the watchdog
-                # frees the session once the kernel is done or restarted.
-                with anyio.CancelScope(shield=True):
-                    await run.request_stop("interrupt")
-            if not watching:
-                free()
+            # Checked, then the request is sent with no await in between: a request
+            # can never slip into a restart after the death news went out to no one.
+            if self.kernel.settled:
+                return
 
     async def interrupt(self) -> None:
-        run = self._current
-        if run is not None:
-            await run.request_stop("interrupt")
+        await self._turns.interrupt()
 
     async def restart(self) -> None:
         await self.kernel.restart()

@@ -18,6 +18,7 @@ import anyio
 from ... import replies
 from ...messages import Message
 from ..base import ExecutionOptions
+from ..turns import first_of
 from .answers import InputAnswers
 from .kernel import JupyterKernel
 from .routing import KernelGone, Route
@@ -39,18 +40,6 @@ _STOP_WORDS = {
     "interrupt": "was interrupted",
     "input": "was interrupted because its input() got no answer",
 }
-
-
-async def _first_of(*events: anyio.Event) -> None:
-    """Return as soon as any of ``events`` is set."""
-    async with anyio.create_task_group() as tg:
-
-        async def wait(event: anyio.Event) -> None:
-            await event.wait()
-            tg.cancel_scope.cancel()
-
-        for event in events:
-            tg.start_soon(wait, event)
 
 
 class Execution:
@@ -111,7 +100,7 @@ class Execution:
         """
         try:
             with anyio.CancelScope(deadline=self.deadline):
-                await _first_of(self._stop_requested, self.route.finished)
+                await first_of(self._stop_requested, self.route.finished)
             if self.route.finished.is_set():
                 return
             await self.request_stop("timeout")

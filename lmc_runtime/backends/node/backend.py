@@ -15,11 +15,11 @@ from pathlib import Path
 import anyio
 from anyio.abc import TaskGroup
 
-from ... import replies
 from ...errors import BackendUnavailable
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
 from ..jupyter.backend import kernels_dir
+from ..turns import Turns, news_between_runs
 from .execution import Execution
 from .host import NodeHost
 
@@ -34,18 +34,6 @@ def runner_path() -> Path:
     return kernels_dir() / "lmc-node" / "runner.js"
 
 
-class _Once:
-    """Calls ``func`` the first time it is called, and never again."""
-
-    def __init__(self, func: Callable[[], None]) -> None:
-        self._func: Callable[[], None] | None = func
-
-    def __call__(self) -> None:
-        func, self._func = self._func, None
-        if func is not None:
-            func()
-
-
 class NodeSession:
     """A persistent node process; one execution at a time."""
 
@@ -53,68 +41,33 @@ class NodeSession:
 
     def __init__(self, host: NodeHost) -> None:
         self.host = host
-        self._busy = anyio.Semaphore(1)  # released by whichever task closes the stream
-        self._current: Execution | None = None
+        self._turns: Turns[Execution] = Turns(host.start_soon)
 
     async def _preamble(self, options: ExecutionOptions) -> AsyncIterator[Message]:
         """News from between runs: a death nobody saw, output that came late."""
         while True:
             await self.host.ensure_ready()
             gone, self.host.unreported_death = self.host.unreported_death, None
-            if gone is not None:
-                yield replies.notice(
-                    f"Since the last run, {gone.description}. Its state was lost; "
-                    "node has been restarted.",
-                    "kernel_died",
-                    options.reply_to,
-                    state_lost=True,
-                    exit_code=gone.exit_code,
-                )
             late, dropped = self.host.late.take()
-            for tag, stream, text in late:
-                extras = {"stream": stream} if stream == "stderr" else {}
-                yield replies.output(text, tag, late=True, **extras)
-            if dropped:
-                yield replies.notice(
-                    f"{dropped} bytes of late output from earlier code were dropped.",
-                    "truncated",
-                    options.reply_to,
-                    omitted_bytes=dropped,
-                )
+            death = (gone.description, gone.exit_code) if gone is not None else None
+            for message in news_between_runs(
+                options.reply_to, death=death, late=late, dropped=dropped, who="node"
+            ):
+                yield message
             if self.host.settled:
                 return
 
-    async def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
-        await self._busy.acquire()
-        free = _Once(self._busy.release)
-        watching = False
-        run: Execution | None = None
-        try:
-            async for message in self._preamble(options):
-                yield message
+    def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
+        async def begin(free: Callable[[], None]) -> Execution:
             route = await self.host.submit(code, lines=options.track_lines, tag=options.reply_to)
             run = Execution(self.host, route, options)
             run.on_finished = free
-            self._current = run
-            self.host.start_soon(run.watch)
-            watching = True
-            async for message in run.messages():
-                yield message
-        finally:
-            if self._current is run:
-                self._current = None
-            if run is not None and not run.complete:
-                # The caller stopped listening: stop the code too; the watchdog
-                # frees the session once node is done or restarted.
-                with anyio.CancelScope(shield=True):
-                    await run.request_stop("interrupt")
-            if not watching:
-                free()
+            return run
+
+        return self._turns.take(lambda: self._preamble(options), begin)
 
     async def interrupt(self) -> None:
-        run = self._current
-        if run is not None:
-            await run.request_stop("interrupt")
+        await self._turns.interrupt()
 
     async def restart(self) -> None:
         await self.host.restart()

@@ -16,7 +16,7 @@ import anyio
 
 from ... import replies
 from ..inputs import call_input
-from .procs import first_of
+from ..turns import first_of
 
 if TYPE_CHECKING:
     from .execution import ShellExecution

@@ -26,10 +26,11 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ...errors import KernelStartError
+from ..turns import first_of
 from .dialect import Dialect
 from .lines import LineRecord, parse_records
 from .marker import Done, MarkerParser
-from .procs import describe_exit, first_of, kill_session, wait_for_exit
+from .procs import describe_exit, kill_session, wait_for_exit
 from .spawn import spawn_shell
 
 __all__ = ["ExitInfo", "ShellProcess", "Sink"]

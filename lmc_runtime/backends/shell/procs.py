@@ -16,7 +16,6 @@ import anyio
 
 __all__ = [
     "describe_exit",
-    "first_of",
     "kill_group",
     "kill_session",
     "proc_stat",
@@ -100,15 +99,3 @@ def describe_exit(exit_code: int | None, signal_number: int | None) -> str:
     if exit_code is None:
         return "the shell ended"
     return f"the shell exited with status {exit_code}"
-
-
-async def first_of(*events: anyio.Event) -> None:
-    """Return as soon as any of ``events`` is set."""
-    async with anyio.create_task_group() as tg:
-
-        async def wait(event: anyio.Event) -> None:
-            await event.wait()
-            tg.cancel_scope.cancel()
-
-        for event in events:
-            tg.start_soon(wait, event)

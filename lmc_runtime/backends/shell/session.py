@@ -14,6 +14,7 @@ from ... import replies
 from ...errors import KernelStartError
 from ...messages import Message
 from ..base import ExecutionOptions, SessionSettings
+from ..turns import Once, Turns
 from .dialect import Dialect
 from .execution import ShellExecution
 from .process import ExitInfo, ShellProcess
@@ -31,18 +32,6 @@ _QUIET_ENV = {
     "GIT_PAGER": "cat",
     "VIRTUAL_ENV_DISABLE_PROMPT": "1",
 }
-
-
-class _Once:
-    """Calls ``func`` the first time it is called, and never again."""
-
-    def __init__(self, func: Callable[[], None]) -> None:
-        self._func: Callable[[], None] | None = func
-
-    def __call__(self) -> None:
-        func, self._func = self._func, None
-        if func is not None:
-            func()
 
 
 class ShellSession:
@@ -63,13 +52,12 @@ class ShellSession:
         self._env = {**os.environ, **_QUIET_ENV, **settings.env}
         self._task_group = task_group
         self._proc: ShellProcess | None = None
-        self._busy = anyio.Semaphore(1)  # released once the shell is done with a cell
+        self._turns: Turns[ShellExecution] = Turns(task_group.start_soon)
         self._lifecycle = anyio.Lock()
         self._recovery = anyio.Event()
         self._recovery.set()
         self._start_failure: KernelStartError | None = None
         self._unreported: ExitInfo | None = None
-        self._current: ShellExecution | None = None
         self._runs = 0
         self._last_reply_to: str | None = None
         self._closing = False
@@ -155,59 +143,53 @@ class ShellSession:
 
     # -- the Session protocol ---------------------------------------------------
 
-    async def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
-        await self._busy.acquire()
-        free = _Once(self._busy.release)
-        watching = False
-        run: ShellExecution | None = None
-        try:
+    def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
+        proc: ShellProcess | None = None
+
+        async def news() -> AsyncIterator[Message]:
+            nonlocal proc
             proc = await self._ready()
             for message in self._news(proc, options.reply_to):
                 yield message
-            self._runs += 1
-            cell = self._settings.work_dir / f"cell-{self._runs}.{self.dialect.program}"
-            cell.write_text(
-                code if code.endswith("\n") or not code else code + "\n",
-                encoding="utf-8",
-                errors="replace",
-            )
-            stdin = StdinSource(self._settings.work_dir, self._runs, options.on_input is not None)
-            run = ShellExecution(
-                proc,
-                self._runs,
-                options,
-                stdin,
-                restart=self._replace,
-                recover=self._recovered,
-            )
 
-            def finished() -> None:
-                free()
-                cell.unlink(missing_ok=True)
+        async def begin(free: Callable[[], None]) -> ShellExecution:
+            assert proc is not None
+            return await self._begin(proc, code, options, free)
 
-            run.on_finished = _Once(finished)
-            self._current, self._last_reply_to = run, options.reply_to
-            if proc.ended.is_set() and proc.info is not None:
-                await run.gone(proc.info)
-            else:
-                proc.sink = run
-                line = self.dialect.run_line(self._runs, cell, stdin.path, options.track_lines)
-                try:
-                    proc.send(line)
-                except OSError:
-                    logger.info("the shell's terminal closed under a new cell", exc_info=True)
-            self._task_group.start_soon(run.watch)
-            watching = True
-            async for message in run.messages():
-                yield message
-        finally:
-            if self._current is run:
-                self._current = None
-            if run is not None and not run.complete:
-                with anyio.CancelScope(shield=True):
-                    await run.request_stop("interrupt")
-            if not watching:
-                free()
+        return self._turns.take(news, begin)
+
+    async def _begin(
+        self, proc: ShellProcess, code: str, options: ExecutionOptions, free: Callable[[], None]
+    ) -> ShellExecution:
+        """Write the cell to a file and have the shell source it."""
+        self._runs += 1
+        cell = self._settings.work_dir / f"cell-{self._runs}.{self.dialect.program}"
+        cell.write_text(
+            code if code.endswith("\n") or not code else code + "\n",
+            encoding="utf-8",
+            errors="replace",
+        )
+        stdin = StdinSource(self._settings.work_dir, self._runs, options.on_input is not None)
+        run = ShellExecution(
+            proc, self._runs, options, stdin, restart=self._replace, recover=self._recovered
+        )
+
+        def finished() -> None:
+            free()
+            cell.unlink(missing_ok=True)
+
+        run.on_finished = Once(finished)
+        self._last_reply_to = options.reply_to
+        if proc.ended.is_set() and proc.info is not None:
+            await run.gone(proc.info)
+        else:
+            proc.sink = run
+            line = self.dialect.run_line(self._runs, cell, stdin.path, options.track_lines)
+            try:
+                proc.send(line)
+            except OSError:
+                logger.info("the shell's terminal closed under a new cell", exc_info=True)
+        return run
 
     def _news(self, proc: ShellProcess, reply_to: str) -> list[Message]:
         """What happened since the last cell: a death, background jobs' output."""
@@ -240,9 +222,7 @@ class ShellSession:
         return news
 
     async def interrupt(self) -> None:
-        run = self._current
-        if run is not None:
-            await run.request_stop("interrupt")
+        await self._turns.interrupt()
 
     async def restart(self) -> None:
         await self._replace("The shell was restarted on request", "restarted")

@@ -1,0 +1,161 @@
+"""One execution at a time on a session, shared by the backends.
+
+A session's executions take turns: the next one waits until the interpreter
+is done with the current one. The turn ends when the *interpreter* is done (the
+run's watchdog calls ``on_finished``), not when the caller has read every
+message, so a caller that stops reading never wedges the session; a caller
+that leaves early stops the code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, Generic, Protocol, TypeVar
+
+import anyio
+
+from .. import replies
+from ..messages import Message
+
+__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs"]
+
+
+class Once:
+    """Calls ``func`` the first time it is called, and never again."""
+
+    def __init__(self, func: Callable[[], None]) -> None:
+        self._func: Callable[[], None] | None = func
+
+    def __call__(self) -> None:
+        func, self._func = self._func, None
+        if func is not None:
+            func()
+
+
+async def first_of(*events: anyio.Event) -> None:
+    """Return as soon as any of ``events`` is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        for event in events:
+            tg.start_soon(wait, event)
+
+
+class Run(Protocol):
+    """One execution in flight, as :class:`Turns` drives it."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether its final messages have been produced."""
+        ...
+
+    async def watch(self) -> None:
+        """The watchdog: deadline, interrupt ladder; calls ``on_finished`` at the end."""
+        ...
+
+    def messages(self) -> AsyncIterator[Message]:
+        """Its messages, ending with ``active_line`` null."""
+        ...
+
+    async def request_stop(self, reason: str) -> None:
+        """Stop the code (``"interrupt"``, ``"timeout"``...)."""
+        ...
+
+
+R = TypeVar("R", bound=Run)
+
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
+
+
+class Turns(Generic[R]):
+    """The turn-taking of one session; ``spawn`` runs a background task for it."""
+
+    def __init__(self, spawn: Spawn) -> None:
+        self._spawn = spawn
+        self._busy = anyio.Semaphore(1)
+        self.current: R | None = None
+
+    async def take(
+        self,
+        news: Callable[[], AsyncIterator[Message]],
+        begin: Callable[[Callable[[], None]], Awaitable[R]],
+    ) -> AsyncIterator[Message]:
+        """Wait for the turn, yield ``news()``, then run ``begin(free)``'s execution.
+
+        ``begin`` starts the execution and must arrange for ``free`` to be
+        called once the interpreter is done with it (its ``on_finished``).
+        """
+        await self._busy.acquire()
+        free = Once(self._busy.release)
+        watching = False
+        run: R | None = None
+        try:
+            async for message in news():
+                yield message
+            run = await begin(free)
+            self.current = run
+            self._spawn(run.watch)
+            watching = True
+            async for message in run.messages():
+                yield message
+        finally:
+            if self.current is run:
+                self.current = None
+            if run is not None and not run.complete:
+                # The caller stopped listening: stop the code too; the watchdog
+                # frees the session once the interpreter is done or restarted.
+                with anyio.CancelScope(shield=True):
+                    await run.request_stop("interrupt")
+            if not watching:
+                free()
+
+    async def interrupt(self) -> None:
+        """Stop the current execution, if any."""
+        run = self.current
+        if run is not None:
+            await run.request_stop("interrupt")
+
+
+def news_between_runs(
+    reply_to: str,
+    *,
+    death: tuple[str, int | None] | None,
+    late: list[tuple[str, str, str]],
+    dropped: int,
+    who: str = "it",
+) -> list[Message]:
+    """What happened since the last run, for the next run to say first.
+
+    ``death`` is (description, exit code) of an interpreter that died while
+    idle; ``late`` is output (tag, stream, text) that came after its run had
+    ended, tagged with the code message it belongs to; ``dropped`` is how many
+    late bytes did not fit.
+    """
+    news: list[Message] = []
+    if death is not None:
+        description, exit_code = death
+        news.append(
+            replies.notice(
+                f"Since the last run, {description}. Its state was lost; {who} has been restarted.",
+                "kernel_died",
+                reply_to,
+                state_lost=True,
+                exit_code=exit_code,
+            )
+        )
+    for tag, stream, text in late:
+        extras = {"stream": stream} if stream == "stderr" else {}
+        news.append(replies.output(text, tag, late=True, **extras))
+    if dropped:
+        news.append(
+            replies.notice(
+                f"{dropped} bytes of late output from earlier code were dropped.",
+                "truncated",
+                reply_to,
+                omitted_bytes=dropped,
+            )
+        )
+    return news
