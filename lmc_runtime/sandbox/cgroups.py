@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .policy import SessionLimits
 
-__all__ = ["Cgroup", "create_cgroup"]
+__all__ = ["Cgroup", "cgroup_parents", "create_cgroup"]
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +152,10 @@ class Cgroup:
         return done
 
 
+#: The v1 hierarchies a session's cgroup uses.
+_V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
+
+
 def _mounts(mountinfo: Path) -> dict[str, Path]:
     """Cgroup mount points by controller (``unified`` for cgroup2)."""
     found: dict[str, Path] = {}
@@ -195,6 +199,23 @@ def _v2(base: Path, name: str) -> Cgroup | None:
     return Cgroup(2, {"unified": base / name})
 
 
+def cgroup_parents(
+    *,
+    mountinfo: Path = Path("/proc/self/mountinfo"),
+    self_cgroup: Path = Path("/proc/self/cgroup"),
+) -> list[tuple[int, str, Path]]:
+    """Where this process creates sessions' cgroups: ``(version, controller, folder)``
+    for cgroup v2 (``unified``) and each v1 hierarchy a session may use."""
+    mounts, own = _mounts(mountinfo), _own_paths(self_cgroup)
+    found: list[tuple[int, str, Path]] = []
+    if "unified" in mounts and "unified" in own:
+        found.append((2, "unified", mounts["unified"] / own["unified"].lstrip("/")))
+    for controller in _V1_CONTROLLERS:
+        if controller in mounts and controller in own:
+            found.append((1, controller, mounts[controller] / own[controller].lstrip("/")))
+    return found
+
+
 def create_cgroup(
     name: str,
     limits: SessionLimits,
@@ -211,7 +232,7 @@ def create_cgroup(
             cgroup.apply(limits)
             return cgroup, "cgroup v2"
     dirs: dict[str, Path] = {}
-    for controller in ("memory", "pids", "cpuacct", "freezer"):
+    for controller in _V1_CONTROLLERS:
         if controller not in mounts or controller not in own:
             continue
         path = mounts[controller] / own[controller].lstrip("/") / name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -47,12 +48,17 @@ class SandboxComputer(Computer):
             self._task_group.start_soon(watch)
         final: Message | None = None
         try:
-            async for out in super().arun(message, code, timeout=timeout):
-                if out.type == "console" and out.format == "active_line" and out.content is None:
-                    final = out
-                    break
-                probe.observe(out)
-                yield out
+            async with contextlib.aclosing(super().arun(message, code, timeout=timeout)) as outs:
+                async for out in outs:
+                    if (
+                        out.type == "console"
+                        and out.format == "active_line"
+                        and out.content is None
+                    ):
+                        final = out
+                        break
+                    probe.observe(out)
+                    yield out
         finally:
             watcher.cancel()
         if final is None:

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from ..errors import UnsafePath
 
-__all__ = ["open_in_session", "safe_parts"]
+__all__ = ["file_kind", "open_in_session", "open_parent", "safe_parts"]
 
 _MODES = {
     "rb": os.O_RDONLY,
@@ -24,7 +24,7 @@ _MODES = {
     "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
     "xb": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
 }
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 def safe_parts(relpath: str) -> list[str]:
@@ -43,7 +43,48 @@ def safe_parts(relpath: str) -> list[str]:
 def _refused(relpath: str, exc: OSError) -> UnsafePath:
     if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
         return UnsafePath(relpath, "a component is a symbolic link or not a directory")
+    if exc.errno == errno.ENXIO:  # a FIFO with no reader, a socket
+        return UnsafePath(relpath, "not a regular file but a FIFO or socket")
     raise exc
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is, in words."""
+    kinds = (
+        (stat.S_ISREG, "regular file"),
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISLNK, "symbolic link"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    )
+    return next((name for test, name in kinds if test(mode)), "special file")
+
+
+def open_parent(root: Path, relpath: str, *, create: bool = False) -> int:
+    """A descriptor of the folder holding ``relpath``'s last component, reached
+    one component at a time without following links (missing folders are made
+    when ``create`` is set). The caller closes it."""
+    parts = safe_parts(relpath)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            try:
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _refused(relpath, exc) from exc
+            os.close(fd)
+            fd = next_fd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def open_in_session(
@@ -58,21 +99,8 @@ def open_in_session(
     if mode not in _MODES:
         raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}")
     parts = safe_parts(relpath)
-    writing = mode != "rb"
-    fd = os.open(root, _DIR_FLAGS)
+    fd = open_parent(root, relpath, create=mode != "rb" and make_parents)
     try:
-        for part in parts[:-1]:
-            try:
-                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not (writing and make_parents):
-                    raise
-                os.mkdir(part, 0o755, dir_fd=fd)
-                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                raise _refused(relpath, exc) from exc
-            os.close(fd)
-            fd = next_fd
         flags = (_MODES[mode] & ~os.O_TRUNC) | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
         try:
             file_fd = os.open(parts[-1], flags, 0o644, dir_fd=fd)
@@ -83,7 +111,7 @@ def open_in_session(
     try:
         info = os.fstat(file_fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(relpath, "not a regular file")
+            raise UnsafePath(relpath, f"not a regular file but a {file_kind(info.st_mode)}")
         if info.st_nlink > 1:
             raise UnsafePath(relpath, "the file has other hard links")
         os.set_blocking(file_fd, True)

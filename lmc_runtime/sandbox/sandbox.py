@@ -21,6 +21,7 @@ from .disk import WorkDisk
 from .guard import Guard
 from .launch import SandboxLauncher
 from .policy import SandboxPolicy, session_env
+from .stale import clean_session_dir
 
 __all__ = ["Sandbox", "Usage"]
 
@@ -97,6 +98,9 @@ class Sandbox:
                     f"the session directory {self.root} is inside {bound}, which every "
                     "sandbox sees: choose a data directory outside it"
                 )
+        if os.path.lexists(self.root):  # left by a runtime that was killed
+            logger.warning("cleaning up the stale session directory %s", self.root)
+            await clean_session_dir(self.root)
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         for path in (self.runtime_dir, self.output_dir):
             path.mkdir(exist_ok=True, mode=0o700)

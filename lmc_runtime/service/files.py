@@ -12,12 +12,12 @@ import anyio
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 
-from ..errors import LMCError
+from ..errors import LMCError, UnsafePath
 from ..sandbox import open_in_session
+from ..sandbox.upload import SessionUpload
 from .problems import ApiError
 from .routes import _ERRORS, require_token
 from .state import service_of
-from .streams import read_body
 
 __all__ = ["checked_path", "files_router"]
 
@@ -38,7 +38,13 @@ def checked_path(path: str) -> str:
     return path
 
 
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, "too_large", f"the upload is larger than {limit} bytes")
+
+
 def _refusal(path: str, exc: Exception) -> ApiError:
+    if isinstance(exc, UnsafePath) and exc.reason.startswith("not a regular file"):
+        return ApiError(400, "not_a_regular_file", f"{path!r} is {exc.reason}: refused")
     if isinstance(exc, FileNotFoundError):
         return ApiError(404, "file_not_found", f"no file {path!r} in the session")
     if isinstance(exc, IsADirectoryError):
@@ -63,19 +69,28 @@ def files_router() -> APIRouter:
         file_limit = session.policy.limits.file_size_bytes
         if file_limit is not None:
             limit = min(limit, file_limit)
-        data = await read_body(request, limit)
-        root = session.sandbox.work_dir
-
-        def write() -> None:
-            with open_in_session(root, relpath, "wb", make_parents=True) as handle:
-                handle.write(data)
-
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _too_large(limit)
         try:
-            await anyio.to_thread.run_sync(write)
+            upload = SessionUpload(session.sandbox.work_dir, relpath)
+        except LMCError as exc:
+            raise _refusal(relpath, exc) from exc
+        try:
+            await anyio.to_thread.run_sync(upload.open)
+            async for piece in request.stream():
+                if upload.size + len(piece) > limit:
+                    raise _too_large(limit)
+                if piece:
+                    await anyio.to_thread.run_sync(upload.write, piece)
+            await anyio.to_thread.run_sync(upload.commit)
         except (OSError, LMCError, ValueError) as exc:
             raise _refusal(relpath, exc) from exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(upload.abort)
         session.touch()
-        return {"path": relpath, "size": len(data)}
+        return {"path": relpath, "size": upload.size}
 
     @router.get(
         "/{session_id}/files/{path:path}",

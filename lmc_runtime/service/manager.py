@@ -14,6 +14,8 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
 from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
+from ..sandbox.stale import clean_stale_sessions
+from .datadir import DataDirLock
 from .models import CreateSession
 from .pool import Pool
 from .problems import ApiError
@@ -64,9 +66,15 @@ class SessionManager:
     # -- lifetime ----------------------------------------------------------
 
     async def run(self, *, task_status: TaskStatus[None]) -> None:
-        """Run until cancelled; then close every session (see :meth:`shutdown`)."""
+        """Hold the data directory, clean what a killed predecessor left in it,
+        then run until cancelled (:meth:`shutdown` closes every session)."""
         self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        lock = DataDirLock(self.settings.data_dir)
+        lock.acquire()
         try:
+            cleaned = await clean_stale_sessions(self.sessions_dir)
+            if cleaned:
+                logger.warning("cleaned up %d stale sessions", len(cleaned))
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 if self.settings.pool_size:
@@ -75,6 +83,7 @@ class SessionManager:
                 await anyio.sleep_forever()
         finally:
             self._task_group = None
+            lock.release()
 
     async def shutdown(self) -> None:
         """Stop every session and wait (bounded) until their processes are gone."""

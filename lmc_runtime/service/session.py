@@ -232,13 +232,16 @@ class ServiceSession:
                 yield notice
                 return
             await self._transcripts.append(self.id, [message])
-            async for out in computer.arun(message, timeout=timeout):
-                produced.append(out)
-                if out.format == "active_line" and out.content is None:
-                    # Recorded before the client sees the end of the execution.
-                    batch, produced = produced, []
-                    await self._transcripts.append(self.id, batch)
-                yield out
+            # Closed here, not by the garbage collector: a client that goes away
+            # stops its code before the session takes the next execution.
+            async with contextlib.aclosing(computer.arun(message, timeout=timeout)) as outs:
+                async for out in outs:
+                    produced.append(out)
+                    if out.format == "active_line" and out.content is None:
+                        # Recorded before the client sees the end of the execution.
+                        batch, produced = produced, []
+                        await self._transcripts.append(self.id, batch)
+                    yield out
         finally:
             claim.release()
             with anyio.CancelScope(shield=True):

@@ -66,6 +66,10 @@ def parse_json(body: bytes) -> Any:
             "malformed",
             f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
         ) from exc
+    except RecursionError as exc:
+        raise ApiError(400, "malformed", "the body is not JSON: nested too deeply") from exc
+    except ValueError as exc:  # an integer too long to convert
+        raise ApiError(400, "malformed", f"the body is not JSON: {exc}") from exc
 
 
 def dump_line(data: Any) -> bytes:

@@ -40,14 +40,23 @@ async def _refuse(websocket: WebSocket, response: JSONResponse, close_code: int)
         await websocket.close(code=close_code)
 
 
+#: What sending to or receiving from a client that has gone away raises.
+_GONE = (WebSocketDisconnect, OSError)
+
+
 class _Connection:
     """One accepted WebSocket on one session."""
 
-    def __init__(self, websocket: WebSocket, session: ServiceSession, chunks: bool) -> None:
+    def __init__(
+        self, websocket: WebSocket, session: ServiceSession, chunks: bool, max_bytes: int
+    ) -> None:
         self.websocket = websocket
         self.session = session
         self.chunks = chunks
+        self.max_bytes = max_bytes
         self.assembler = ChunkAssembler()
+        self._assembled_bytes = 0
+        self._dropping = False
         self._send_lock = anyio.Lock()
         self._running = False
 
@@ -62,12 +71,23 @@ class _Connection:
             tg.start_soon(self._watch_end, tg)
             try:
                 while True:
-                    text = await self.websocket.receive_text()
+                    frame = await self.websocket.receive()
+                    if frame["type"] == "websocket.disconnect":
+                        break
+                    text = frame.get("text")
+                    if text is None:
+                        await self.send(
+                            replies.not_understood(
+                                "binary frames are not understood: send each message as "
+                                "a JSON text frame",
+                                None,
+                                status="malformed",
+                            )
+                        )
+                        continue
                     await self._handle(text, tg)
-            except WebSocketDisconnect:
-                pass
-            except KeyError:  # a binary frame: receive_text finds no "text"
-                logger.debug("binary frame on a session WebSocket; closing")
+            except _GONE:
+                logger.debug("a session WebSocket went away")
             tg.cancel_scope.cancel()
 
     async def _watch_end(self, tg: TaskGroup) -> None:
@@ -90,6 +110,10 @@ class _Connection:
                 )
             )
             return
+        except (ValueError, RecursionError) as exc:  # a huge integer, deep nesting
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            await self.send(replies.not_understood(f"not JSON: {reason}", None, status="malformed"))
+            return
         if isinstance(data, dict) and "hello" in data and "role" not in data:
             hello = data["hello"]
             self.chunks = bool(hello.get("chunks")) if isinstance(hello, dict) else self.chunks
@@ -99,11 +123,10 @@ class _Connection:
             return
         raw_id = data.get("id") if isinstance(data, dict) else None
         try:
-            if isinstance(data, dict) and ("start" in data or "end" in data or self.assembler.open):
-                assembled = self.assembler.feed(data)
-                if assembled is None:
+            if isinstance(data, dict) and self._is_chunk(data):
+                data = self._assemble(data, len(text))
+                if data is None:
                     return
-                data = assembled
             message = code_message(data)
         except MessageError as exc:
             reply_to = raw_id if isinstance(raw_id, str) else None
@@ -115,13 +138,36 @@ class _Connection:
             status = "busy" if exc.status == 409 else "closed"
             await self.send(replies.notice(exc.message, status, message.id))
             return
-        tg.start_soon(self._execute, message, claim)
+        tg.start_soon(self._execute, message, claim, tg)
 
-    async def _execute(self, message: Message, claim: Any) -> None:
+    def _is_chunk(self, data: dict[str, Any]) -> bool:
+        return "start" in data or "end" in data or self.assembler.open or self._dropping
+
+    def _assemble(self, chunk: dict[str, Any], size: int) -> Message | None:
+        """Feed one chunk; the whole message at its end. A message past the size
+        limit is refused once, and its remaining chunks up to its end are dropped."""
+        if self._dropping:
+            if "start" not in chunk:
+                self._dropping = "end" not in chunk
+                return None
+            self._dropping = False
+        self._assembled_bytes = size + (self._assembled_bytes if self.assembler.open else 0)
+        if self._assembled_bytes > self.max_bytes:
+            self.assembler = ChunkAssembler()
+            self._dropping = "end" not in chunk
+            raise MessageError(
+                f"the chunked message is larger than {self.max_bytes} bytes: refused, "
+                "and its remaining chunks are dropped up to its end chunk"
+            )
+        return self.assembler.feed(chunk)
+
+    async def _execute(self, message: Message, claim: Any, tg: TaskGroup) -> None:
         stream = self.session.stream(message, None, claim)
         try:
             async for out in stream:
                 await self.send(out)
+        except _GONE:  # the client went away: the stream is closed, which stops the code
+            tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
@@ -165,6 +211,7 @@ def ws_router() -> APIRouter:
         await websocket.accept(subprotocol=subprotocol)
         chunks = websocket.query_params.get("chunks", "").lower() in ("1", "true", "yes")
         session.touch()
-        await _Connection(websocket, session, chunks).serve()
+        max_bytes = service.settings.max_request_bytes
+        await _Connection(websocket, session, chunks, max_bytes).serve()
 
     return router
