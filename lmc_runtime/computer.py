@@ -9,6 +9,7 @@ which runs the event loop in a helper thread.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import shutil
@@ -228,10 +229,13 @@ class Computer:
                 )
                 yield replies.active_line(None, reply_to, status="interrupted", state_lost=False)
                 return
-            async for out in within_budget(
-                session.execute(request.code, options), self.limits, reply_to
-            ):
-                yield out
+            # Closed here, at once, when the caller stops early: the session's
+            # own stream then stops the code, instead of whenever it is collected.
+            async with contextlib.aclosing(
+                within_budget(session.execute(request.code, options), self.limits, reply_to)
+            ) as outs:
+                async for out in outs:
+                    yield out
         except BackendError as exc:
             yield replies.notice(f"the {name} backend failed: {exc}", "backend_error", reply_to)
             yield replies.active_line(None, reply_to, status="backend_error")

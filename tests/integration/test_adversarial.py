@@ -775,7 +775,9 @@ def test_two_computers_at_once_are_independent() -> None:
     def go(k: int) -> None:
         try:
             with Computer(timeouts=Timeouts(execution=60)) as comp:
-                first = run(comp, f"import os, time\nv = {k}\ntime.sleep(0.3)\nprint(v, os.getpid())")
+                first = run(
+                    comp, f"import os, time\nv = {k}\ntime.sleep(0.3)\nprint(v, os.getpid())"
+                )
                 second = run(comp, "print(v)")
                 box[k] = [first.output.split()[1:2], second.output, first.status]
         except BaseException as exc:  # reported below, not lost with the thread
