@@ -76,6 +76,15 @@ def test_the_demo_file_runs(tmp_path: Path) -> None:
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert any(m["type"] == "image" for m in out)
     assert any("unknown language 'cobol'" in str(m["content"]) for m in out)
+    finals = {
+        m["in_reply_to"]: (m.get("extras") or {}).get("status")
+        for m in out
+        if m["format"] == "active_line" and m["content"] is None
+    }
+    # Every language the demo uses ends cleanly (m4 is the ZeroDivisionError).
+    expected = {"m1": "ok", "m2": "ok", "m3": "ok", "m4": "error", "m6": "ok", "m7": "ok"}
+    expected.update({"m8": "ok", "m9": "ok"})
+    assert {k: finals.get(k) for k in expected} == expected
 
 
 def test_lmc_languages_lists_python() -> None:
