@@ -148,16 +148,8 @@ def bwrap_args(
         "--gid",
         str(SANDBOX_GID),
     ]
-    for path in readonly:
-        if path.is_symlink():  # /bin -> usr/bin on a merged-/usr system
-            args += ["--symlink", os.readlink(path), str(path)]
-        else:
-            args += ["--ro-bind", str(path), str(path)]
-    for path in hidden:
-        if path.is_dir() and not path.is_symlink():
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
-        else:
-            args += ["--ro-bind", "/dev/null", str(path)]
+    # The private tmpfs folders first: a checkout or a virtualenv that lives
+    # under /tmp is bound on top of them below, not hidden by them.
     args += [
         "--proc",
         "/proc",
@@ -170,6 +162,16 @@ def bwrap_args(
         "--tmpfs",
         "/var/tmp",
     ]
+    for path in readonly:
+        if path.is_symlink():  # /bin -> usr/bin on a merged-/usr system
+            args += ["--symlink", os.readlink(path), str(path)]
+        else:
+            args += ["--ro-bind", str(path), str(path)]
+    for path in hidden:
+        if path.is_dir() and not path.is_symlink():
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(path)]
     for path in writable:
         args += ["--bind", str(path), str(path)]
     for path in readonly_files:

@@ -91,3 +91,24 @@ def test_limits_are_validated() -> None:
         SessionLimits(processes=1)
     with pytest.raises(ValueError):
         SessionLimits(output_bytes=10)
+
+
+def test_a_checkout_or_virtualenv_under_tmp_is_bound_over_the_private_tmp(tmp_path: Path) -> None:
+    """Regression: the private /tmp was mounted after the read-only binds, so a
+    checkout or a virtualenv under /tmp vanished inside the sandbox (bwrap:
+    execvp /tmp/venv/bin/python: No such file or directory)."""
+    from lmc_runtime.sandbox.bwrap import bwrap_args
+
+    venv = Path("/tmp/some-venv")
+    args = bwrap_args(
+        "bwrap",
+        readonly=[Path("/usr"), venv],
+        hidden=[],
+        writable=[tmp_path],
+        readonly_files=[],
+        network=False,
+    )
+    pairs = list(zip(args, args[1:], strict=False))
+    private_tmp = pairs.index(("--tmpfs", "/tmp"))
+    bound = pairs.index(("--ro-bind", str(venv)))
+    assert private_tmp < bound
