@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -108,7 +109,7 @@ def test_a_checkout_or_virtualenv_under_tmp_is_bound_over_the_private_tmp(tmp_pa
         readonly_files=[],
         network=False,
     )
-    pairs = list(zip(args, args[1:], strict=False))
+    pairs = list(itertools.pairwise(args))
     private_tmp = pairs.index(("--tmpfs", "/tmp"))
     bound = pairs.index(("--ro-bind", str(venv)))
     assert private_tmp < bound
