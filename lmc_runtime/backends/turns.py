@@ -17,7 +17,7 @@ import anyio
 from .. import replies
 from ..messages import Message
 
-__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs"]
+__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs", "stop_ladder"]
 
 
 class Once:
@@ -159,3 +159,30 @@ def news_between_runs(
             )
         )
     return news
+
+
+async def stop_ladder(
+    *,
+    deadline: float,
+    attention: Callable[[], Awaitable[None]],
+    finished: anyio.Event,
+    stop: Callable[[str], Awaitable[None]],
+    grace: float,
+    restart: Callable[[], Awaitable[None]],
+) -> None:
+    """A watchdog's ladder, whatever pace the caller reads at.
+
+    Waits until ``deadline`` or until ``attention()`` returns (a stop was
+    requested, or the run finished); past the deadline, ``stop("timeout")``
+    (an interrupt); if the run is still not ``finished`` ``grace`` seconds after
+    a stop, ``restart()`` the interpreter.
+    """
+    with anyio.CancelScope(deadline=deadline):
+        await attention()
+    if finished.is_set():
+        return
+    await stop("timeout")
+    with anyio.move_on_after(grace):
+        await finished.wait()
+    if not finished.is_set():
+        await restart()

@@ -18,7 +18,7 @@ import anyio
 from ... import replies
 from ...messages import Message
 from ..base import ExecutionOptions
-from ..turns import first_of
+from ..turns import first_of, stop_ladder
 from .answers import InputAnswers
 from .kernel import JupyterKernel
 from .routing import KernelGone, Route
@@ -99,25 +99,27 @@ class Execution:
         restarts the kernel, which ends the route with a ``KernelGone``.
         """
         try:
-            with anyio.CancelScope(deadline=self.deadline):
-                await first_of(self._stop_requested, self.route.finished)
-            if self.route.finished.is_set():
-                return
-            await self.request_stop("timeout")
-            with anyio.move_on_after(self.options.interrupt_grace):
-                await self.route.finished.wait()
-            if not self.route.finished.is_set():
-                status = "timeout" if self.stop_reason == "timeout" else "interrupted"
-                grace = self.options.interrupt_grace
-                await self.kernel.restart(
-                    f"{self._stop_phrase()}. It did not stop within {grace:g} s of an "
-                    "interrupt, so the kernel was restarted",
-                    status=status,
-                )
+            await stop_ladder(
+                deadline=self.deadline,
+                attention=lambda: first_of(self._stop_requested, self.route.finished),
+                finished=self.route.finished,
+                stop=self.request_stop,
+                grace=self.options.interrupt_grace,
+                restart=self._restart_after_grace,
+            )
         except Exception:
             logger.exception("the execution watchdog failed")
         finally:
             self.on_finished()
+
+    async def _restart_after_grace(self) -> None:
+        status = "timeout" if self.stop_reason == "timeout" else "interrupted"
+        grace = self.options.interrupt_grace
+        await self.kernel.restart(
+            f"{self._stop_phrase()}. It did not stop within {grace:g} s of an "
+            "interrupt, so the kernel was restarted",
+            status=status,
+        )
 
     # -- the loop ------------------------------------------------------------
 

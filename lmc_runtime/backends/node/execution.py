@@ -19,6 +19,7 @@ import anyio
 from ... import replies
 from ...messages import Message
 from ..base import ExecutionOptions
+from ..turns import stop_ladder
 from .host import NodeHost
 from .protocol import Done, Line, Output
 from .routing import Gone, Route
@@ -68,25 +69,27 @@ class Execution:
     async def watch(self) -> None:
         """The deadline and the ladder, whatever pace the caller reads at."""
         try:
-            with anyio.CancelScope(deadline=self.deadline):
-                await self.route.attention.wait()
-            if self.route.finished.is_set():
-                return
-            await self.request_stop("timeout")
-            with anyio.move_on_after(self.options.interrupt_grace):
-                await self.route.finished.wait()
-            if not self.route.finished.is_set():
-                status = "timeout" if self.stop_reason == "timeout" else "interrupted"
-                grace = self.options.interrupt_grace
-                await self.host.restart(
-                    f"{self._stop_phrase()}. It did not stop within {grace:g} s of an "
-                    "interrupt, so node was restarted",
-                    status=status,
-                )
+            await stop_ladder(
+                deadline=self.deadline,
+                attention=self.route.attention.wait,
+                finished=self.route.finished,
+                stop=self.request_stop,
+                grace=self.options.interrupt_grace,
+                restart=self._restart_after_grace,
+            )
         except Exception:
             logger.exception("the node execution watchdog failed")
         finally:
             self.on_finished()
+
+    async def _restart_after_grace(self) -> None:
+        status = "timeout" if self.stop_reason == "timeout" else "interrupted"
+        grace = self.options.interrupt_grace
+        await self.host.restart(
+            f"{self._stop_phrase()}. It did not stop within {grace:g} s of an "
+            "interrupt, so node was restarted",
+            status=status,
+        )
 
     # -- the loop ------------------------------------------------------------------
 
