@@ -33,6 +33,7 @@ from .errors import BackendError, UsageError
 from .intake import MessageInput, Rejected, accept
 from .messages import Message
 from .output import within_budget
+from .sessions import Sessions
 from .sync import iterate_in_portal
 
 __all__ = ["Computer", "LanguageStatus", "MessageInput"]
@@ -92,12 +93,7 @@ class Computer:
         self.registry = registry or Registry()
         self.launcher = launcher
         self._given_work_dir = Path(work_dir) if work_dir is not None else None
-        self._sessions: dict[str, Session] = {}
-        self._start_locks: dict[str, anyio.Lock] = {}
-        #: Languages whose session is still starting for a run: an interrupt
-        #: then stops that run before its code is sent.
-        self._starting: dict[str, int] = {}
-        self._interrupted_starts: set[str] = set()
+        self._sessions = Sessions(self._start_session)
         self._task_group: TaskGroup | None = None
         self._work_dir: Path | None = None
         self._stack: AsyncExitStack | None = None
@@ -139,7 +135,7 @@ class Computer:
                     yield
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await self._close_sessions()
+                        await self._sessions.close()
                     tg.cancel_scope.cancel()
         finally:
             self._task_group = None
@@ -169,14 +165,6 @@ class Computer:
         if stack is not None:
             await stack.aclose()
         self._closed = True
-
-    async def _close_sessions(self) -> None:
-        sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
-            try:
-                await session.aclose()
-            except Exception:
-                logger.warning("closing the %s session failed", session.language, exc_info=True)
 
     # -- execution -------------------------------------------------------------
 
@@ -219,7 +207,7 @@ class Computer:
             track_lines=self.track_active_line,
         )
         try:
-            session = await self._starting_session(name)
+            session = await self._sessions.get(name)
             if session is None:
                 yield replies.notice(
                     "Execution was interrupted before it started; nothing ran.",
@@ -246,60 +234,30 @@ class Computer:
             )
             yield replies.active_line(None, reply_to, status="backend_error")
 
-    async def _starting_session(self, name: str) -> Session | None:
-        """The session for ``name``, or None if an interrupt came while it started."""
-        if name in self._sessions:
-            return self._sessions[name]
-        self._starting[name] = self._starting.get(name, 0) + 1
-        try:
-            session = await self._session(name)
-        finally:
-            self._starting[name] -= 1
-            interrupted = name in self._interrupted_starts
-            if not self._starting[name]:
-                self._interrupted_starts.discard(name)
-        return None if interrupted else session
-
-    async def _session(self, name: str) -> Session:
-        session = self._sessions.get(name)
-        if session is not None:
-            return session
-        lock = self._start_locks.setdefault(name, anyio.Lock())
-        async with lock:
-            session = self._sessions.get(name)
-            if session is None:
-                assert self._task_group is not None and self._work_dir is not None
-                settings = SessionSettings(
-                    cwd=self.cwd,
-                    work_dir=self._work_dir / name,
-                    env=self.env,
-                    timeouts=self.timeouts,
-                    launcher=self.launcher,
-                )
-                session = await self.registry.get(name).start(self._task_group, settings)
-                self._sessions[name] = session
-            return session
+    async def _start_session(self, name: str) -> Session:
+        assert self._task_group is not None and self._work_dir is not None
+        settings = SessionSettings(
+            cwd=self.cwd,
+            work_dir=self._work_dir / name,
+            env=self.env,
+            timeouts=self.timeouts,
+            launcher=self.launcher,
+        )
+        return await self.registry.get(name).start(self._task_group, settings)
 
     async def ainterrupt(self, language: str | None = None) -> None:
         """Interrupt running code (in ``language`` only, if given)."""
         name = self.registry.resolve(language) if language else None
         if language and name is None:
             raise UsageError(f"unknown language {language!r}")
-        for key, count in self._starting.items():
-            if count and (name is None or key == name):
-                self._interrupted_starts.add(key)
-        for key, session in list(self._sessions.items()):
-            if name is None or key == name:
-                await session.interrupt()
+        await self._sessions.interrupt(name)
 
     async def arestart(self, language: str) -> None:
         """Restart ``language``'s session; its state is lost."""
         name = self.registry.resolve(language)
         if name is None:
             raise UsageError(f"unknown language {language!r}")
-        session = self._sessions.get(name)
-        if session is not None:
-            await session.restart()
+        await self._sessions.restart(name)
 
     # -- the sync layer --------------------------------------------------------
 
