@@ -1,0 +1,157 @@
+"""lmc_runtime.backends.turns: turn-taking, the stop ladder and the between-runs news."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import pytest
+
+from lmc_runtime import replies
+from lmc_runtime.backends.turns import Once, Turns, news_between_runs, stop_ladder
+from lmc_runtime.messages import Message
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FakeRun:
+    """Produces two messages; the interpreter is 'done' when ``done`` is set."""
+
+    def __init__(self, free: Callable[[], None]) -> None:
+        self.free = free
+        self.complete = False
+        self.stops: list[str] = []
+        self.done = anyio.Event()
+
+    async def watch(self) -> None:
+        await self.done.wait()
+        self.free()
+
+    async def messages(self) -> AsyncIterator[Message]:
+        yield replies.output("hi\n", "m")
+        self.complete = True
+        yield replies.active_line(None, "m", status="ok")
+
+    async def request_stop(self, reason: str) -> None:
+        self.stops.append(reason)
+        self.done.set()
+
+
+def test_once_calls_only_once() -> None:
+    calls: list[int] = []
+    once = Once(lambda: calls.append(1))
+    once()
+    once()
+    assert calls == [1]
+
+
+async def test_the_next_turn_waits_until_the_interpreter_is_done() -> None:
+    runs: list[FakeRun] = []
+    async with anyio.create_task_group() as tg:
+        turns: Turns[FakeRun] = Turns(tg.start_soon)
+
+        async def news() -> AsyncIterator[Message]:
+            yield replies.output("news\n", "m")
+
+        async def begin(free: Callable[[], None]) -> FakeRun:
+            runs.append(FakeRun(free))
+            return runs[-1]
+
+        first = [m.content async for m in turns.take(news, begin)]
+        assert first == ["news\n", "hi\n", None]
+        second: list[Any] = []
+
+        async def take_second() -> None:
+            second.extend([m.content async for m in turns.take(news, begin)])
+
+        tg.start_soon(take_second)
+        await anyio.wait_all_tasks_blocked()
+        assert second == [], "the interpreter is not done with the first run yet"
+        runs[0].done.set()
+        with anyio.fail_after(10):
+            while len(runs) < 2:
+                await anyio.wait_all_tasks_blocked()
+        runs[1].done.set()
+    assert second == ["news\n", "hi\n", None]
+
+
+async def test_a_caller_that_leaves_early_stops_the_code() -> None:
+    runs: list[FakeRun] = []
+    async with anyio.create_task_group() as tg:
+        turns: Turns[FakeRun] = Turns(tg.start_soon)
+
+        async def news() -> AsyncIterator[Message]:
+            return
+            yield
+
+        async def begin(free: Callable[[], None]) -> FakeRun:
+            runs.append(FakeRun(free))
+            return runs[-1]
+
+        stream = turns.take(news, begin)
+        assert (await stream.__anext__()).content == "hi\n"
+        await stream.aclose()
+    assert runs[0].stops == ["interrupt"]
+
+
+async def test_stop_ladder_interrupts_at_the_deadline_then_restarts_after_the_grace() -> None:
+    finished = anyio.Event()
+    steps: list[str] = []
+
+    async def stop(reason: str) -> None:
+        steps.append(reason)
+
+    async def restart() -> None:
+        steps.append("restart")
+
+    with anyio.fail_after(10):
+        await stop_ladder(
+            deadline=anyio.current_time() + 0.05,
+            attention=anyio.Event().wait,
+            finished=finished,
+            stop=stop,
+            grace=0.05,
+            restart=restart,
+        )
+    assert steps == ["timeout", "restart"]
+
+
+async def test_stop_ladder_does_nothing_once_the_run_finished() -> None:
+    finished = anyio.Event()
+    finished.set()
+    steps: list[str] = []
+
+    async def record(*_: Any) -> None:
+        steps.append("called")
+
+    await stop_ladder(
+        deadline=float("inf"),
+        attention=finished.wait,
+        finished=finished,
+        stop=record,
+        grace=1.0,
+        restart=record,
+    )
+    assert steps == []
+
+
+def test_news_between_runs_reports_a_death_late_output_and_drops() -> None:
+    news = news_between_runs(
+        "now",
+        death=("the kernel was killed by SIGKILL", -9),
+        late=[("before", "stdout", "late\n"), ("before", "stderr", "oops\n")],
+        dropped=12,
+        who="node",
+    )
+    assert "node has been restarted" in news[0].content
+    assert (news[0].extras or {})["status"] == "kernel_died"
+    assert news[1].in_reply_to == "before" and (news[1].extras or {}).get("late") is True
+    assert (news[2].extras or {}).get("stream") == "stderr"
+    assert (news[3].extras or {})["omitted_bytes"] == 12
+    assert news_between_runs("now", death=None, late=[], dropped=0) == []
