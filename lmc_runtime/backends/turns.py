@@ -64,6 +64,10 @@ class Run(Protocol):
         """Stop the code (``"interrupt"``, ``"timeout"``...)."""
         ...
 
+    def abandon(self) -> None:
+        """Nobody reads the messages any more: drop what still comes, never block on it."""
+        ...
+
 
 R = TypeVar("R", bound=Run)
 
@@ -107,6 +111,9 @@ class Turns(Generic[R]):
             if run is not None and not run.complete:
                 # The caller stopped listening: stop the code too; the watchdog
                 # frees the session once the interpreter is done or restarted.
+                # What the code still prints is dropped: a full buffer nobody
+                # reads must never block the reader that serves every request.
+                run.abandon()
                 with anyio.CancelScope(shield=True):
                     await run.request_stop("interrupt")
             if not watching:

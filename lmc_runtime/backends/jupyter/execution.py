@@ -58,6 +58,7 @@ class Execution:
         self.reply: dict[str, Any] | None = None
         self.status = "ok"
         self.complete = False
+        self._abandoned = False
         self._pending: Any = None
         self._answers = InputAnswers(kernel, options)
         self._stop_requested = anyio.Event()
@@ -110,7 +111,16 @@ class Execution:
         except Exception:
             logger.exception("the execution watchdog failed")
         finally:
+            if self._abandoned and not self.complete:
+                self.complete = True
+                self.kernel.release(self.route, retire_as=self.reply_to)
             self.on_finished()
+
+    def abandon(self) -> None:
+        """The caller left: its route drops what still comes (the reader never
+        blocks on it), and is released once the watchdog is done."""
+        self._abandoned = True
+        self.route.receive.close()
 
     async def _restart_after_grace(self) -> None:
         status = "timeout" if self.stop_reason == "timeout" else "interrupted"

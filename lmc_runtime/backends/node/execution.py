@@ -82,6 +82,10 @@ class Execution:
         finally:
             self.on_finished()
 
+    def abandon(self) -> None:
+        """The caller left: what node still sends for this run is dropped."""
+        self.route.receive.close()
+
     async def _restart_after_grace(self) -> None:
         status = "timeout" if self.stop_reason == "timeout" else "interrupted"
         grace = self.options.interrupt_grace

@@ -124,6 +124,10 @@ class ShellExecution:
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             await self._send.send(item)  # fails only once the caller stopped listening
 
+    def abandon(self) -> None:
+        """The caller left: what the cell still prints is dropped, never waited on."""
+        self._receive.close()
+
     # -- control ------------------------------------------------------------
 
     async def request_stop(self, reason: str) -> None:

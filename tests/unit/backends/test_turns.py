@@ -27,6 +27,7 @@ class FakeRun:
         self.free = free
         self.complete = False
         self.stops: list[str] = []
+        self.abandoned = False
         self.done = anyio.Event()
 
     async def watch(self) -> None:
@@ -41,6 +42,9 @@ class FakeRun:
     async def request_stop(self, reason: str) -> None:
         self.stops.append(reason)
         self.done.set()
+
+    def abandon(self) -> None:
+        self.abandoned = True
 
 
 def test_once_calls_only_once() -> None:
@@ -98,6 +102,7 @@ async def test_a_caller_that_leaves_early_stops_the_code() -> None:
         assert (await stream.__anext__()).content == "hi\n"
         await stream.aclose()
     assert runs[0].stops == ["interrupt"]
+    assert runs[0].abandoned, "what the code still prints must never block the reader"
 
 
 async def test_stop_ladder_interrupts_at_the_deadline_then_restarts_after_the_grace() -> None:
