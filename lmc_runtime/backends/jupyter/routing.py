@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .. import exits
 
 __all__ = ["Item", "KernelGone", "Route", "describe_exit"]
 
@@ -67,17 +68,5 @@ class Route:
 
 
 def describe_exit(code: int | None) -> str:
-    """A sentence for how a process ended, from its Popen return code."""
-    if code is None:
-        return "the kernel process ended"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        if -code == signal.SIGKILL:
-            return "the kernel was killed by SIGKILL (often the out-of-memory killer)"
-        if -code == signal.SIGSEGV:
-            return "the kernel crashed with a segmentation fault (SIGSEGV)"
-        return f"the kernel was killed by {name}"
-    return f"the kernel exited with code {code}"
+    """A sentence for how the kernel ended, from its Popen return code."""
+    return exits.describe_exit(code, "the kernel process" if code is None else "the kernel")

@@ -20,6 +20,7 @@ from pathlib import Path
 import anyio
 
 from ...errors import KernelStartError
+from .. import exits
 from ..jupyter.process import wait_for_exit
 
 __all__ = ["NodeProcess", "describe_exit", "read_available"]
@@ -29,17 +30,7 @@ _CHUNK = 256 * 1024
 
 def describe_exit(code: int | None) -> str:
     """A sentence for how node ended, from its Popen return code."""
-    if code is None:
-        return "node ended"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        if -code == signal.SIGKILL:
-            return "node was killed by SIGKILL (often the out-of-memory killer)"
-        return f"node was killed by {name}"
-    return f"node exited with code {code}"
+    return exits.describe_exit(code, "node")
 
 
 def read_available(fd: int) -> bytes | None:
