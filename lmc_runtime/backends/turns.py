@@ -17,7 +17,7 @@ import anyio
 from .. import replies
 from ..messages import Message
 
-__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs", "stop_ladder"]
+__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs", "stop_ladder", "stop_phrase"]
 
 
 class Once:
@@ -193,3 +193,19 @@ async def stop_ladder(
         await finished.wait()
     if not finished.is_set():
         await restart()
+
+
+_STOP_WORDS = {
+    "timeout": "timed out",
+    "interrupt": "was interrupted",
+    "input": "was interrupted because its input() got no answer",
+}
+
+
+def stop_phrase(reason: str, timeout: float | None, line: int | None) -> str:
+    """ "Execution timed out after 2 s at line 3", for a notice about a stopped run."""
+    word = _STOP_WORDS[reason]
+    if reason == "timeout":
+        word += f" after {timeout:g} s"
+    where = f" at line {line}" if line is not None else ""
+    return f"Execution {word}{where}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -41,6 +42,16 @@ class Thread:
     title: str
     created_at: int
     metadata: dict[str, Any]
+
+    @classmethod
+    def new(cls, thread_id: str | None, title: str, metadata: Mapping[str, Any] | None) -> Thread:
+        """A thread created now: ``thread_id`` checked, or a fresh one."""
+        return cls(
+            id=validate_thread_id(thread_id) if thread_id is not None else new_thread_id(),
+            title=title,
+            created_at=int(time.time()),
+            metadata=dict(metadata or {}),
+        )
 
 
 @runtime_checkable

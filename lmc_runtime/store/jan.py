@@ -16,7 +16,6 @@ import logging
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from ..adapters.jan import from_jan, seconds, to_jan
 from ..errors import MessageError, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, new_id
 from ._files import append_lines, read_json_lines, write_json_atomic
-from .base import Thread, matches, new_thread_id, stamp, validate_thread_id
+from .base import Thread, matches, stamp, validate_thread_id
 
 __all__ = ["JanThreadStore"]
 
@@ -53,12 +52,7 @@ class JanThreadStore:
         title: str = "",
         metadata: Mapping[str, Any] | None = None,
     ) -> Thread:
-        thread = Thread(
-            id=validate_thread_id(thread_id) if thread_id is not None else new_thread_id(),
-            title=title,
-            created_at=int(time.time()),
-            metadata=dict(metadata or {}),
-        )
+        thread = Thread.new(thread_id, title, metadata)
         folder = self._dir(thread.id)
         with self._lock:
             try:

@@ -12,14 +12,13 @@ import json
 import re
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, parse_message
-from .base import Thread, new_thread_id, searchable_text, stamp, validate_thread_id
+from .base import Thread, searchable_text, stamp, validate_thread_id
 
 __all__ = ["SqliteThreadStore"]
 
@@ -82,12 +81,7 @@ class SqliteThreadStore:
         title: str = "",
         metadata: Mapping[str, Any] | None = None,
     ) -> Thread:
-        thread = Thread(
-            id=validate_thread_id(thread_id) if thread_id is not None else new_thread_id(),
-            title=title,
-            created_at=int(time.time()),
-            metadata=dict(metadata or {}),
-        )
+        thread = Thread.new(thread_id, title, metadata)
         with self._lock:
             try:
                 self._db.execute(

@@ -18,7 +18,7 @@ import anyio
 from ... import replies
 from ...messages import Message
 from ..base import ExecutionOptions
-from ..turns import first_of, stop_ladder
+from ..turns import first_of, stop_ladder, stop_phrase
 from .answers import InputAnswers
 from .kernel import JupyterKernel
 from .routing import KernelGone, Route
@@ -34,12 +34,6 @@ __all__ = ["Execution"]
 logger = logging.getLogger(__name__)
 
 _COALESCE_LIMIT = 64 * 1024
-
-_STOP_WORDS = {
-    "timeout": "timed out",
-    "interrupt": "was interrupted",
-    "input": "was interrupted because its input() got no answer",
-}
 
 
 class Execution:
@@ -220,10 +214,7 @@ class Execution:
 
     def _stop_phrase(self) -> str:
         assert self.stop_reason is not None
-        word = _STOP_WORDS[self.stop_reason]
-        if self.stop_reason == "timeout":
-            word += f" after {self.options.timeout:g} s"
-        return f"Execution {word}{self._where()}"
+        return stop_phrase(self.stop_reason, self.options.timeout, self.line)
 
     async def _kernel_gone(self, gone: KernelGone) -> AsyncIterator[Message]:
         self._done()

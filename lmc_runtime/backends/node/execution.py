@@ -19,7 +19,7 @@ import anyio
 from ... import replies
 from ...messages import Message
 from ..base import ExecutionOptions
-from ..turns import stop_ladder
+from ..turns import stop_ladder, stop_phrase
 from .host import NodeHost
 from .protocol import Done, Line, Output
 from .routing import Gone, Route
@@ -32,8 +32,6 @@ _COALESCE_LIMIT = 64 * 1024
 
 #: At most one active-line message per this many seconds (50 a second).
 _LINE_INTERVAL = 0.02
-
-_STOP_WORDS = {"timeout": "timed out", "interrupt": "was interrupted"}
 
 
 class Execution:
@@ -177,10 +175,7 @@ class Execution:
 
     def _stop_phrase(self) -> str:
         assert self.stop_reason is not None
-        word = _STOP_WORDS[self.stop_reason]
-        if self.stop_reason == "timeout":
-            word += f" after {self.options.timeout:g} s"
-        return f"Execution {word}{self._where()}"
+        return stop_phrase(self.stop_reason, self.options.timeout, self.line)
 
     def _finish(self, done: Done) -> list[Message]:
         out: list[Message] = []
