@@ -35,6 +35,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-sessions", type=int, default=16, help="most sessions at once")
     parser.add_argument(
+        "--allow-shared-limits",
+        action="store_true",
+        help="allow --max-sessions > 1 where sessions cannot get limits of their own "
+        "(an unprivileged server without cgroups shares one process limit)",
+    )
+    parser.add_argument(
         "--idle-timeout", type=float, default=600.0, help="seconds before an idle session ends"
     )
     parser.add_argument("--pool-size", type=int, default=2, help="warm Python sessions kept")

@@ -83,9 +83,11 @@ def running_server(*args: str, token: str | None = TOKEN) -> Iterator[Server]:
 
 
 @contextmanager
-def _running(data_dir: Path, args: tuple[str, ...], token: str | None) -> Iterator[Server]:
+def _running(
+    data_dir: Path, args: tuple[str, ...], token: str | None, prefix: list[str] | None = None
+) -> Iterator[Server]:
     port = free_port()
-    argv = [sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
+    argv = [*(prefix or []), sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
     argv += ["--data-dir", str(data_dir), *args]
     env = {k: v for k, v in os.environ.items() if k != "LMC_TOKEN"}
     if token:

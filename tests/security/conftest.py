@@ -1,0 +1,33 @@
+"""Fixtures for the attack tests: a real ``lmc serve`` as root and as an
+unprivileged user, with real bubblewrap."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from lmc_runtime.sandbox import sandbox_available
+
+from .harness import ROOT, Account, temporary_account
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _bwrap_required() -> None:
+    availability = sandbox_available()
+    assert availability.available, f"these tests need bubblewrap: {availability.reason}"
+
+
+@pytest.fixture(scope="module", params=["root", "user"])
+def account(request: pytest.FixtureRequest) -> Iterator[Account]:
+    """Whom the server runs as: root, then a throwaway unprivileged user."""
+    if request.param == "root":
+        yield ROOT
+        return
+    with temporary_account() as account:
+        yield account
