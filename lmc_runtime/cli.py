@@ -13,6 +13,8 @@ from . import replies
 from .chunks import iter_chunks
 from .computer import Computer
 from .config import Limits, Timeouts
+from .errors import MessageError
+from .intake import read_json_object
 from .messages import Message, parse_message
 
 __all__ = ["main"]
@@ -27,32 +29,47 @@ def _write(out: IO[str], data: Any) -> None:
     out.flush()
 
 
-def _requests(lines: Iterable[bytes]) -> Iterator[tuple[Any, Message | None]]:
-    """Each input line as (what to send to the computer, or None to pass over it)."""
+#: ``lmc run`` answers a longer input line with "not understood" instead of reading it.
+MAX_LINE_BYTES = 16 << 20
+
+
+def _lines(source: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """Each line of ``source``; None for one longer than ``limit`` bytes, which is skipped
+    in pieces so it never sits in memory whole."""
+    while line := source.readline(limit + 1):
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while (rest := source.readline(1 << 20)) and not rest.endswith(b"\n"):
+            pass
+        yield None
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _requests(
+    lines: Iterable[bytes | None], limit: int = MAX_LINE_BYTES
+) -> Iterator[tuple[Any, Message | None]]:
+    """Each input line as (what to send to the computer, or None to pass over it).
+
+    A line that cannot be read as a message object gets its not-understood reply here,
+    whatever it holds: one reply per line, and the batch goes on.
+    """
     for number, raw in enumerate(lines, 1):
-        if not raw.strip():
+        if raw is not None and not raw.strip():
             continue
         try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield (
-                None,
-                replies.not_understood(
-                    f"line {number} is not UTF-8 (byte {exc.start})", None, status="malformed"
-                ),
-            )
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield (
-                None,
-                replies.not_understood(
-                    f"line {number} is not JSON: {exc.msg} at column {exc.colno}",
-                    None,
-                    status="malformed",
-                ),
-            )
+            if raw is None:
+                raise MessageError(f"is longer than {limit} bytes")
+            data = read_json_object(raw)
+        except MessageError as exc:
+            reason = f"line {number} {exc.reason}"
+            yield None, replies.not_understood(reason, None, status="malformed")
             continue
         try:
             message = parse_message(data)
@@ -69,7 +86,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     limits = Limits(output_bytes=args.output_bytes) if args.output_bytes else Limits()
     out = sys.stdout
     with source, Computer(timeouts=Timeouts(execution=args.timeout), limits=limits) as computer:
-        for request, reply in _requests(source):
+        for request, reply in _requests(_lines(source, args.line_bytes), args.line_bytes):
             stream: Iterable[Message] = [reply] if reply is not None else computer.run(request)
             if args.chunks:
                 for chunk in iter_chunks(stream):
@@ -96,6 +113,9 @@ def _cmd_setup(args: argparse.Namespace) -> int:
         sys.stdout.write(line + "\n")
 
     ensure_system_packages(say=say)
+    from .sandbox.hostprep import prepare_host
+
+    prepare_host(say)
     return 0
 
 
@@ -119,6 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("file", nargs="?", help="JSON lines of LMC messages; - or nothing: stdin")
     run.add_argument("--timeout", type=float, default=None, help="seconds per execution")
     run.add_argument("--output-bytes", type=int, default=0, help="output budget per execution")
+    run.add_argument(
+        "--line-bytes",
+        type=_positive,
+        default=MAX_LINE_BYTES,
+        help=f"longest input line read (default {MAX_LINE_BYTES})",
+    )
     run.add_argument(
         "--chunks", action="store_true", help="write Open Interpreter-style start/end chunks"
     )

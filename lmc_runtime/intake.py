@@ -7,16 +7,19 @@ exactly why it cannot run.
 
 from __future__ import annotations
 
+import json
+import math
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from . import replies
 from .backends.registry import Registry
 from .errors import MessageError
 from .messages import Message, new_id, parse_message
 
-__all__ = ["MessageInput", "Rejected", "Request", "accept"]
+__all__ = ["MessageInput", "Rejected", "Request", "accept", "read_json_object"]
 
 #: What ``run``/``arun`` accept: an LMC dict, a :class:`Message`, or a language name
 #: (with the code as the second argument).
@@ -38,6 +41,70 @@ class Rejected(Exception):
     def __init__(self, reply: Message) -> None:
         super().__init__(reply.content)
         self.reply = reply
+
+
+class _NotJson(ValueError):
+    """A number JSON (RFC 8259) does not have: NaN, Infinity, or one too large for a float."""
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise _NotJson(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJson(f"the number {reprlib.repr(text)} is too large")
+    return value
+
+
+def _lone_surrogate(data: Any) -> str | None:
+    """The first string in ``data`` that holds a lone surrogate, else None."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return value
+        elif isinstance(value, dict):
+            stack.extend(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
+
+
+def read_json_object(raw: bytes) -> dict[str, Any]:
+    """``raw`` (one UTF-8 JSON text) as an object, or MessageError saying why not.
+
+    Strict, and safe with any input: deep nesting, endless digits, NaN and
+    Infinity, invalid UTF-8, lone surrogates and values other than an object all
+    give a reason that reads after a subject ("line 3 is not JSON: ..."), never a
+    RecursionError or another exception.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MessageError(f"is not UTF-8 (byte {exc.start})") from exc
+    try:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except json.JSONDecodeError as exc:
+        raise MessageError(f"is not JSON: {exc.msg} at column {exc.colno}") from exc
+    except _NotJson as exc:
+        raise MessageError(f"is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise MessageError("is not JSON: arrays or objects nest too deeply") from exc
+    except ValueError as exc:  # int(): more digits than Python converts
+        raise MessageError("is not JSON: a number has too many digits") from exc
+    if not isinstance(data, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+        raise MessageError(f"is not a JSON object but {kind.get(type(data), 'a number')}")
+    odd = _lone_surrogate(data)
+    if odd is not None:
+        raise MessageError(f"is not Unicode text: {reprlib.repr(odd)} holds a lone surrogate")
+    return data
 
 
 def _parse(message: MessageInput, code: str | None) -> Message:
@@ -75,7 +142,7 @@ def accept(message: MessageInput, code: str | None, registry: Registry) -> Reque
         reply_to = raw_id if isinstance(raw_id, str) else None
         raise Rejected(replies.not_understood(exc.reason, reply_to, status="malformed")) from exc
     except Exception as exc:
-        reason = f"the message could not be read: {exc!r}"
+        reason = f"the message could not be read ({type(exc).__name__})"
         raise Rejected(replies.not_understood(reason, None, status="malformed")) from exc
     reply_to = msg.id or new_id()
     if msg.type != "code" or msg.role != "assistant":

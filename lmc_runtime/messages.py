@@ -23,7 +23,10 @@ envelope: thread stores give every message they keep an id and a conversation.
 from __future__ import annotations
 
 import binascii
+import itertools
+import math
 import re
+import reprlib
 import time
 import uuid
 from collections.abc import Mapping
@@ -36,6 +39,7 @@ from .errors import MessageError
 __all__ = [
     "CODE_FORMATS",
     "FORMATS",
+    "MAX_DEPTH",
     "ROLES",
     "TYPES",
     "Message",
@@ -59,6 +63,16 @@ FORMATS: dict[str, tuple[str | None, ...]] = {
 }
 _BASE64_FORMATS = frozenset({"base64", "base64.png", "base64.jpeg", "wav"})
 _LANGUAGE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+.#-]{0,31}")
+#: How deeply arrays and objects may nest inside a message.
+MAX_DEPTH = 100
+#: The largest integer a message may hold: ``str()`` and ``json.dumps`` refuse
+#: integers of more than 4300 digits, so one of those could never be written back.
+_MAX_INT_BITS = 14_000
+#: At most this many validation errors are spelled out in one reason.
+_MAX_ERRORS = 3
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = _short.maxlong = 60
+_short.maxlevel = 2
 
 
 def new_id() -> str:
@@ -71,6 +85,41 @@ def _check_base64(text: str) -> str | None:
         binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
     except (binascii.Error, UnicodeEncodeError, ValueError) as exc:
         return f"is not valid base64 ({exc})"
+    return None
+
+
+def _structure_problem(data: Any) -> str | None:
+    """Why ``data`` could not be written as JSON, or None.
+
+    Iterative, so no input can exhaust the stack: nesting deeper than
+    :data:`MAX_DEPTH`, a container inside itself, a non-finite float or an
+    integer too long for ``str()``.
+    """
+    on_path: set[int] = set()
+    done: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(data, 0, False)]
+    while stack:
+        value, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(value))
+            done.add(id(value))
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"holds {value!r}, which is not a JSON number"
+        if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
+            return "holds an integer with too many digits"
+        if not isinstance(value, dict | list | tuple):
+            continue
+        if id(value) in on_path:
+            return "holds a container inside itself"
+        if id(value) in done:
+            continue
+        if depth >= MAX_DEPTH:
+            return f"nests arrays or objects more than {MAX_DEPTH} deep"
+        on_path.add(id(value))
+        stack.append((value, depth, True))
+        children = itertools.chain(value, value.values()) if isinstance(value, dict) else value
+        stack.extend((child, depth + 1, False) for child in children)
     return None
 
 
@@ -174,28 +223,38 @@ class Message(BaseModel):
 
 
 def _describe(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
     parts = []
-    for error in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in error["loc"])
+    for error in errors[:_MAX_ERRORS]:
+        loc = ".".join(p if isinstance(p, str) else str(p) for p in error["loc"])
+        loc = _short.repr(loc)[1:-1] if len(loc) > 60 else loc
         msg = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             msg = "unknown field; provider-specific data belongs in 'extras'"
         elif error["type"] == "literal_error" and "input" in error:
-            msg = f"{error['input']!r} is not allowed: {msg.lower()}"
+            msg = f"{_short.repr(error['input'])} is not allowed: {msg.lower()}"
         parts.append(f"{loc}: {msg}" if loc else msg)
+    if len(errors) > _MAX_ERRORS:
+        parts.append(f"and {len(errors) - _MAX_ERRORS} more problems")
     return "; ".join(parts)
 
 
 def parse_message(data: Message | Mapping[str, Any]) -> Message:
     """Validate ``data`` as an LMC message.
 
-    Raises :class:`MessageError` whose ``reason`` names the field at fault.
+    Raises :class:`MessageError` whose ``reason`` names the field at fault,
+    also for input no JSON writer could handle (see :func:`_structure_problem`),
+    so a message that passes can always be stored and sent.
     """
     if isinstance(data, Message):
         return data
     if not isinstance(data, Mapping):
         raise MessageError(f"a message must be a JSON object, not {type(data).__name__}")
+    fields = dict(data)
+    problem = _structure_problem(fields)
+    if problem is not None:
+        raise MessageError(f"the message {problem}")
     try:
-        return Message.model_validate(dict(data))
+        return Message.model_validate(fields)
     except ValidationError as exc:
         raise MessageError(_describe(exc)) from exc
