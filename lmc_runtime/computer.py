@@ -77,12 +77,17 @@ class Computer:
         registry: Registry | None = None,
         launcher: Launcher | None = None,
         work_dir: str | Path | None = None,
+        shared_dir: str | Path | None = None,
     ) -> None:
         """``launcher`` wraps every interpreter's command line (a sandbox, limits).
 
-        ``work_dir`` holds the runtime's own files (connection files, sockets,
-        logs); by default a fresh temporary directory, removed on close. A
+        ``work_dir`` holds the runtime's own files (connection files, cells,
+        FIFOs, logs); by default a fresh temporary directory, removed on close. A
         ``work_dir`` given here belongs to the caller and is left in place.
+        ``shared_dir`` is where interpreters create files of their own (unix
+        sockets, screenshots); by default the ``work_dir``. A sandbox gives a
+        folder it can write there and keeps ``work_dir`` read-only to the code,
+        so that the host never follows a path the code could have planted.
         """
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
@@ -93,6 +98,7 @@ class Computer:
         self.registry = registry or Registry()
         self.launcher = launcher
         self._given_work_dir = Path(work_dir) if work_dir is not None else None
+        self._shared_dir = Path(shared_dir) if shared_dir is not None else None
         self._sessions = Sessions(self._start_session)
         self._task_group: TaskGroup | None = None
         self._work_dir: Path | None = None
@@ -239,6 +245,7 @@ class Computer:
         settings = SessionSettings(
             cwd=self.cwd,
             work_dir=self._work_dir / name,
+            shared_dir=self._shared_dir,
             env=self.env,
             timeouts=self.timeouts,
             launcher=self.launcher,

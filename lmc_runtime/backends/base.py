@@ -61,13 +61,26 @@ class Launcher(Protocol):
 
 @dataclass(frozen=True)
 class SessionSettings:
-    """How to start a session: where it runs, with what environment and launcher."""
+    """How to start a session: where it runs, with what environment and launcher.
+
+    ``work_dir`` holds the session's control files, which only the host writes
+    (under a sandbox the interpreter sees it read-only). ``shared_dir``, when
+    set, is the folder where the interpreter itself creates files (unix
+    sockets, screenshots): the host reaches into it only through
+    :class:`~lmc_runtime.backends.hostfs.HostDir`, never by following a path.
+    """
 
     cwd: Path
     work_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
     timeouts: Timeouts = field(default_factory=Timeouts)
     launcher: Launcher | None = None
+    shared_dir: Path | None = None
+
+    @property
+    def interpreter_dir(self) -> Path:
+        """Where the interpreter may create files: ``shared_dir`` or ``work_dir``."""
+        return self.shared_dir if self.shared_dir is not None else self.work_dir
 
     def command(self, argv: Sequence[str]) -> list[str]:
         """``argv`` as this session must run it: through the launcher, if any."""

@@ -14,6 +14,10 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     the SIGINT disposition ``argv`` starts with. The sandbox's own processes
     ignore SIGINT, so an interrupt sent to the process group reaches only the
     code inside, which starts with the default disposition again.
+``--user UID:GID``
+    drop to this host uid and gid (no supplementary groups) once the other
+    options are applied: a server running as root never starts a sandbox as
+    root.
 ``--unset NAME``
     remove NAME from the environment.
 ``--bwrap-env``
@@ -108,6 +112,7 @@ def main(args: list[str]) -> None:
     env = dict(os.environ)
     bwrap_env = False
     supervise: int | None = None
+    user: tuple[int, int] | None = None
     index = 0
     while index < len(options):
         option = options[index]
@@ -132,12 +137,24 @@ def main(args: list[str]) -> None:
                 signal.signal(signal.SIGINT, handler)
             elif option == "--supervise":
                 supervise = int(value)
+            elif option == "--user":
+                uid, _, gid = value.partition(":")
+                user = (int(uid), int(gid))
             elif option == "--unset":
                 env.pop(value, None)
             else:
                 _fail(f"unknown option {option}")
         except (OSError, ValueError, KeyError) as exc:
             _fail(f"{option} {value}: {exc}")
+    if user is not None:
+        try:
+            os.setgroups([])
+            os.setgid(user[1])
+            os.setuid(user[0])
+        except OSError as exc:
+            _fail(f"--user {user[0]}:{user[1]}: {exc}")
+        if os.getuid() != user[0] or os.geteuid() != user[0]:
+            _fail(f"could not drop to uid {user[0]}")
     if bwrap_env:
         extra = ["--clearenv"]
         for name, value in env.items():

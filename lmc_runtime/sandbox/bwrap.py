@@ -130,11 +130,19 @@ def bwrap_args(
     readonly: Sequence[Path],
     hidden: Sequence[Path],
     writable: Sequence[Path],
-    readonly_files: Sequence[Path],
+    control: Sequence[Path],
     network: bool,
 ) -> list[str]:
-    """The bwrap options (up to and excluding ``--``) for one session."""
-    args = [bwrap, "--unshare-all"]
+    """The bwrap options (up to and excluding ``--``) for one session.
+
+    ``writable`` folders take the code's writes; ``control`` folders hold the
+    host's own files for the session (connection files, cells, pages, FIFOs,
+    logs): the host alone writes there, the sandbox sees them read-only. No
+    path inside a folder the sandbox can write is ever bound.
+    """
+    # --disable-userns: no nested user namespaces (and so no way back to
+    # capabilities) inside; it needs a user namespace of bwrap's own.
+    args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns"]
     if network:
         args.append("--share-net")
     args += [
@@ -174,7 +182,7 @@ def bwrap_args(
             args += ["--ro-bind", "/dev/null", str(path)]
     for path in writable:
         args += ["--bind", str(path), str(path)]
-    for path in readonly_files:
+    for path in control:
         args += ["--ro-bind", str(path), str(path)]
     # The root itself (a tmpfs holding the mount points) is read-only too: only the
     # working directory, the runtime directory and the tmpfs folders take writes.

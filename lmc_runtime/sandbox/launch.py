@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bwrap import bwrap_args
+from .identity import Identity
 from .policy import allowed
 
 __all__ = ["EXEC_WRAPPER", "SandboxLauncher"]
@@ -44,8 +45,11 @@ class SandboxLauncher:
     readonly: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
-    runtime_dir: Path | None = None
+    #: Host-only folders bound read-only (see :func:`~.bwrap.bwrap_args`).
+    control: tuple[Path, ...] = ()
     network: bool = False
+    #: The host user the sandbox runs as (None: the server's own user).
+    identity: Identity | None = None
 
     def _wrapper(self) -> list[str]:
         return [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
@@ -64,20 +68,9 @@ class SandboxLauncher:
                 options += ["--unset", name]
         for name in _DENIED:
             options += ["--unset", name]
+        if self.identity is not None:
+            options += ["--user", f"{self.identity.uid}:{self.identity.gid}"]
         return options
-
-    def runtime_files(self) -> list[Path]:
-        """Files already in the runtime directory (connection files, logs): read-only
-        inside, so code cannot swap them for links the host would then follow."""
-        if self.runtime_dir is None:
-            return []
-        found = []
-        for top, _dirs, files in os.walk(self.runtime_dir):
-            for name in files:
-                path = Path(top, name)
-                if path.is_file() and not path.is_symlink():
-                    found.append(path)
-        return found
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` inside this session's sandbox."""
@@ -89,7 +82,7 @@ class SandboxLauncher:
             readonly=self.readonly,
             hidden=self.hidden,
             writable=self.writable,
-            readonly_files=self.runtime_files(),
+            control=self.control,
             network=self.network,
         )
         inner = [*self._wrapper(), "--sigint", "default", "--", *argv]

@@ -19,6 +19,8 @@ from .cgroups import Cgroup, create_cgroup
 from .computer import SandboxComputer
 from .disk import WorkDisk
 from .guard import Guard
+from .hostprep import unreachable_paths
+from .identity import Identity, Lease, UidRange
 from .launch import SandboxLauncher
 from .policy import SandboxPolicy, session_env
 from .stale import clean_session_dir
@@ -53,30 +55,57 @@ class Sandbox:
     cgroup or rlimits and environment, but no bubblewrap.
     """
 
-    def __init__(self, root: Path, policy: SandboxPolicy, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        policy: SandboxPolicy,
+        *,
+        enabled: bool = True,
+        uids: UidRange | None = None,
+    ) -> None:
+        """``uids``: where a server running as root leases the session's host uid
+        (by default the range ``lmc setup`` reserved)."""
         self.root = Path(root).absolute()
         self.policy = policy
         self.enabled = enabled
-        self._disk = WorkDisk(self.root / "work", self.root / "disk.img", policy.limits.disk_bytes)
+        self._uids = uids
+        self._lease: Lease | None = None
+        self._disk = WorkDisk(self.root / "disk", self.root / "disk.img", policy.limits.disk_bytes)
         self._cgroup: Cgroup | None = None
         self._limits_by = "not started"
         self._launcher: SandboxLauncher | None = None
         self._computers: list[SandboxComputer] = []
 
+    # The layout: everything the code can write lives on the session's disk
+    # (the size-capped image when running as root), so the disk limit counts it
+    # all; the host's own files live in ``control/``, which the code only reads.
+
     @property
     def work_dir(self) -> Path:
         """The session's private, writable working directory (the same path inside)."""
-        return self.root / "work"
+        return self.root / "disk" / "work"
 
     @property
-    def runtime_dir(self) -> Path:
-        """Connection files and IPC sockets of the session's kernels (the same path inside)."""
-        return self.root / "runtime"
+    def shared_dir(self) -> Path:
+        """Where interpreters create files of their own: unix sockets, screenshots."""
+        return self.root / "disk" / "shared"
 
     @property
     def output_dir(self) -> Path:
-        """Where whole outputs past the budget are saved (host side only)."""
-        return self.root / "output"
+        """Where whole outputs past the budget are saved (host side only, on the disk)."""
+        return self.root / "disk" / "output"
+
+    @property
+    def control_dir(self) -> Path:
+        """The host's files for the session: connection files, cells, pages, FIFOs,
+        logs, and the kernels' sockets once adopted (so on the same filesystem as
+        ``shared_dir``). Only the host writes there; the sandbox sees it read-only."""
+        return self.root / "disk" / "control"
+
+    @property
+    def identity(self) -> Identity | None:
+        """The host user the session's processes run as (None: the server's own)."""
+        return self._lease.identity if self._lease is not None else None
 
     @property
     def launcher(self) -> SandboxLauncher:
@@ -101,10 +130,19 @@ class Sandbox:
         if os.path.lexists(self.root):  # left by a runtime that was killed
             logger.warning("cleaning up the stale session directory %s", self.root)
             await clean_session_dir(self.root)
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for path in (self.runtime_dir, self.output_dir):
-            path.mkdir(exist_ok=True, mode=0o700)
+        if self.enabled and os.geteuid() == 0:
+            blocked = unreachable_paths([*system_paths(), self.root])
+            if blocked:
+                raise SandboxUnavailable(
+                    f"sandbox users cannot pass through {blocked[0]} to reach their files: "
+                    "run `lmc setup` as root, or give that folder search permission for "
+                    "others (chmod o+x), or choose a data directory they can reach"
+                )
+            uids: UidRange = self._uids or await anyio.to_thread.run_sync(UidRange.reserved)
+            self._lease = await anyio.to_thread.run_sync(uids.lease)
+        await anyio.to_thread.run_sync(self._make_layout)
         await self._disk.setup()
+        await anyio.to_thread.run_sync(self._make_disk_layout)
         limits = self.policy.limits
         name = f"lmc-{self.root.name}-{uuid.uuid4().hex[:8]}"
         self._cgroup, self._limits_by = create_cgroup(name, limits)
@@ -114,7 +152,14 @@ class Sandbox:
             rlimits["fsize"] = limits.file_size_bytes
         if limits.memory_bytes is not None and "memory" not in controllers:
             rlimits["data"] = limits.memory_bytes
-        if limits.processes is not None and "pids" not in controllers and os.geteuid() != 0:
+        # RLIMIT_NPROC counts the tasks of a host user: the session's own when it
+        # has a uid of its own, else one shared by every session of the server.
+        # (Root itself is exempt from it.) A pids cgroup is per session anyway.
+        if (
+            limits.processes is not None
+            and "pids" not in controllers
+            and (self.identity is not None or os.geteuid() != 0)
+        ):
             rlimits["nproc"] = limits.processes
         if rlimits.keys() - {"fsize"}:
             self._limits_by += "; rlimits " + ", ".join(sorted(rlimits))
@@ -128,10 +173,32 @@ class Sandbox:
             session_names=frozenset(env),
             readonly=tuple(system_paths()),
             hidden=tuple(hidden),
-            writable=(self.work_dir, self.runtime_dir),
-            runtime_dir=self.runtime_dir,
+            writable=(self.work_dir, self.shared_dir),
+            control=(self.control_dir,),
             network=self.policy.network,
+            identity=self.identity,
         )
+
+    def _make_layout(self) -> None:
+        """The session root, owned by the host; others may only pass through."""
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.identity is not None:
+            os.chmod(self.root, 0o711)
+
+    def _make_disk_layout(self) -> None:
+        """Inside the session's disk: the code's folders, owned by its user; the
+        host-only folder of spill files; the control folder, which the session's
+        group may read and nobody else may enter."""
+        disk = self._disk.path
+        os.chmod(disk, 0o711 if self.identity is not None else 0o700)
+        for path in (self.work_dir, self.shared_dir):
+            path.mkdir(mode=0o700, exist_ok=True)
+            if self.identity is not None:
+                os.chown(path, self.identity.uid, self.identity.gid)
+        self.output_dir.mkdir(mode=0o700, exist_ok=True)
+        self.control_dir.mkdir(mode=0o750, exist_ok=True)
+        if self.identity is not None:
+            os.chown(self.control_dir, 0, self.identity.gid)
 
     def _env(self) -> dict[str, str]:
         return session_env(os.environ, self.policy, self.work_dir)
@@ -141,7 +208,8 @@ class Sandbox:
         launcher = self.launcher
         limits = self.policy.limits
         kwargs.setdefault("cwd", self.work_dir)
-        kwargs.setdefault("work_dir", self.runtime_dir)
+        kwargs.setdefault("work_dir", self.control_dir)
+        kwargs.setdefault("shared_dir", self.shared_dir)
         kwargs.setdefault("launcher", launcher)
         kwargs.setdefault("env", self._env())
         kwargs.setdefault("limits", Limits(limits.output_bytes, spill_dir=self.output_dir))
@@ -182,6 +250,9 @@ class Sandbox:
             cgroup, self._cgroup = self._cgroup, None
             if cgroup is not None:
                 await self._remove_cgroup(cgroup)
+            lease, self._lease = self._lease, None
+            if lease is not None:  # whatever escaped the cgroup, if any
+                await anyio.to_thread.run_sync(lease.release)
             await self._disk.teardown()
             await anyio.to_thread.run_sync(shutil.rmtree, self.root, True)
 

@@ -82,6 +82,21 @@ def run_serve(args: argparse.Namespace) -> int:
                 "read-only; sessions could read each other's files there. Choose another "
                 "--data-dir."
             )
+    if not args.no_sandbox and os.geteuid() != 0:
+        from ..sandbox.identity import per_session_processes
+
+        if per_session_processes() is None:
+            sys.stderr.write(
+                "lmc serve: running unprivileged with no cgroup to write: every session "
+                "runs as this user and shares one process limit (RLIMIT_NPROC), so one "
+                "session's fork bomb starves the others\n"
+            )
+            if args.max_sessions > 1 and not args.allow_shared_limits:
+                return fail(
+                    "refusing --max-sessions > 1 with a shared process limit; run as root "
+                    "(sessions then get host uids of their own), use --max-sessions 1, or "
+                    "accept the shared limit with --allow-shared-limits"
+                )
     token = None if args.no_auth else (args.token or os.environ.get("LMC_TOKEN") or None)
     generated = token is None and not args.no_auth
     if generated:

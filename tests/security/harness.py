@@ -8,7 +8,6 @@ removes afterwards.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pwd
 import secrets
@@ -66,16 +65,15 @@ def temporary_account() -> Iterator[Account]:
         check=True,
         capture_output=True,
     )
-    restore: list[tuple[Path, int]] = []
     try:
         entry = pwd.getpwnam(name)
+        # As `lmc setup` does for the sandbox users: search permission (not
+        # read) on the folders above the Python install. Left in place, since
+        # root servers' sandboxes need it too.
         for path in (Path(sys.executable).resolve(), Path(__file__).resolve()):
-            restore += _traversable(path.parent)
+            _traversable(path.parent)
         yield Account(name, entry.pw_uid, entry.pw_gid)
     finally:
-        for path, mode in reversed(restore):
-            with contextlib.suppress(OSError):
-                os.chmod(path, mode)
         subprocess.run(["pkill", "-KILL", "-u", name], check=False, capture_output=True)
         subprocess.run(["userdel", name], check=False, capture_output=True)
 

@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 from ... import replies
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
+from ..hostfs import HostDir
 from .chromium import chromium_argv, find_chromium, take_screenshot
 
 __all__ = ["NO_CHROMIUM", "HtmlBackend", "HtmlSession"]
@@ -69,20 +70,34 @@ class HtmlSession:
             yield replies.active_line(None, reply_to, status="ok", screenshot=False)
             return
         self._count += 1
+        # The page and the log in the host's own folder; Chromium's profile and
+        # the screenshot, which Chromium writes, in the interpreter's folder,
+        # from where the screenshot is read without following any link.
         folder = self.settings.work_dir / f"render-{self._count}"
         folder.mkdir(parents=True)
-        page, png = folder / "page.html", folder / "screenshot.png"
+        page = folder / "page.html"
         page.write_text(code, encoding="utf-8")
-        argv = chromium_argv(self.chromium, page, png, folder / "profile", self.window)
+        shared = self.settings.interpreter_dir
+        png_name = f"html-{self._count}.png"
+        profile = shared / f"html-{self._count}-profile"
+        argv = chromium_argv(self.chromium, page, shared / png_name, profile, self.window)
         timeout = self.render_timeout
         if options.timeout is not None:
             timeout = min(timeout, options.timeout)
         self._stop = stop = anyio.Event()
         try:
-            shot = await take_screenshot(argv, png, self.settings, timeout=timeout, stop=stop)
+            with HostDir(shared) as where:
+                shot = await take_screenshot(
+                    argv, where, png_name, folder / "chromium.log", self.settings,
+                    timeout=timeout, stop=stop,
+                )
+                with contextlib.suppress(OSError):
+                    where.remove(png_name)
         finally:
             self._stop = None
-            shutil.rmtree(folder, ignore_errors=True)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
+                await anyio.to_thread.run_sync(shutil.rmtree, profile, True)
         if shot.png is not None:
             data = base64.b64encode(shot.png).decode("ascii")
             yield replies.image(data, "image/png", reply_to)

@@ -22,6 +22,7 @@ from pathlib import Path
 import anyio
 
 from ..base import SessionSettings
+from ..hostfs import HostDir, UnsafeEntry
 
 __all__ = ["CHROMIUM_NAMES", "Screenshot", "chromium_argv", "find_chromium", "take_screenshot"]
 
@@ -99,20 +100,26 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+#: The largest screenshot read back.
+_PNG_LIMIT = 64 << 20
+
+
 async def take_screenshot(
     argv: Sequence[str],
-    png: Path,
+    folder: HostDir,
+    png: str,
+    log: Path,
     settings: SessionSettings,
     *,
     timeout: float,
     stop: anyio.Event,
 ) -> Screenshot:
-    """Run ``argv`` (from :func:`chromium_argv`) until it has written ``png``.
+    """Run ``argv`` (from :func:`chromium_argv`) until it has written ``png`` in
+    ``folder`` (read back through the folder's descriptor, never through a link).
 
     After ``timeout`` seconds, or once ``stop`` is set, Chromium and every
     process it started are killed.
     """
-    log = png.with_suffix(".log")
     with open(log, "wb") as log_file:
         process = await anyio.open_process(
             settings.command(argv),
@@ -148,9 +155,16 @@ async def take_screenshot(
         return Screenshot(status, problem=f"Chromium did not finish within {timeout:g} s")
     if status == "interrupted":
         return Screenshot(status, problem="the screenshot was interrupted")
-    if code != 0 or not png.is_file():  # code is set: neither stopped nor timed out
+    data: bytes | None = None
+    problem = f"Chromium exited with code {code}"
+    if code == 0:  # code is set: neither stopped nor timed out
+        try:
+            data = folder.read(png, _PNG_LIMIT)
+        except UnsafeEntry as exc:
+            problem = f"the screenshot could not be read: {exc}"
+    if data is None or not data.startswith(b"\x89PNG"):
         tail = _log_tail(log)
-        return Screenshot(
-            "error", problem=f"Chromium exited with code {code}" + (f":\n{tail}" if tail else "")
-        )
-    return Screenshot("ok", png=png.read_bytes())
+        if data is not None:
+            problem = "the screenshot is not a PNG image"
+        return Screenshot("error", problem=problem + (f":\n{tail}" if tail else ""))
+    return Screenshot("ok", png=data)

@@ -110,6 +110,7 @@ class JupyterBackend:
             self.kernel_name,
             cwd=settings.cwd,
             work_dir=work_dir,
+            shared_dir=settings.shared_dir,
             env=env,
             startup_timeout=settings.timeouts.startup,
             shutdown_timeout=settings.timeouts.shutdown,

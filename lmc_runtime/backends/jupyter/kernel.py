@@ -23,6 +23,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
+from ..hostfs import HostDir
 from .channels import Channels
 from .process import read_log_tail, wait_for_exit
 from .routing import KernelGone, Route, describe_exit
@@ -33,13 +34,30 @@ logger = logging.getLogger(__name__)
 
 
 class _Manager(AsyncKernelManager):
-    """A kernel manager whose kernel command line goes through a launcher."""
+    """A kernel manager whose kernel command line goes through a launcher.
+
+    With ``host_ip`` set, the kernel binds its unix sockets at ``ip`` (in a
+    folder it can write) while the host connects to ``host_ip`` (a folder only
+    the host writes), where :meth:`JupyterKernel._adopt_sockets` moves them.
+    """
 
     wrap_command: Callable[[Sequence[str]], list[str]] | None = None
+    host_ip: str | None = None
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         argv = super().format_kernel_cmd(extra_arguments)
         return self.wrap_command(argv) if self.wrap_command is not None else argv
+
+    def _make_url(self, channel: str) -> str:
+        if self.host_ip is None:
+            return str(super()._make_url(channel))
+        return f"{self.transport}://{self.host_ip}-{getattr(self, f'{channel}_port')}"
+
+    def socket_names(self) -> list[str]:
+        """The file names of the kernel's five unix sockets."""
+        base = os.path.basename(self.ip)
+        ports = ("shell", "iopub", "stdin", "control", "hb")
+        return [f"{base}-{getattr(self, f'{name}_port')}" for name in ports]
 
 
 class JupyterKernel:
@@ -52,20 +70,26 @@ class JupyterKernel:
         *,
         cwd: Path,
         work_dir: Path,
+        shared_dir: Path | None = None,
         env: Mapping[str, str],
         startup_timeout: float,
         shutdown_timeout: float,
         announces_input: bool = False,
         wrap_command: Callable[[Sequence[str]], list[str]] | None = None,
     ) -> None:
+        self._shared = shared_dir
+        bind_dir = shared_dir if shared_dir is not None else work_dir
         self._km = _Manager(
             kernel_name=kernel_name,
             kernel_spec_manager=spec_manager,
             transport="ipc",
-            ip=str(work_dir / "kernel"),
+            ip=str(bind_dir / f"{work_dir.name}-kernel"),
             connection_file=str(work_dir / "connection.json"),
         )
         self._km.wrap_command = wrap_command
+        if shared_dir is not None:
+            self._km.host_ip = str(work_dir / f"{work_dir.name}-kernel")
+        self._work_dir = work_dir
         self._cwd = cwd
         #: The kernel publishes each input_request on IOPub too (lmc_startup.py).
         self.announces_input = announces_input
@@ -93,7 +117,11 @@ class JupyterKernel:
         self._task_group = task_group
         async with self._lifecycle:
             await self._launch()
-            self._channels = Channels(self._km.client(), self._km.get_connection_info())
+            client = self._km.client()
+            info = dict(self._km.get_connection_info())
+            if self._km.host_ip is not None:
+                client.ip = info["ip"] = self._km.host_ip
+            self._channels = Channels(client, info)
             await task_group.start(self._channels.read_all)
             await self._ready()
             self._became_ready = True
@@ -101,6 +129,11 @@ class JupyterKernel:
     async def _launch(self, *, restart: bool = False) -> None:
         if self._log is None:
             self._log = open(self._log_path, "ab")  # noqa: SIM115 (lives as long as the kernel)
+        if not restart:
+            # Written before the launch so that it is readable by the sandbox's
+            # user (jupyter-client writes it 0600); the folder is host-only.
+            self._km.write_connection_file()
+            os.chmod(self._km.connection_file, 0o644)
         try:
             if restart:
                 await self._km.restart_kernel(now=True)
@@ -116,6 +149,40 @@ class JupyterKernel:
             raise KernelStartError("the kernel was launched but its process is unknown")
         assert self._task_group is not None
         self._task_group.start_soon(self._watch, process, self._generation)
+        await self._adopt_sockets(process)
+
+    async def _adopt_sockets(self, process: Any) -> None:
+        """Move the sockets the kernel bound in the shared folder into the host's
+        own (renaming never follows a link; each must then be a socket)."""
+        if self._shared is None:
+            return
+        names = self._km.socket_names()
+        bound = False
+        with HostDir(self._shared) as shared, HostDir(self._work_dir) as own:
+            async with anyio.create_task_group() as tg:
+
+                async def died() -> None:
+                    await wait_for_exit(process.pid, lambda: process.poll() is None)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(died)
+                try:
+                    await shared.wait_for(names, self._startup_timeout)
+                    bound = True
+                except TimeoutError:
+                    pass
+                tg.cancel_scope.cancel()
+            tail = self.log_tail()
+            if not bound:
+                raise KernelStartError(
+                    "the kernel ended or did not open its sockets within "
+                    f"{self._startup_timeout:g} s" + (f": {tail}" if tail else "")
+                )
+            try:
+                for name in names:
+                    shared.adopt_socket(name, own)
+            except OSError as exc:
+                raise KernelStartError(f"the kernel's sockets are not usable: {exc}") from exc
 
     def start_soon(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``func`` in the background, for as long as the session lives."""

@@ -86,6 +86,9 @@ class NodeProcess:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             os.mkfifo(path, 0o600)
+            # The interpreter may run as another user (the sandbox's); the folder,
+            # which only the host writes and that user's group may enter, guards it.
+            os.chmod(path, 0o666)
         fds: list[int] = []
         try:
             events_fd = os.open(events_path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -33,6 +33,9 @@ class StdinSource:
             with contextlib.suppress(FileNotFoundError):
                 self._fifo.unlink()
             os.mkfifo(self._fifo, 0o600)
+            # The interpreter may run as another user (the sandbox's); the folder,
+            # which only the host writes and that user's group may enter, guards it.
+            os.chmod(self._fifo, 0o666)
             # Read-write: opening never blocks, and readers never see end-of-input early.
             self._fd = os.open(self._fifo, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
 

@@ -39,6 +39,16 @@ def statuses(messages: list[Message]) -> list[Any]:
 Opener = Callable[..., AbstractAsyncContextManager[tuple[Sandbox, SandboxComputer]]]
 
 
+@pytest.fixture(autouse=True)
+def _reachable_tmp_path(tmp_path: Path) -> None:
+    """Sandboxes run as host uids of their own: they must pass through the
+    folders above their session directory (search permission only)."""
+    for folder in [tmp_path, *tmp_path.parents]:
+        mode = folder.stat().st_mode
+        if not mode & 0o001:
+            folder.chmod((mode & 0o7777) | 0o001)
+
+
 @pytest.fixture
 def sandboxed(tmp_path: Path) -> Opener:
     """``async with sandboxed(policy) as (sandbox, computer)``: a started sandbox."""

@@ -26,7 +26,7 @@ async def test_start_cleans_a_stale_mount_and_cgroup_at_its_path(tmp_path: Path)
     (crashed.work_dir / "old.txt").write_text("from before")
     left_mounts, left_cgroups = mounts_under(root), _cgroup_dirs(root.name)
     if os.geteuid() == 0:
-        assert left_mounts == [root / "work"]
+        assert left_mounts == [root / "disk"]
 
     fresh = Sandbox(root, SandboxPolicy())
     await fresh.start()

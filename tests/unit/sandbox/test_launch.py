@@ -106,10 +106,40 @@ def test_a_checkout_or_virtualenv_under_tmp_is_bound_over_the_private_tmp(tmp_pa
         readonly=[Path("/usr"), venv],
         hidden=[],
         writable=[tmp_path],
-        readonly_files=[],
+        control=[],
         network=False,
     )
     pairs = list(itertools.pairwise(args))
     private_tmp = pairs.index(("--tmpfs", "/tmp"))
     bound = pairs.index(("--ro-bind", str(venv)))
     assert private_tmp < bound
+
+
+def test_the_control_folder_is_bound_read_only_and_nothing_is_listed_from_it(
+    tmp_path: Path,
+) -> None:
+    """Regression (security): the launcher listed the files of the runtime folder,
+    which the sandbox could write, and bound each by path; a file swapped for a
+    link between listing and binding bound a host file into the next sandbox, and
+    120k files there made every launch slow and then too long for execve. Now the
+    host-only control folder is bound once, read-only, and never scanned."""
+    from lmc_runtime.sandbox.identity import Identity
+    from lmc_runtime.sandbox.launch import SandboxLauncher
+
+    control = tmp_path / "control"
+    control.mkdir()
+    for index in range(50):
+        (control / f"f{index}").write_text("x")
+    launcher = SandboxLauncher(
+        bwrap="bwrap",
+        writable=(tmp_path / "work",),
+        control=(control,),
+        identity=Identity(1500123, 1500123),
+    )
+    argv = launcher.wrap(["python3"])
+    pairs = list(itertools.pairwise(argv))
+    assert ("--ro-bind", str(control)) in pairs
+    assert not any(str(control / f"f{index}") in argv for index in range(50))
+    assert ("--user", "1500123:1500123") in pairs
+    bwrap_at = argv.index("bwrap")
+    assert "--disable-userns" in argv[bwrap_at:] and "--unshare-user" in argv[bwrap_at:]
