@@ -1,5 +1,5 @@
-"""Durable file operations for the folder store: atomic JSON, locked appends,
-tolerant JSON-lines reading."""
+"""Durable file operations for the folder store: atomic JSON, locked appends with a
+bounded wait, tolerant JSON-lines reading."""
 
 from __future__ import annotations
 
@@ -8,16 +8,20 @@ import fcntl
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_lines", "read_json_lines", "write_json_atomic"]
+from ..errors import StoreError
+
+__all__ = ["append_lines", "fsync_dir", "locked", "read_json_lines", "write_json_atomic"]
 
 logger = logging.getLogger(__name__)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make the entries of the folder ``path`` (new names, renames) durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -27,7 +31,7 @@ def _fsync_dir(path: Path) -> None:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` to ``path`` so a reader sees the old file or the new one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         payload = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escaped, it still round-trips
@@ -39,7 +43,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -49,17 +53,66 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+class _Waiter:
+    """Takes an exclusive ``flock`` on ``fd`` in a helper thread, so the caller can give up.
+
+    The helper works on a duplicate of ``fd`` (the same open file, so the same
+    lock). A caller that gives up closes its own descriptor as usual; the helper
+    closes the duplicate once its ``flock`` returns, and with the last descriptor
+    of that open file closed, the kernel drops the lock again.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = os.dup(fd)
+        self._guard = threading.Lock()
+        self._done = threading.Event()
+        self._abandoned = False
+        self._error: OSError | None = None
+        threading.Thread(target=self._take, name="store-flock", daemon=True).start()
+
+    def _take(self) -> None:
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            self._error = exc
+        with self._guard:
+            self._done.set()
+            if self._abandoned:
+                os.close(self._fd)
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the lock was taken within ``timeout`` seconds."""
+        self._done.wait(timeout)
+        with self._guard:
+            if not self._done.is_set():
+                self._abandoned = True
+                return False
+        os.close(self._fd)
+        if self._error is not None:
+            raise self._error
+        return True
+
+
 @contextlib.contextmanager
-def _locked(fd: int) -> Iterator[None]:
-    fcntl.flock(fd, fcntl.LOCK_EX)
+def locked(fd: int, timeout: float, what: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``fd``; StoreError if ``timeout`` seconds pass first."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if timeout <= 0 or not _Waiter(fd).wait(timeout):
+            raise StoreError(
+                f"{what} stayed locked by another writer for {timeout:g} seconds"
+            ) from None
     try:
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def append_lines(path: Path, lines: list[str]) -> None:
+def append_lines(path: Path, lines: list[str], timeout: float) -> None:
     """Append whole lines to ``path`` (made if missing), under an exclusive lock, then fsync.
+
+    Waits at most ``timeout`` seconds for the lock, then raises StoreError.
 
     A torn last line left by a crashed writer is closed with a newline first, so
     it stays one bad line (skipped on load) instead of spoiling the next record.
@@ -67,7 +120,7 @@ def append_lines(path: Path, lines: list[str]) -> None:
     data = "".join(line + "\n" for line in lines).encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        with _locked(fd):
+        with locked(fd, timeout, path):
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data
@@ -88,7 +141,7 @@ def read_json_lines(path: Path) -> list[Any]:
             continue
         try:
             records.append(json.loads(line))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # also bad UTF-8, endless digits, deep nesting
             torn = number == len(lines)  # no newline after it: a write cut short
             logger.warning(
                 "%s: skipped %s line %d (%d bytes) that is not valid JSON",

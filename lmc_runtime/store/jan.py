@@ -1,29 +1,37 @@
 """Threads in Jan's folder layout.
 
-``<root>/threads/<id>/thread.json`` describes the thread (written atomically);
+``<root>/threads/<id>/thread.json`` describes the thread;
 ``<root>/threads/<id>/messages.jsonl`` holds one Jan ``thread.message`` per line,
 each carrying its LMC message losslessly in ``metadata.lmc``. Appends are
 append-only, under an exclusive ``flock`` (so concurrent writers, in this
 process or another, never interleave) and fsynced before ``append`` returns. A
 torn last line left by a crash is skipped with a warning on load.
+
+A folder is a thread when its ``thread.json`` holds a JSON object. ``create``
+builds the folder under a hidden name and renames it into place, under a
+store-wide ``flock``, so a crash leaves no half-made thread. What an older
+crash (or a person) left, a folder without a readable ``thread.json``, is not a
+thread: ``list`` skips it, ``get`` says ThreadNotFound, and ``create`` with
+its id moves it aside (kept hidden if it holds messages) and makes the thread.
+Every lock is waited for at most ``lock_timeout`` seconds, then StoreError.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import os
 import shutil
-import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..adapters.jan import from_jan, seconds, to_jan
 from ..errors import MessageError, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, new_id
-from ._files import append_lines, read_json_lines, write_json_atomic
+from ._files import append_lines, fsync_dir, locked, read_json_lines, write_json_atomic
 from .base import Thread, matches, stamp, validate_thread_id
 
 __all__ = ["JanThreadStore"]
@@ -36,14 +44,43 @@ ASSISTANT_ID = "lmc-runtime"
 class JanThreadStore:
     """A :class:`~lmc_runtime.store.base.ThreadStore` in Jan's folder layout under ``root``."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, *, lock_timeout: float = 10.0) -> None:
         self.root = Path(root)
+        self.lock_timeout = lock_timeout
         self._threads = self.root / "threads"
-        self._threads.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()  # create/delete against each other
+        try:
+            self._threads.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot make the thread folder {self._threads}: {exc}") from exc
+        self._sweep()
 
     def _dir(self, thread_id: str) -> Path:
         return self._threads / validate_thread_id(thread_id)
+
+    def _sweep(self) -> None:
+        """Remove the hidden folders crashed deletes and creates left behind."""
+        for grave in self._threads.glob(".deleted-*"):
+            shutil.rmtree(grave, ignore_errors=True)
+        try:
+            with self._store_lock(timeout=0):
+                # Creates hold this lock throughout, so no staging folder is in use now.
+                for staging in self._threads.glob(".creating-*"):
+                    shutil.rmtree(staging, ignore_errors=True)
+        except StoreError:
+            logger.debug("a thread is being created elsewhere; staging folders stay")
+
+    @contextlib.contextmanager
+    def _store_lock(self, timeout: float | None = None) -> Iterator[None]:
+        path = self.root / ".lmc-threads.lock"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot open the store lock {path}: {exc}") from exc
+        try:
+            with locked(fd, self.lock_timeout if timeout is None else timeout, path):
+                yield
+        finally:
+            os.close(fd)
 
     def create(
         self,
@@ -54,55 +91,98 @@ class JanThreadStore:
     ) -> Thread:
         thread = Thread.new(thread_id, title, metadata)
         folder = self._dir(thread.id)
-        with self._lock:
+        with self._store_lock():
+            if self._load(thread.id) is not None:
+                raise ThreadExists(thread.id)
+            if os.path.lexists(folder):
+                self._set_aside(folder)
+            staging = self._threads / f".creating-{thread.id}-{new_id()}"
             try:
-                folder.mkdir()
-            except FileExistsError:
-                raise ThreadExists(thread.id) from None
-            (folder / "messages.jsonl").touch()
-            write_json_atomic(folder / "thread.json", _thread_json(thread))
+                staging.mkdir()
+                (staging / "messages.jsonl").touch()
+                write_json_atomic(staging / "thread.json", _thread_json(thread))
+                os.rename(staging, folder)
+                fsync_dir(self._threads)
+            except OSError as exc:
+                shutil.rmtree(staging, ignore_errors=True)
+                if os.path.lexists(folder) and self._load(thread.id) is not None:
+                    raise ThreadExists(thread.id) from exc  # made by someone else meanwhile
+                raise StoreError(f"cannot create thread {thread.id!r}: {exc}") from exc
         return thread
+
+    def _set_aside(self, folder: Path) -> None:
+        """Move a folder that is not a thread out of the way; drop it if it holds no messages."""
+        aside = self._threads / f".damaged-{folder.name}-{new_id()}"
+        try:
+            os.rename(folder, aside)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot move the damaged thread folder {folder}: {exc}") from exc
+        messages = aside / "messages.jsonl"
+        if messages.is_file() and messages.stat().st_size > 0:
+            logger.warning("%s had no valid thread.json; it is kept as %s", folder, aside)
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
 
     def list(self) -> builtins.list[Thread]:
         threads = []
         for folder in self._threads.iterdir():
-            if not folder.is_dir() or folder.name.startswith("."):
+            if folder.name.startswith(".") or not folder.is_dir():
                 continue
             try:
-                threads.append(self.get(folder.name))
-            except ThreadNotFound:
-                continue  # being created or deleted right now
-            except StoreError as exc:
+                thread = self._load(folder.name)
+            except StoreError as exc:  # an unsafe name, an unreadable file
                 logger.warning("skipped thread folder %s: %s", folder, exc)
+                continue
+            if thread is not None:
+                threads.append(thread)
         return sorted(threads, key=lambda t: (t.created_at, t.id))
 
     def get(self, thread_id: str) -> Thread:
+        thread = self._load(thread_id)
+        if thread is None:
+            raise ThreadNotFound(thread_id)
+        return thread
+
+    def _load(self, thread_id: str) -> Thread | None:
+        """The thread, or None if there is none (or only what a crash left of one)."""
         path = self._dir(thread_id) / "thread.json"
         try:
-            data = _read_json(path)
-        except FileNotFoundError:
-            raise ThreadNotFound(thread_id) from None
+            data = json.loads(path.read_bytes())
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except (ValueError, RecursionError) as exc:  # bad UTF-8, endless digits, deep nesting
+            logger.warning("%s is not valid JSON, so this is no thread: %.200s", path, exc)
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {exc}") from exc
         if not isinstance(data, dict):
-            raise StoreError(f"{path} does not hold a JSON object")
-        created = seconds(data.get("created", data.get("created_at", 0)))
+            logger.warning("%s does not hold a JSON object, so this is no thread", path)
+            return None
+        try:
+            created = seconds(data.get("created", data.get("created_at", 0)))
+        except OverflowError:  # an integer past any float
+            created = None
+        title = data.get("title", "")
         metadata = data.get("metadata")
         return Thread(
             id=thread_id,
-            title=str(data.get("title", "")),
+            title=title if isinstance(title, str) else "",
             created_at=int(created) if created is not None else 0,
             metadata=dict(metadata) if isinstance(metadata, dict) else {},
         )
 
     def messages(self, thread_id: str) -> builtins.list[Message]:
         folder = self._dir(thread_id)
-        if not (folder / "thread.json").exists():
-            raise ThreadNotFound(thread_id)
+        self.get(thread_id)
         try:
             records = read_json_lines(folder / "messages.jsonl")
         except FileNotFoundError:
-            if not (folder / "thread.json").exists():
-                raise ThreadNotFound(thread_id) from None
+            self.get(thread_id)
             records = []  # Jan makes the file with the first message
+        except OSError as exc:
+            raise StoreError(f"cannot read the messages of {thread_id!r}: {exc}") from exc
         out = []
         for record in records:
             try:
@@ -114,28 +194,30 @@ class JanThreadStore:
     def append(self, thread_id: str, messages: Iterable[Message]) -> None:
         folder = self._dir(thread_id)
         stamped = stamp(thread_id, messages)
-        if not (folder / "thread.json").exists():
-            raise ThreadNotFound(thread_id)
+        self.get(thread_id)
         if not stamped:
             return
         records = to_jan(stamped, thread_id=thread_id, assistant_id=ASSISTANT_ID)
         lines = [_dumps(record) for record in records]
         try:
-            append_lines(folder / "messages.jsonl", lines)
+            append_lines(folder / "messages.jsonl", lines, self.lock_timeout)
         except FileNotFoundError:
             raise ThreadNotFound(thread_id) from None
+        except OSError as exc:
+            raise StoreError(f"cannot append to thread {thread_id!r}: {exc}") from exc
 
     def delete(self, thread_id: str) -> None:
         folder = self._dir(thread_id)
-        with self._lock:
-            if not (folder / "thread.json").exists():
-                raise ThreadNotFound(thread_id)
+        with self._store_lock():
+            self.get(thread_id)
             # Renamed first, so the thread disappears at once and as a whole.
             grave = self._threads / f".deleted-{thread_id}-{new_id()}"
             try:
                 os.rename(folder, grave)
             except FileNotFoundError:
                 raise ThreadNotFound(thread_id) from None
+            except OSError as exc:
+                raise StoreError(f"cannot delete thread {thread_id!r}: {exc}") from exc
         shutil.rmtree(grave, ignore_errors=True)
 
     def search(
@@ -175,10 +257,3 @@ def _thread_json(thread: Thread) -> dict[str, Any]:
 
 def _dumps(record: Any) -> str:
     return json.dumps(record, separators=(",", ":"))
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes())
-    except ValueError as exc:
-        raise StoreError(f"{path} is not valid JSON: {exc}") from exc

@@ -2,25 +2,31 @@
 
 WAL journal, ``synchronous=FULL`` (an append is on disk when it returns),
 foreign keys on, so deleting a thread deletes its messages. One connection,
-guarded by a lock: the store is safe to share between threads.
+guarded by a lock: the store is safe to share between threads. A database
+another connection keeps locked is waited for at most ``busy_timeout``
+seconds; that, and every other ``sqlite3`` error, comes out as StoreError.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
+import logging
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreError, ThreadExists, ThreadNotFound
+from ..errors import MessageError, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, parse_message
 from .base import Thread, searchable_text, stamp, validate_thread_id
 
 __all__ = ["SqliteThreadStore"]
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -55,14 +61,40 @@ def _sql_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+def _metadata(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        logger.warning("a thread's metadata is not valid JSON; it reads as empty")
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _thread(row: Any) -> Thread:
+    return Thread(row[0], row[1], row[2], _metadata(row[3]))
+
+
+def _messages(bodies: Iterable[str]) -> Iterator[Message | None]:
+    """Each stored body as a message; None (with a warning) for one that is not."""
+    for body in bodies:
+        try:
+            yield parse_message(json.loads(body))
+        except (ValueError, RecursionError, MessageError) as exc:
+            logger.warning("skipped a stored message that does not load: %.200s", exc)
+            yield None
+
+
 class SqliteThreadStore:
     """A :class:`~lmc_runtime.store.base.ThreadStore` in the SQLite file at ``path``."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, busy_timeout: float = 5.0) -> None:
         self.path = Path(path)
+        self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, check_same_thread=False, isolation_level=None
+            )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -70,8 +102,24 @@ class SqliteThreadStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the thread database {self.path}: {exc}") from exc
 
-    def _exists(self, thread_id: str) -> bool:
-        row = self._db.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()
+    @contextlib.contextmanager
+    def _using(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """The connection, held alone; sqlite3 errors inside become StoreError."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise StoreError(
+                        f"cannot {doing}: {self.path} stayed locked by another connection "
+                        f"for {self.busy_timeout:g} seconds"
+                    ) from exc
+                raise StoreError(f"cannot {doing} in {self.path}: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot {doing} in {self.path}: {exc}") from exc
+
+    def _exists(self, db: sqlite3.Connection, thread_id: str) -> bool:
+        row = db.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()
         return row is not None
 
     def create(
@@ -82,9 +130,9 @@ class SqliteThreadStore:
         metadata: Mapping[str, Any] | None = None,
     ) -> Thread:
         thread = Thread.new(thread_id, title, metadata)
-        with self._lock:
+        with self._using("create a thread") as db:
             try:
-                self._db.execute(
+                db.execute(
                     "INSERT INTO threads (id, title, created_at, metadata) VALUES (?, ?, ?, ?)",
                     (
                         thread.id,
@@ -98,31 +146,31 @@ class SqliteThreadStore:
         return thread
 
     def list(self) -> builtins.list[Thread]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._using("list threads") as db:
+            rows = db.execute(
                 "SELECT id, title, created_at, metadata FROM threads ORDER BY created_at, id"
             ).fetchall()
-        return [Thread(row[0], row[1], row[2], json.loads(row[3])) for row in rows]
+        return [_thread(row) for row in rows]
 
     def get(self, thread_id: str) -> Thread:
         validate_thread_id(thread_id)
-        with self._lock:
-            row = self._db.execute(
+        with self._using("read a thread") as db:
+            row = db.execute(
                 "SELECT id, title, created_at, metadata FROM threads WHERE id = ?", (thread_id,)
             ).fetchone()
         if row is None:
             raise ThreadNotFound(thread_id)
-        return Thread(row[0], row[1], row[2], json.loads(row[3]))
+        return _thread(row)
 
     def messages(self, thread_id: str) -> builtins.list[Message]:
         validate_thread_id(thread_id)
-        with self._lock:
-            if not self._exists(thread_id):
+        with self._using("read messages") as db:
+            if not self._exists(db, thread_id):
                 raise ThreadNotFound(thread_id)
-            rows = self._db.execute(
+            rows = db.execute(
                 "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
             ).fetchall()
-        return [parse_message(json.loads(row[0])) for row in rows]
+        return [m for m in _messages(row[0] for row in rows) if m is not None]
 
     def append(self, thread_id: str, messages: Iterable[Message]) -> None:
         validate_thread_id(thread_id)
@@ -131,23 +179,24 @@ class SqliteThreadStore:
             (thread_id, json.dumps(m.to_dict()), _sql_text(searchable_text(m).casefold()))
             for m in stamped
         ]
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._using("append messages") as db:
+            db.execute("BEGIN IMMEDIATE")
             try:
-                if not self._exists(thread_id):
+                if not self._exists(db, thread_id):
                     raise ThreadNotFound(thread_id)
-                self._db.executemany(
+                db.executemany(
                     "INSERT INTO messages (thread_id, body, folded) VALUES (?, ?, ?)", rows
                 )
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
 
     def delete(self, thread_id: str) -> None:
         validate_thread_id(thread_id)
-        with self._lock:
-            cursor = self._db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+        with self._using("delete a thread") as db:
+            cursor = db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
         if cursor.rowcount == 0:
             raise ThreadNotFound(thread_id)
 
@@ -165,12 +214,13 @@ class SqliteThreadStore:
             params.append(thread_id)
         query += " ORDER BY t.created_at, t.id, m.seq LIMIT ?"
         params.append(max(limit, 0))
-        with self._lock:
-            if thread_id is not None and not self._exists(thread_id):
+        with self._using("search messages") as db:
+            if thread_id is not None and not self._exists(db, thread_id):
                 raise ThreadNotFound(thread_id)
-            rows = self._db.execute(query, params).fetchall()
-        return [(row[0], parse_message(json.loads(row[1]))) for row in rows]
+            rows = db.execute(query, params).fetchall()
+        loaded = _messages(row[1] for row in rows)
+        return [(row[0], m) for row, m in zip(rows, loaded, strict=True) if m is not None]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        with self._using("close the database") as db:
+            db.close()
