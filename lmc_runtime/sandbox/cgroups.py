@@ -1,5 +1,9 @@
 """A session's cgroup: cgroup v2 when it is writable and has the controllers,
-otherwise the v1 hierarchies (memory, pids, cpuacct, freezer) a hybrid host has.
+otherwise the v1 hierarchies (memory, pids, cpu, cpuacct, freezer) a hybrid host has.
+
+Its limits hold for the whole session, whether or not code is running: memory,
+tasks, and a CPU quota (``cpu.max`` on v2, ``cpu.cfs_quota_us`` on v1) that
+keeps background work of an idle session to its share of the CPUs.
 
 The cgroup is created under the cgroup this process is in, so whatever limits
 the host already puts on the runtime keep applying to the sessions.
@@ -51,8 +55,9 @@ class Cgroup:
 
     @property
     def procs_files(self) -> tuple[Path, ...]:
-        """The ``cgroup.procs`` files a new process writes its pid into."""
-        return tuple(d / "cgroup.procs" for d in self.dirs.values())
+        """The ``cgroup.procs`` files a new process writes its pid into (one per
+        folder: co-mounted v1 controllers such as ``cpu,cpuacct`` share one)."""
+        return tuple(dict.fromkeys(d / "cgroup.procs" for d in self.dirs.values()))
 
     @property
     def controllers(self) -> tuple[str, ...]:
@@ -75,8 +80,10 @@ class Cgroup:
             return False
         return True
 
-    def apply(self, limits: SessionLimits) -> None:
-        """Write the memory and process limits."""
+    def apply(self, limits: SessionLimits) -> list[str]:
+        """Write the memory, process and CPU limits; the names of those that
+        could not be written."""
+        failed: list[str] = []
         if limits.memory_bytes is not None:
             memory = str(limits.memory_bytes)
             if self.version == 2:
@@ -88,6 +95,31 @@ class Cgroup:
                 self._write("memory", "memory.memsw.limit_in_bytes", memory)
         if limits.processes is not None:
             self._write("pids", "pids.max", str(limits.processes))
+        if limits.cpu_quota is not None and not self.set_cpu_quota(limits.cpu_quota):
+            failed.append("cpu_quota")
+        return failed
+
+    def set_cpu_quota(self, cpus: float) -> bool:
+        """Let the session use at most ``cpus`` CPUs' worth of time, whether or not
+        code is running; False when the quota could not be set."""
+        quota = max(1000, round(cpus * _CPU_PERIOD_US))
+        if self.version == 2:
+            return self._write("cpu", "cpu.max", f"{quota} {_CPU_PERIOD_US}")
+        return self._write("cpu", "cpu.cfs_period_us", str(_CPU_PERIOD_US)) and self._write(
+            "cpu", "cpu.cfs_quota_us", str(quota)
+        )
+
+    def cpu_quota(self) -> float | None:
+        """The CPU quota in force, in CPUs (None: none)."""
+        if self.version == 2:
+            path = self._file("cpu", "cpu.max")
+            quota, _, period = ((_read(path) if path is not None else None) or "").partition(" ")
+        else:
+            quota = str(self._value("cpu", "", "cpu.cfs_quota_us") or "")
+            period = str(self._value("cpu", "", "cpu.cfs_period_us") or "")
+        if not (quota.isdigit() and period.strip().isdigit() and int(period)):
+            return None
+        return int(quota) / int(period)
 
     def _value(self, controller: str, v2: str, v1: str) -> int | None:
         path = self._file(controller, v2 if self.version == 2 else v1)
@@ -153,7 +185,19 @@ class Cgroup:
 
 
 #: The v1 hierarchies a session's cgroup uses.
-_V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
+_V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
+
+#: The CPU quota's period, in microseconds (the kernel's default).
+_CPU_PERIOD_US = 100_000
+
+
+def _described(how: str, limits: SessionLimits, failed: list[str]) -> str:
+    """``how`` the session is limited, with its CPU quota (or why it has none)."""
+    if limits.cpu_quota is None:
+        return how
+    if "cpu_quota" in failed:
+        return how + "; no cpu quota (it could not be set)"
+    return how + f"; cpu quota {limits.cpu_quota:g} core(s)"
 
 
 def _mounts(mountinfo: Path) -> dict[str, Path]:
@@ -229,8 +273,7 @@ def create_cgroup(
         base = mounts["unified"] / own["unified"].lstrip("/")
         cgroup = _v2(base, name)
         if cgroup is not None:
-            cgroup.apply(limits)
-            return cgroup, "cgroup v2"
+            return cgroup, _described("cgroup v2", limits, cgroup.apply(limits))
     dirs: dict[str, Path] = {}
     for controller in _V1_CONTROLLERS:
         if controller not in mounts or controller not in own:
@@ -244,7 +287,8 @@ def create_cgroup(
         dirs[controller] = path
     if not {"memory", "pids"} & set(dirs):
         Cgroup(1, dirs).remove()
-        return None, "no writable cgroup with the memory or pids controller"
+        how = "no writable cgroup with the memory or pids controller"
+        return None, how + ("; no cpu quota" if limits.cpu_quota is not None else "")
     cgroup = Cgroup(1, dirs)
-    cgroup.apply(limits)
-    return cgroup, "cgroup v1 (" + ", ".join(dirs) + ")"
+    failed = cgroup.apply(limits)
+    return cgroup, _described("cgroup v1 (" + ", ".join(dirs) + ")", limits, failed)

@@ -37,8 +37,11 @@ class SessionLimits:
     ``memory_bytes`` counts the whole session (kernel and children);
     ``cpu_seconds`` and ``wall_seconds`` are per execution; ``processes`` counts
     every task of the session; ``file_size_bytes`` is the largest single file
-    written; ``disk_bytes`` is the disk use of the working directory;
-    ``output_bytes`` is the output budget of one execution.
+    written; ``disk_bytes`` is the disk use of the session's disk (its working
+    and shared folders and its saved outputs);
+    ``output_bytes`` is the output budget of one execution; ``cpu_quota`` is
+    the share of the CPUs the whole session may use at any time, running code
+    or not (1.0: one core's worth; it needs a cgroup).
     """
 
     memory_bytes: int | None = 1 << 30
@@ -48,6 +51,7 @@ class SessionLimits:
     file_size_bytes: int | None = 256 << 20
     disk_bytes: int | None = 512 << 20
     output_bytes: int = 256_000
+    cpu_quota: float | None = 1.0
 
     def __post_init__(self) -> None:
         _check("memory_bytes", self.memory_bytes, 32 << 20)
@@ -57,6 +61,7 @@ class SessionLimits:
         _check("file_size_bytes", self.file_size_bytes, 1)
         _check("disk_bytes", self.disk_bytes, 1 << 20)
         _check("output_bytes", self.output_bytes, 64)
+        _check("cpu_quota", self.cpu_quota, 0.01)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class LimitsModel(BaseModel):
     file_size_bytes: int | None = Field(default=None, gt=0)
     disk_bytes: int | None = Field(default=None, gt=0)
     output_bytes: int | None = Field(default=None, ge=64)
+    cpu_quota: float | None = Field(default=None, gt=0)
 
 
 class CreateSession(BaseModel):

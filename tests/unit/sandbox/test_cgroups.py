@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lmc_runtime.sandbox.cgroups import create_cgroup
 from lmc_runtime.sandbox.policy import SessionLimits
 
 
 def _v1_tree(tmp_path: Path) -> tuple[Path, Path]:
     lines = []
-    for number, controller in enumerate(["memory", "pids", "cpuacct", "freezer"]):
+    for number, controller in enumerate(["memory", "pids", "cpu", "cpuacct", "freezer"]):
         (tmp_path / controller / "mine").mkdir(parents=True)
         lines.append(
             f"{30 + number} 1 0:{number} / {tmp_path / controller} rw - cgroup cgroup rw,{controller}"
@@ -18,7 +20,9 @@ def _v1_tree(tmp_path: Path) -> tuple[Path, Path]:
     mountinfo = tmp_path / "mountinfo"
     mountinfo.write_text("\n".join(lines) + "\n")
     own = tmp_path / "self_cgroup"
-    own.write_text("4:memory:/mine\n3:pids:/mine\n2:cpuacct:/mine\n1:freezer:/mine\n0::/\n")
+    own.write_text(
+        "5:memory:/mine\n4:pids:/mine\n3:cpu:/mine\n2:cpuacct:/mine\n1:freezer:/mine\n0::/\n"
+    )
     return mountinfo, own
 
 
@@ -58,7 +62,7 @@ def test_v2_is_preferred_when_it_has_the_controllers(tmp_path: Path) -> None:
     own.write_text("0::/svc\n")
     limits = SessionLimits(memory_bytes=64 << 20, processes=32)
     cgroup, how = create_cgroup("s2", limits, mountinfo=mountinfo, self_cgroup=own)
-    assert cgroup is not None and cgroup.version == 2 and how == "cgroup v2"
+    assert cgroup is not None and cgroup.version == 2 and how.startswith("cgroup v2")
     assert (base / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
     assert (base / "s2/memory.max").read_text() == str(64 << 20)
     assert (base / "s2/memory.oom.group").read_text() == "1"
@@ -74,4 +78,77 @@ def test_no_cgroup_says_why(tmp_path: Path) -> None:
     own = tmp_path / "self_cgroup"
     own.write_text("0::/\n")
     cgroup, how = create_cgroup("s3", SessionLimits(), mountinfo=mountinfo, self_cgroup=own)
-    assert cgroup is None and "no writable cgroup" in how
+    assert cgroup is None and "no writable cgroup" in how and "no cpu quota" in how
+
+
+def test_v1_cpu_quota_holds_for_the_whole_session(tmp_path: Path) -> None:
+    """Guards the session-wide CPU quota on cgroup v1: background work of an idle
+    session once burned whole cores."""
+    mountinfo, own = _v1_tree(tmp_path)
+    cgroup, how = create_cgroup(
+        "s1", SessionLimits(cpu_quota=1.5), mountinfo=mountinfo, self_cgroup=own
+    )
+    assert cgroup is not None and "cpu" in cgroup.controllers
+    assert (tmp_path / "cpu/mine/s1/cpu.cfs_period_us").read_text() == "100000"
+    assert (tmp_path / "cpu/mine/s1/cpu.cfs_quota_us").read_text() == "150000"
+    assert cgroup.cpu_quota() == 1.5
+    assert "cpu quota 1.5 core(s)" in how
+
+
+def test_v2_cpu_quota_is_cpu_max(tmp_path: Path) -> None:
+    """Guards the session-wide CPU quota on cgroup v2 (``cpu.max``)."""
+    base = tmp_path / "unified" / "svc"
+    base.mkdir(parents=True)
+    (base / "cgroup.controllers").write_text("cpu memory pids\n")
+    (base / "cgroup.subtree_control").write_text("memory pids cpu\n")
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(f"41 31 0:38 / {tmp_path / 'unified'} rw - cgroup2 cgroup2 rw\n")
+    own = tmp_path / "self_cgroup"
+    own.write_text("0::/svc\n")
+    cgroup, how = create_cgroup(
+        "s2", SessionLimits(cpu_quota=0.5), mountinfo=mountinfo, self_cgroup=own
+    )
+    assert cgroup is not None and cgroup.version == 2
+    assert (base / "s2/cpu.max").read_text() == "50000 100000"
+    assert cgroup.cpu_quota() == 0.5
+    assert how == "cgroup v2; cpu quota 0.5 core(s)"
+
+
+def test_a_quota_that_cannot_be_written_is_not_claimed(tmp_path: Path) -> None:
+    """Without the v1 cpu hierarchy the session has no quota, and says so."""
+    mountinfo, own = _v1_tree(tmp_path)
+    own.write_text("5:memory:/mine\n4:pids:/mine\n0::/\n")
+    cgroup, how = create_cgroup("s1", SessionLimits(), mountinfo=mountinfo, self_cgroup=own)
+    assert cgroup is not None and "cpu" not in cgroup.controllers
+    assert cgroup.cpu_quota() is None
+    assert "no cpu quota" in how
+
+
+def test_no_quota_asked_writes_none(tmp_path: Path) -> None:
+    mountinfo, own = _v1_tree(tmp_path)
+    limits = SessionLimits(cpu_quota=None)
+    cgroup, how = create_cgroup("s1", limits, mountinfo=mountinfo, self_cgroup=own)
+    assert cgroup is not None and "quota" not in how
+    assert not (tmp_path / "cpu/mine/s1/cpu.cfs_quota_us").exists()
+
+
+def test_cpu_quota_is_validated() -> None:
+    with pytest.raises(ValueError, match="cpu_quota"):
+        SessionLimits(cpu_quota=0)
+
+
+def test_co_mounted_controllers_share_one_procs_file(tmp_path: Path) -> None:
+    """``cpu,cpuacct`` mounted together: the pid is written once, not twice."""
+    (tmp_path / "cpu,cpuacct/mine").mkdir(parents=True)
+    (tmp_path / "pids/mine").mkdir(parents=True)
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(
+        f"30 1 0:1 / {tmp_path / 'cpu,cpuacct'} rw - cgroup cgroup rw,cpu,cpuacct\n"
+        f"31 1 0:2 / {tmp_path / 'pids'} rw - cgroup cgroup rw,pids\n"
+    )
+    own = tmp_path / "self_cgroup"
+    own.write_text("2:cpu,cpuacct:/mine\n1:pids:/mine\n")
+    cgroup, _ = create_cgroup("s1", SessionLimits(), mountinfo=mountinfo, self_cgroup=own)
+    assert cgroup is not None
+    assert len(cgroup.procs_files) == 2
+    assert (tmp_path / "cpu,cpuacct/mine/s1/cpu.cfs_quota_us").read_text() == "100000"
