@@ -6,10 +6,17 @@ is sent whole. If it goes past the budget, every byte goes to a file, only the
 last half-budget stays in memory (the tail), and at the end the tail is sent
 after an "N bytes omitted" marker that gives the file's path. Memory stays flat
 however much the code prints.
+
+The file is capped (``spill_limit``, in bytes: a sandbox passes the room left
+on the session's disk). A file that cannot be created or written (``ENOSPC``)
+is never an error: the output goes out as usual and the marker says how much
+was saved, if anything.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import tempfile
 from collections import deque
@@ -25,6 +32,8 @@ from .config import Limits
 from .messages import Message
 
 __all__ = ["OutputBudget", "Part", "Truncation", "within_budget"]
+
+logger = logging.getLogger(__name__)
 
 
 def _size(text: str) -> int:
@@ -56,7 +65,8 @@ class Truncation:
     """What :meth:`OutputBudget.finish` hands back: withheld text, maybe cut.
 
     ``parts`` keep each piece's extras (stderr, error names); ``text`` joins them.
-    ``path`` is None (and ``omitted`` 0) when the output stayed within the budget.
+    ``cut`` says the output went past the budget (``parts[0]`` is then the
+    marker); ``path`` is its file, None when nothing could be saved.
     """
 
     text: str
@@ -64,6 +74,7 @@ class Truncation:
     total: int
     path: Path | None
     parts: tuple[Part, ...] = ()
+    cut: bool = False
 
 
 class OutputBudget:
@@ -74,7 +85,9 @@ class OutputBudget:
     ) -> None:
         self._limit = limit
         self._spill_limit = spill_limit
-        self._spilled = 0  # characters written to the file
+        self._spilled = 0  # bytes written to the file
+        self._over = False  # past the budget: everything goes to the file
+        self._unsaved: str | None = None  # why the file stopped short, if it did
         self._head_limit = limit // 2
         self._tail_limit = limit - self._head_limit
         self._spill_dir = spill_dir
@@ -89,7 +102,7 @@ class OutputBudget:
 
     @property
     def exceeded(self) -> bool:
-        return self._file is not None
+        return self._over
 
     def feed(self, text: str, extras: dict[str, Any] | None = None) -> str:
         """The part of ``text`` to send now ("" once past the head)."""
@@ -99,7 +112,7 @@ class OutputBudget:
             sent = _prefix(text, self._head_limit - self._sent_size)
             self._sent_size += _size(sent)
         rest = text[len(sent) :]
-        if self._file is not None:
+        if self._over:
             self._spill(text)
             self._keep(rest, extras)
             return sent
@@ -112,7 +125,7 @@ class OutputBudget:
 
     def flush(self) -> list[Part]:
         """Withheld output to send now, before a display, while it is still whole."""
-        if self._file is not None or not self._tail:
+        if self._over or not self._tail:
             return []
         parts = [(text, extras) for text, extras in self._tail]
         self._sent.extend(text for text, _ in parts)
@@ -123,12 +136,12 @@ class OutputBudget:
 
     def finish(self) -> Truncation | None:
         """Close the file; the withheld text (with its marker if cut), or None."""
-        if self._file is None:
+        if not self._over:
             parts = self.flush()
             if not parts:
                 return None
             return Truncation("".join(t for t, _ in parts), 0, self._total, None, tuple(parts))
-        self._file.close()
+        self._close()
         excess = self._tail_size - self._tail_limit
         if excess > 0 and self._tail:
             first = self._tail[0]
@@ -136,20 +149,39 @@ class OutputBudget:
             self._tail_size = sum(_size(text) for text, _ in self._tail)
         tail: list[Part] = [(text, extras) for text, extras in self._tail if text]
         omitted = self._total - self._sent_size - self._tail_size
-        if self._spill_limit is not None and self._spilled >= self._spill_limit:
-            saved = f"its first {self._spill_limit} bytes are saved in {self.path}"
-        else:
-            saved = f"the whole output ({self._total} bytes) is saved in {self.path}"
-        marker = f"\n[... {omitted} bytes omitted; {saved} ...]\n"
+        marker = f"\n[... {omitted} bytes omitted; {self._saved()} ...]\n"
         text = marker + "".join(t for t, _ in tail)
-        return Truncation(text, omitted, self._total, self.path, ((marker, None), *tail))
+        pieces = ((marker, None), *tail)
+        return Truncation(text, omitted, self._total, self.path, pieces, cut=True)
+
+    def _saved(self) -> str:
+        """What the marker says about the file."""
+        if self.path is None:
+            return f"it could not be saved ({self._unsaved or 'no room for it'})"
+        if self._unsaved is not None:
+            return (
+                f"its first {self._spilled} bytes are saved in {self.path}; "
+                f"saving the rest failed ({self._unsaved})"
+            )
+        if self._spill_limit is not None and self._spilled >= self._spill_limit:
+            return f"its first {self._spill_limit} bytes are saved in {self.path}"
+        return f"the whole output ({self._total} bytes) is saved in {self.path}"
 
     def _open(self) -> None:
-        directory = self._spill_dir or Path(tempfile.gettempdir()) / "lmc-runtime-output"
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f"{self._name}-", suffix=".txt", dir=directory)
-        self.path = Path(name)
-        self._file = os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass")
+        self._over = True
+        if self._spill_limit is not None and self._spill_limit <= 0:
+            self._unsaved = "no room is left for it on the disk"
+        else:
+            directory = self._spill_dir or Path(tempfile.gettempdir()) / "lmc-runtime-output"
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                fd, name = tempfile.mkstemp(prefix=f"{self._name}-", suffix=".txt", dir=directory)
+            except OSError as exc:
+                logger.info("the whole output could not be saved: %s", exc)
+                self._unsaved = exc.strerror or str(exc)
+            else:
+                self.path = Path(name)
+                self._file = os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass")
         for chunk in self._sent:
             self._spill(chunk)
         for text, _ in self._tail:
@@ -159,26 +191,54 @@ class OutputBudget:
         self._trim()
 
     def _spill(self, text: str) -> None:
-        """Write ``text`` to the file, up to the cap (counted in characters, ~bytes)."""
-        assert self._file is not None
+        """Write ``text`` to the file, up to the cap in UTF-8 bytes; a failed write
+        (a full disk) closes the file and keeps what it holds."""
+        if self._file is None:
+            return
         if self._spill_limit is not None:
             room = self._spill_limit - self._spilled
             if room <= 0:
                 return
-            text = text[:room]
-        self._file.write(text)
-        self._spilled += len(text)
+            text = _prefix(text, room)
+        try:
+            self._file.write(text)
+        except OSError as exc:
+            self._failed(exc)
+            return
+        self._spilled += _size(text)
+
+    def _close(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError as exc:
+                self._failed(exc)
+            self._file = None
+
+    def _failed(self, exc: OSError) -> None:
+        """Stop saving after a write error; the file keeps what reached the disk."""
+        logger.info("saving the whole output to %s stopped: %s", self.path, exc)
+        self._unsaved = exc.strerror or str(exc)
+        file, self._file = self._file, None
+        if file is not None:
+            # A buffer that cannot be flushed either is dropped; the descriptor is
+            # closed all the same.
+            with contextlib.suppress(OSError):
+                file.close()
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self._spilled = self.path.stat().st_size
 
     def _keep(self, text: str, extras: dict[str, Any] | None) -> None:
         if not text:
             return
         last = self._tail[-1] if self._tail else None
-        if last is not None and last[1] == extras and self._file is None:
+        if last is not None and last[1] == extras and not self._over:
             last[0] += text
         else:
             self._tail.append([text, extras])
         self._tail_size += _size(text)
-        if self._file is not None:
+        if self._over:
             self._trim()
 
     def _trim(self) -> None:
@@ -239,7 +299,8 @@ def _release(budget: OutputBudget, reply_to: str) -> list[Message]:
         return []
     out = []
     for index, (text, extras) in enumerate(cut.parts):
-        if index == 0 and cut.path is not None:
+        if index == 0 and cut.cut:
+            saved = {"output_path": str(cut.path)} if cut.path is not None else {}
             out.append(
                 replies.output(
                     text,
@@ -247,7 +308,7 @@ def _release(budget: OutputBudget, reply_to: str) -> list[Message]:
                     status="truncated",
                     omitted_bytes=cut.omitted,
                     total_bytes=cut.total,
-                    output_path=str(cut.path),
+                    **saved,
                 )
             )
         else:

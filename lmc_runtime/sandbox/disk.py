@@ -1,11 +1,20 @@
-"""The working directory's disk limit.
+"""A session's disk and its limit.
 
-As root, the working directory is a filesystem of its own: a sparse ext4 image
-of ``disk_bytes``, loop-mounted by the host at the working directory's path
-(``nosuid,nodev``). The kernel refuses writes past it (``ENOSPC``), and the
-host still reads and writes the files there directly (uploads, downloads).
-Where mounting is not allowed the directory is a plain one, and its use is
-measured after each execution and reported, but not enforced.
+Everything a session's code can write lives on one disk: the folder ``path``
+holds the code's working directory, the folder its interpreters share
+(sockets, screenshots) and the host's spill files of truncated outputs. So the
+limit counts them together.
+
+As root, ``path`` is a filesystem of its own: a sparse ext4 image of
+``disk_bytes``, loop-mounted by the host (``nosuid,nodev``). The kernel refuses
+writes past it (``ENOSPC``), the host's spill files included, and the host
+still reads and writes the files there directly (uploads, downloads).
+
+Where mounting is not allowed ``path`` is a plain folder, and its use is
+measured (after each execution) and reported, but not enforced. The
+measurement walks a tree the code fills, so it runs in a worker thread, never
+on the event loop, and it stops after :data:`SCAN_ENTRIES` entries: a tree
+that large counts as over the limit.
 """
 
 from __future__ import annotations
@@ -15,40 +24,59 @@ import os
 import shutil
 import stat
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
-__all__ = ["WorkDisk", "tree_bytes"]
+__all__ = ["SCAN_ENTRIES", "Scan", "WorkDisk", "tree_bytes"]
 
 logger = logging.getLogger(__name__)
 
-#: Free space below which a mounted working directory counts as full.
+#: Free space below which a session's disk counts as full.
 _FULL_MARGIN = 1 << 20
 
+#: The most entries one measurement of an unmounted disk visits.
+SCAN_ENTRIES = 100_000
 
-def tree_bytes(root: Path) -> int:
-    """Disk blocks used under ``root``, without following any link."""
-    total = 0
+
+@dataclass(frozen=True)
+class Scan:
+    """One measurement of a tree: bytes on disk, entries seen, and whether the
+    walk stopped at its bound before seeing everything."""
+
+    bytes: int
+    entries: int
+    truncated: bool = False
+
+
+def tree_bytes(root: Path, max_entries: int = SCAN_ENTRIES) -> Scan:
+    """Disk blocks used under ``root`` (without following any link), visiting at
+    most ``max_entries`` entries. Blocking: call it from a worker thread."""
+    total = entries = 0
     stack = [root]
     while stack:
         try:
-            entries = list(os.scandir(stack.pop()))
+            with os.scandir(stack.pop()) as listing:
+                for entry in listing:
+                    entries += 1
+                    if entries > max_entries:
+                        return Scan(total, entries - 1, truncated=True)
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += info.st_blocks * 512
+                    if stat.S_ISDIR(info.st_mode):
+                        stack.append(Path(entry.path))
         except OSError:
             continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            total += info.st_blocks * 512
-            if stat.S_ISDIR(info.st_mode):
-                stack.append(Path(entry.path))
-    return total
+    return Scan(total, entries)
 
 
 class WorkDisk:
-    """The working directory ``path`` with at most ``limit`` bytes on disk."""
+    """The session's disk ``path`` with at most ``limit`` bytes on it; ``image``
+    is where its filesystem image goes when it can be mounted."""
 
     def __init__(self, path: Path, image: Path, limit: int | None) -> None:
         self.path = path
@@ -56,16 +84,20 @@ class WorkDisk:
         self.limit = limit
         self.mounted = False
         self._baseline = 0
+        #: The last measurement of an unmounted disk.
+        self._scan = Scan(0, 0)
 
     @property
     def mechanism(self) -> str:
         if self.limit is None:
             return "none"
-        return "ext4 image mounted on the working directory" if self.mounted else "measured"
+        if self.mounted:
+            return "ext4 image mounted on the session's disk"
+        return f"measured after each execution (at most {SCAN_ENTRIES} entries)"
 
     async def setup(self) -> None:
-        """Create the directory; mount a filesystem of ``limit`` bytes on it if allowed."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        """Create the folder; mount a filesystem of ``limit`` bytes on it if allowed."""
+        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.limit is None or os.geteuid() != 0 or shutil.which("mkfs.ext4") is None:
             return
         try:
@@ -76,12 +108,12 @@ class WorkDisk:
             )
             await self._run("mount", "-o", "loop,nosuid,nodev", str(self.image), str(self.path))
         except (OSError, subprocess.CalledProcessError) as exc:
-            logger.info("the working directory is not size-limited by a mount: %s", exc)
+            logger.info("the session's disk is not size-limited by a mount: %s", exc)
             self.image.unlink(missing_ok=True)
             return
         self.mounted = True
         (self.path / "lost+found").rmdir()
-        self.path.chmod(0o755)
+        self.path.chmod(0o700)
         self._baseline = self._used_blocks()
 
     async def _run(self, *argv: str) -> None:
@@ -91,23 +123,49 @@ class WorkDisk:
         info = os.statvfs(self.path)
         return (info.f_blocks - info.f_bfree) * info.f_frsize
 
+    @property
+    def over_scan_bound(self) -> bool:
+        """Whether the last measurement stopped at its bound (too many entries)."""
+        return self._scan.truncated
+
+    async def measure(self) -> int:
+        """Measure the disk now (an unmounted one in a worker thread); its use."""
+        if not self.mounted:
+            self._scan = await anyio.to_thread.run_sync(tree_bytes, self.path)
+        return self.used()
+
     def used(self) -> int:
-        """Bytes the working directory uses on disk."""
+        """Bytes the session's disk uses: the filesystem's own figure when mounted,
+        else the last measurement (cheap: it never walks the tree)."""
         if self.mounted:
             return max(0, self._used_blocks() - self._baseline)
-        return tree_bytes(self.path)
+        return self._scan.bytes
+
+    def room(self) -> int | None:
+        """Bytes the host may still write on the disk (None: no limit)."""
+        if self.limit is None:
+            return None
+        if self.mounted:
+            try:
+                info = os.statvfs(self.path)
+            except OSError:
+                return 0
+            return max(0, info.f_bavail * info.f_frsize - _FULL_MARGIN)
+        if self._scan.truncated:
+            return 0
+        return max(0, self.limit - self._scan.bytes)
 
     def full(self) -> bool:
-        """Whether the working directory is at (or past) its limit."""
+        """Whether the disk is at (or past) its limit, as last seen."""
         if self.limit is None:
             return False
         if self.mounted:
             info = os.statvfs(self.path)
             return info.f_bavail * info.f_frsize < _FULL_MARGIN
-        return self.used() >= self.limit
+        return self._scan.truncated or self._scan.bytes >= self.limit
 
     async def teardown(self) -> None:
-        """Unmount and delete the image (the directory's files go with it)."""
+        """Unmount and delete the image (the disk's files go with it)."""
         if self.mounted:
             try:
                 await self._run("umount", str(self.path))
