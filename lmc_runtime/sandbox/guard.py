@@ -1,22 +1,52 @@
 """Per-execution limit checks: CPU time while the code runs, then what the
-cgroup, the disk and the code's own errors say once it is done."""
+cgroup, the disk and the code's own errors say once it is done; and the
+clean slate after a limit that leaves processes behind (a fork bomb)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 
 from ..messages import Message
 from .cgroups import Cgroup
-from .disk import WorkDisk
+from .disk import SCAN_ENTRIES, WorkDisk
 from .policy import SessionLimits
 
-__all__ = ["Guard", "Probe", "Violation"]
+__all__ = ["CgroupReaper", "Guard", "Probe", "Reaper", "Violation"]
+
+logger = logging.getLogger(__name__)
 
 _FILE_SIZE_SIGNS = ("File too large", "File size limit exceeded")
+
+#: Signs, in the code's output, that starting a process or thread failed at
+#: RLIMIT_NPROC (bash, Python threads, Node); Python's own ``BlockingIOError``
+#: from ``fork`` is recognised by :func:`_fork_failed`.
+_PROCESS_SIGNS = (
+    "fork: retry",
+    "fork: Resource temporarily unavailable",
+    "can't start new thread",
+    "Cannot fork",
+    "spawn EAGAIN",
+)
+
+#: How long the reaper waits for the killed processes to be gone.
+_REAP_SECONDS = 10.0
+
+
+def _fork_failed(text: str, error: object) -> bool:
+    """Whether ``text`` shows a process or thread that could not be started."""
+    if any(sign in text for sign in _PROCESS_SIGNS):
+        return True
+    return (
+        (error == "BlockingIOError" or "BlockingIOError" in text)
+        and "Resource temporarily unavailable" in text
+        and any(call in text for call in ("fork", "Popen", "spawn", "exec"))
+    )
 
 
 def _mib(size: int | None) -> str:
@@ -44,6 +74,7 @@ class Probe:
     cpu_exceeded: bool = False
     memory_error: bool = False
     file_too_large: bool = False
+    fork_failed: bool = False
     seen: list[str] = field(default_factory=list)
 
     def observe(self, message: Message) -> None:
@@ -53,19 +84,65 @@ class Probe:
         extras = message.extras or {}
         if extras.get("error") == "MemoryError":
             self.memory_error = True
+        text = str(message.content)
         if (extras.get("error") or extras.get("stream") == "stderr") and any(
-            sign in str(message.content) for sign in _FILE_SIZE_SIGNS
+            sign in text for sign in _FILE_SIZE_SIGNS
         ):
             self.file_too_large = True
+        if _fork_failed(text, extras.get("error")):
+            self.fork_failed = True
+
+
+class Reaper(Protocol):
+    """Ends every process a session's code left behind.
+
+    Called once the session's interpreters are stopped, before they start
+    again: it may kill every process of the session (its cgroup's, or every
+    process of its host user), and returns once they are gone or it gave up.
+    """
+
+    async def kill_leftovers(self) -> None: ...
+
+
+class CgroupReaper:
+    """Kills every process in the session's cgroup."""
+
+    def __init__(self, cgroup: Cgroup) -> None:
+        self.cgroup = cgroup
+
+    async def kill_leftovers(self) -> None:
+        delay = 0.01
+        with anyio.move_on_after(_REAP_SECONDS):
+            while True:
+                await anyio.to_thread.run_sync(self.cgroup.kill)
+                if not await anyio.to_thread.run_sync(self.cgroup.pids):
+                    return
+                await anyio.sleep(delay)  # the killed are being reaped
+                delay = min(delay * 2, 0.5)
+        logger.warning("processes of a session survived being killed: %s", self.cgroup.pids())
 
 
 class Guard:
-    """Checks one session's limits around each execution."""
+    """Checks one session's limits around each execution.
 
-    def __init__(self, limits: SessionLimits, cgroup: Cgroup | None, disk: WorkDisk) -> None:
+    ``reaper`` ends what a limit left behind; by default the cgroup's (and none
+    without a cgroup, where stopping the interpreters ends their sandboxes).
+    """
+
+    def __init__(
+        self,
+        limits: SessionLimits,
+        cgroup: Cgroup | None,
+        disk: WorkDisk,
+        *,
+        reaper: Reaper | None = None,
+    ) -> None:
         self.limits = limits
         self.cgroup = cgroup
         self.disk = disk
+        if reaper is None and cgroup is not None:
+            reaper = CgroupReaper(cgroup)
+        self.reaper = reaper
         # Counted from the end of the previous execution, so that a limit hit in
         # between (a bomb that put itself in the background) is reported next time.
         self._oom_seen = cgroup.oom_kills() if cgroup is not None else 0
@@ -78,8 +155,24 @@ class Guard:
             probe = Probe(None, 0, 0)
         else:
             probe = Probe(cgroup.cpu_seconds(), self._oom_seen, self._pids_seen)
-        probe.disk_full = await anyio.to_thread.run_sync(self.disk.full)
+        await self.disk.measure()
+        probe.disk_full = self.disk.full()
         return probe
+
+    def spill_room(self) -> int | None:
+        """Bytes the next spill file may take: half the room left on the session's
+        disk, so saved outputs never fill it and always leave the code room."""
+        room = self.disk.room()
+        return None if room is None else room // 2
+
+    async def kill_leftovers(self) -> None:
+        """End every process the code left (the interpreters are stopped first).
+        What they did until then (more failed forks) is not news for the next run."""
+        if self.reaper is not None:
+            await self.reaper.kill_leftovers()
+        if self.cgroup is not None:
+            self._oom_seen = self.cgroup.oom_kills()
+            self._pids_seen = self.cgroup.process_limit_hits()
 
     async def watch_cpu(self, probe: Probe, interrupt: Callable[[], Awaitable[None]]) -> None:
         """Interrupt the code once it has used its CPU time (the whole session's,
@@ -101,11 +194,23 @@ class Guard:
             await anyio.sleep(max(remaining / cpus, 0.05))
 
     async def finish(self, probe: Probe) -> list[Violation]:
-        """The limits this execution ran into, in the order they matter."""
+        """The limits this execution ran into, in the order they matter: a process
+        limit first (its restart ends the rest), then memory, CPU, files, disk."""
         found: list[Violation] = []
         limits, cgroup = self.limits, self.cgroup
         if cgroup is not None:
             self._oom_seen, self._pids_seen = cgroup.oom_kills(), cgroup.process_limit_hits()
+        counted = cgroup is not None and "pids" in cgroup.controllers
+        if (counted and self._pids_seen > probe.pids_start) or (not counted and probe.fork_failed):
+            found.append(
+                Violation(
+                    "process_limit",
+                    f"The code tried to run more than {limits.processes} processes, the "
+                    "session's limit. Its processes were ended and the session restarted; "
+                    "its state was lost.",
+                    restart=True,
+                )
+            )
         if cgroup is not None and self._oom_seen > probe.oom_start:
             found.append(
                 Violation(
@@ -121,16 +226,6 @@ class Guard:
                     "memory_limit",
                     "An allocation failed: the code asked for more memory than the session "
                     f"may use ({_mib(limits.memory_bytes)}). The session itself is fine.",
-                )
-            )
-        if cgroup is not None and self._pids_seen > probe.pids_start:
-            found.append(
-                Violation(
-                    "process_limit",
-                    f"The code tried to run more than {limits.processes} processes, the "
-                    "session's limit. Its processes were ended and the session restarted; "
-                    "its state was lost.",
-                    restart=True,
                 )
             )
         if probe.cpu_exceeded:
@@ -149,14 +244,25 @@ class Guard:
                     "the write failed.",
                 )
             )
-        # Reported when the directory fills up, not again on each run while it is full.
-        if not probe.disk_full and await anyio.to_thread.run_sync(self.disk.full):
-            used = await anyio.to_thread.run_sync(self.disk.used)
-            found.append(
-                Violation(
-                    "disk_limit",
-                    f"The working directory is full: {_mib(used)} used of "
-                    f"{_mib(limits.disk_bytes)}. Delete files to make room.",
-                )
-            )
+        disk = await self._disk_violation(probe)
+        if disk is not None:
+            found.append(disk)
         return found
+
+    async def _disk_violation(self, probe: Probe) -> Violation | None:
+        """The disk limit, when the disk filled up during this execution (not
+        again on each run while it stays full)."""
+        used = await self.disk.measure()
+        if probe.disk_full or not self.disk.full():
+            return None
+        limit = _mib(self.limits.disk_bytes)
+        if self.disk.over_scan_bound:
+            return Violation(
+                "disk_limit",
+                f"The session's disk holds more than {SCAN_ENTRIES} files and folders, "
+                f"more than it may (its limit is {limit}). Delete files to make room.",
+            )
+        return Violation(
+            "disk_limit",
+            f"The session's disk is full: {_mib(used)} used of {limit}. Delete files to make room.",
+        )
