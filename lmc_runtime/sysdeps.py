@@ -32,6 +32,8 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("r-base-core", "R", "the R language"),
     SystemPackage("r-cran-irkernel", "", "the R language (IRkernel)"),
     SystemPackage("bubblewrap", "bwrap", "the sandbox of `lmc serve`"),
+    SystemPackage("slirp4netns", "slirp4netns", "network access of `lmc serve --allow-network`"),
+    SystemPackage("iptables", "iptables-restore", "network access of `lmc serve --allow-network`"),
     SystemPackage("chromium", "chromium", "screenshots of HTML output"),
     SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
     SystemPackage("zsh", "zsh", "the zsh shell backend"),

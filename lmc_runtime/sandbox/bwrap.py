@@ -143,7 +143,7 @@ def bwrap_args(
     # --disable-userns: no nested user namespaces (and so no way back to
     # capabilities) inside; it needs a user namespace of bwrap's own.
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns"]
-    if network:
+    if network:  # the namespace the network helper made for it (see network.py)
         args.append("--share-net")
     args += [
         "--die-with-parent",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .bwrap import bwrap_args
 from .identity import Identity
+from .network import netns_command, require_network_tools
 from .policy import allowed
 
 __all__ = ["EXEC_WRAPPER", "SandboxLauncher"]
@@ -87,5 +88,9 @@ class SandboxLauncher:
         )
         inner = [*self._wrapper(), "--sigint", "default", "--", *argv]
         supervise = ["--supervise", str(os.getpid())]
+        if self.network:  # a namespace of its own, set up by a helper that starts bwrap
+            helper = netns_command(require_network_tools())
+            supervised = [*outer, "--sigint", "ignore", *supervise]
+            return [*supervised, "--", *helper, "--", *sandbox, "--", *inner]
         supervised = [*outer, "--sigint", "ignore", "--bwrap-env", *supervise]
         return [*supervised, "--", *sandbox, "--", *inner]

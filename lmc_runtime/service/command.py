@@ -29,9 +29,20 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "--no-sandbox", action="store_true", help="run sessions without bubblewrap (unsafe)"
     )
     parser.add_argument(
+        "--allow-network",
+        action="store_true",
+        help='let sessions ask for network access ({"network": true}; refused with 403 '
+        "otherwise). Such a session gets a network namespace of its own whose traffic "
+        "leaves through slirp4netns: the internet, but not the host's loopback services "
+        "(this API among them), its own addresses, link-local addresses or its abstract "
+        "unix sockets. Needs slirp4netns, iptables and a /dev/net/tun open to the "
+        "sessions' users (mode 0666; as root, sessions run as uids of their own); the "
+        "server refuses to start if they are missing",
+    )
+    parser.add_argument(
         "--network-default",
         action="store_true",
-        help="sessions get network access unless they ask for none",
+        help="sessions get network access unless they ask for none (implies --allow-network)",
     )
     parser.add_argument("--max-sessions", type=int, default=16, help="most sessions at once")
     parser.add_argument(
@@ -73,6 +84,13 @@ def run_serve(args: argparse.Namespace) -> int:
                 f"the sandbox cannot run here: {availability.reason}. Install bubblewrap "
                 "(apt-get install bubblewrap) or pass --no-sandbox to run sessions unconfined."
             )
+    allow_network = args.allow_network or args.network_default
+    if allow_network and not args.no_sandbox:
+        from ..sandbox.network import network_available
+
+        network = network_available()
+        if not network.available:
+            return fail(f"--allow-network: sessions cannot get a network here: {network.reason}")
     data_dir = (args.data_dir or default_data_dir()).resolve()
     if not args.no_sandbox:
         bound = exposed_by(data_dir, system_paths())
@@ -112,6 +130,7 @@ def run_serve(args: argparse.Namespace) -> int:
             token=token,
             no_auth=args.no_auth,
             sandbox=not args.no_sandbox,
+            allow_network=allow_network,
             network_default=args.network_default,
             max_sessions=args.max_sessions,
             idle_timeout=args.idle_timeout if args.idle_timeout > 0 else None,

@@ -110,6 +110,13 @@ class SessionManager:
                 )
         limits: SessionLimits = replace(ceiling, **asked)
         network = self.settings.network_default if request.network is None else request.network
+        if network and not self.settings.allow_network:
+            raise ApiError(
+                403,
+                "network_not_allowed",
+                "this server gives sessions no network access; its operator can allow it "
+                "with `lmc serve --allow-network`",
+            )
         return SandboxPolicy(network=network, limits=limits)
 
     def _languages(self, names: list[str]) -> list[str]:

@@ -24,8 +24,9 @@ class ServiceSettings:
 
     ``token`` is the bearer token clients must send (None only with ``no_auth``).
     ``sandbox``: run every session under bubblewrap (False is the operator's
-    explicit ``--no-sandbox``). ``network_default``: whether sessions that do
-    not say otherwise get network access. ``idle_timeout``: seconds of
+    explicit ``--no-sandbox``). ``allow_network``: whether sessions may ask for
+    network access at all. ``network_default``: whether sessions that do not
+    say otherwise get it (needs ``allow_network``). ``idle_timeout``: seconds of
     inactivity after which a session is culled (None: never). ``pool_size``:
     Python sessions kept started and ready to hand out.
     """
@@ -36,6 +37,7 @@ class ServiceSettings:
     token: str | None = None
     no_auth: bool = False
     sandbox: bool = True
+    allow_network: bool = False
     network_default: bool = False
     max_sessions: int = 16
     idle_timeout: float | None = 600.0
@@ -54,6 +56,8 @@ class ServiceSettings:
             )
         if not self.no_auth and not self.token:
             raise ValueError("a token is required unless --no-auth is given")
+        if self.network_default and not self.allow_network:
+            raise ValueError("network_default needs allow_network")
         if self.max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {self.max_sessions}")
         if self.pool_size < 0 or self.pool_size > self.max_sessions:

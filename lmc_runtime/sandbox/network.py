@@ -1,0 +1,175 @@
+"""Network access for a session: the internet, not the host.
+
+A session without network access has bwrap's own empty network namespace. A
+session with it gets a namespace of its own too, set up by the ``_netns.py``
+helper that runs in place of bwrap: slirp4netns carries its traffic through
+sockets in the host's namespace, and a firewall inside the namespace (where the
+sandboxed code has no capability) rejects what is addressed to the host
+itself. What stays out of reach:
+
+* the host's loopback services, the lmc API among them: loopback inside is the
+  namespace's own, and slirp4netns's alias for the host's loopback (10.0.2.2)
+  is off (``--disable-host-loopback``) and rejected;
+* the host's own addresses (every local and broadcast address in the host's
+  routing table when the process starts) and link-local ones (169.254.0.0/16,
+  where cloud metadata services answer);
+* the host's abstract unix sockets (they belong to the host's namespace);
+* IPv6 entirely (only the namespace's loopback).
+
+Requirements: ``slirp4netns``, ``iptables`` and a ``/dev/net/tun`` that the
+server's user may open (Debian makes it mode 0666; some containers keep it
+root-only). When the server runs as root, slirp4netns also runs in a mount
+namespace of its own without capabilities (``--enable-sandbox``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..backends.base import Availability
+from ..errors import SandboxUnavailable
+
+__all__ = [
+    "NETNS_HELPER",
+    "NetworkTools",
+    "blocked_networks",
+    "find_network_tools",
+    "host_addresses",
+    "netns_command",
+    "network_available",
+    "require_network_tools",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The helper that sets up the namespace and starts bwrap in it (stdlib only).
+NETNS_HELPER = Path(__file__).with_name("_netns.py")
+
+#: The tun device slirp4netns opens inside the namespace.
+TUN_DEVICE = Path("/dev/net/tun")
+
+#: Always rejected: "this host", loopback, link-local, and slirp4netns's host alias.
+_ALWAYS_BLOCKED = ("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "10.0.2.2/32")
+
+#: Where iptables lives when the server's PATH (a user's) lacks the sbin folders.
+_SBIN = ("/usr/sbin", "/sbin", "/usr/local/sbin")
+
+
+@dataclass(frozen=True)
+class NetworkTools:
+    """The programs the helper runs, as absolute paths."""
+
+    slirp4netns: str
+    iptables_restore: str
+    ip6tables_restore: str
+
+
+def _which(name: str) -> str | None:
+    found = shutil.which(name)
+    if found is None:
+        found = shutil.which(name, path=os.pathsep.join(_SBIN))
+    return os.path.abspath(found) if found else None
+
+
+def find_network_tools() -> NetworkTools | None:
+    """slirp4netns and the iptables loaders, or None if one is missing."""
+    paths = [_which(n) for n in ("slirp4netns", "iptables-restore", "ip6tables-restore")]
+    if any(path is None for path in paths):
+        return None
+    slirp, restore4, restore6 = (str(path) for path in paths)
+    return NetworkTools(slirp, restore4, restore6)
+
+
+def require_network_tools() -> NetworkTools:
+    """The tools, or :class:`~lmc_runtime.errors.SandboxUnavailable` naming what is missing."""
+    tools = find_network_tools()
+    if tools is None:
+        raise SandboxUnavailable(
+            "network access needs slirp4netns and iptables (apt-get install slirp4netns iptables)"
+        )
+    return tools
+
+
+def tun_usable() -> bool:
+    """Whether sessions can open the tun device: a root server runs them as
+    unprivileged uids of their own, so there it must be open to everyone."""
+    if os.geteuid() == 0:
+        try:
+            mode = TUN_DEVICE.stat().st_mode
+        except OSError:
+            return False
+        return mode & 0o006 == 0o006
+    return os.access(TUN_DEVICE, os.R_OK | os.W_OK)
+
+
+def host_addresses(fib_trie: Path = Path("/proc/net/fib_trie")) -> list[str]:
+    """The host's own IPv4 addresses (local and broadcast), from its routing tables."""
+    found: list[str] = []
+    try:
+        lines = fib_trie.read_text(encoding="ascii").splitlines()
+    except OSError as exc:
+        logger.warning("cannot read %s: %s", fib_trie, exc)
+        return found
+    last = ""
+    for line in lines:
+        text = line.strip()
+        if text.startswith("|--"):
+            last = text[3:].strip()
+        elif text.startswith("/32") and text.split()[-1] in ("LOCAL", "BROADCAST") and last:
+            found.append(last)
+    return list(dict.fromkeys(found))
+
+
+def blocked_networks(addresses: list[str] | None = None) -> list[str]:
+    """The IPv4 networks a session's namespace rejects: the fixed ones and the host's own."""
+    networks = [ipaddress.ip_network(cidr) for cidr in _ALWAYS_BLOCKED]
+    for address in host_addresses() if addresses is None else addresses:
+        network = ipaddress.ip_network(address)
+        if not any(network.subnet_of(kept) for kept in networks):  # type: ignore[arg-type]
+            networks.append(network)
+    return [str(network) for network in networks]
+
+
+def netns_command(tools: NetworkTools, *, bwrap_env: bool = True) -> list[str]:
+    """The helper's command line up to (not including) ``--`` and bwrap's."""
+    argv = [sys.executable, "-I", "-S", str(NETNS_HELPER)]
+    argv += ["--slirp4netns", tools.slirp4netns]
+    argv += ["--iptables-restore", tools.iptables_restore]
+    argv += ["--ip6tables-restore", tools.ip6tables_restore]
+    for cidr in blocked_networks():
+        argv += ["--block", cidr]
+    if bwrap_env:
+        argv.append("--bwrap-env")
+    return argv
+
+
+def network_available() -> Availability:
+    """Whether sessions can get network access here, and if not, why."""
+    tools = find_network_tools()
+    if tools is None:
+        return Availability.no(
+            "slirp4netns or iptables is not installed "
+            "(apt-get install slirp4netns iptables; `lmc setup` does it)"
+        )
+    if not tun_usable():
+        who = "every session's uid" if os.geteuid() == 0 else f"this user (uid {os.geteuid()})"
+        return Availability.no(
+            f"{TUN_DEVICE} cannot be opened by {who}; "
+            f"make it mode 0666 as Debian does (chmod 0666 {TUN_DEVICE})"
+        )
+    probe = [*netns_command(tools, bwrap_env=False), "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Availability.no(f"the network namespace helper could not be run: {exc}")
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        return Availability.no(f"a network namespace cannot be set up here ({reason})")
+    return Availability.yes()

@@ -1,0 +1,125 @@
+"""The network helper's command line, the host addresses it rejects and its rules."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from lmc_runtime.sandbox import network
+from lmc_runtime.sandbox.launch import EXEC_WRAPPER, SandboxLauncher
+from lmc_runtime.sandbox.network import (
+    NETNS_HELPER,
+    NetworkTools,
+    blocked_networks,
+    host_addresses,
+    netns_command,
+)
+from lmc_runtime.service.settings import ServiceSettings
+
+FIB_TRIE = """\
+Main:
+  +-- 0.0.0.0/0 3 0 5
+     |-- 0.0.0.0
+        /0 universe UNICAST
+     +-- 127.0.0.0/8 2 0 2
+        +-- 127.0.0.0/31 1 0 0
+           |-- 127.0.0.0
+              /8 host LOCAL
+           |-- 127.0.0.1
+              /32 host LOCAL
+        |-- 127.255.255.255
+           /32 link BROADCAST
+     +-- 192.0.2.0/24 2 0 2
+           |-- 192.0.2.0
+              /24 link UNICAST
+           |-- 192.0.2.2
+              /32 host LOCAL
+        |-- 192.0.2.255
+           /32 link BROADCAST
+Local:
+     |-- 192.0.2.2
+        /32 host LOCAL
+     |-- 172.17.0.1
+        /32 host LOCAL
+"""
+
+TOOLS = NetworkTools("/usr/bin/slirp4netns", "/sbin/iptables-restore", "/sbin/ip6tables-restore")
+
+
+def test_host_addresses_are_the_local_and_broadcast_ones(tmp_path: Path) -> None:
+    trie = tmp_path / "fib_trie"
+    trie.write_text(FIB_TRIE)
+    assert host_addresses(trie) == [
+        "127.0.0.1",
+        "127.255.255.255",
+        "192.0.2.2",
+        "192.0.2.255",
+        "172.17.0.1",
+    ]
+    assert host_addresses(tmp_path / "missing") == []
+
+
+def test_blocked_networks_cover_loopback_link_local_and_the_host() -> None:
+    blocked = blocked_networks(["127.0.0.1", "192.0.2.2", "172.17.0.1", "192.0.2.2"])
+    assert blocked[:4] == ["0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "10.0.2.2/32"]
+    assert blocked[4:] == ["192.0.2.2/32", "172.17.0.1/32"]
+
+
+def test_the_helper_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(network, "host_addresses", lambda: ["192.0.2.2"])
+    argv = netns_command(TOOLS)
+    assert argv[:4] == [sys.executable, "-I", "-S", str(NETNS_HELPER)]
+    assert argv[argv.index("--slirp4netns") + 1] == TOOLS.slirp4netns
+    assert "192.0.2.2/32" in argv and argv[-1] == "--bwrap-env"
+    assert "--bwrap-env" not in netns_command(TOOLS, bwrap_env=False)
+
+
+def test_a_network_session_starts_bwrap_through_the_helper(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(network, "find_network_tools", lambda: TOOLS)
+    argv = SandboxLauncher(bwrap="/usr/bin/bwrap", network=True).wrap(["true"])
+    assert argv[3] == str(EXEC_WRAPPER)
+    helper = argv.index(str(NETNS_HELPER))
+    bwrap = argv.index("/usr/bin/bwrap")
+    # The outer wrapper leaves the environment to the helper, which hands it to bwrap.
+    assert "--bwrap-env" not in argv[:helper] and "--bwrap-env" in argv[helper:bwrap]
+    assert argv[bwrap - 1] == "--" and "--share-net" in argv[bwrap:]
+    assert "--unshare-all" in argv[bwrap:]
+    plain = SandboxLauncher(bwrap="/usr/bin/bwrap").wrap(["true"])
+    assert str(NETNS_HELPER) not in plain and "--share-net" not in plain
+
+
+def test_missing_tools_are_a_sandbox_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmc_runtime.errors import SandboxUnavailable
+
+    monkeypatch.setattr(network, "find_network_tools", lambda: None)
+    with pytest.raises(SandboxUnavailable, match="slirp4netns"):
+        SandboxLauncher(bwrap="/usr/bin/bwrap", network=True).wrap(["true"])
+
+
+def test_the_helper_rules_reject_the_host_and_all_ipv6() -> None:
+    spec = importlib.util.spec_from_file_location("_netns", NETNS_HELPER)
+    assert spec is not None and spec.loader is not None
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    rules = helper._rules4(["127.0.0.0/8", "192.0.2.2/32"])
+    assert rules.splitlines() == [
+        "*filter",
+        ":OUTPUT ACCEPT [0:0]",
+        "-A OUTPUT -o lo -j ACCEPT",
+        "-A OUTPUT -d 127.0.0.0/8 -j REJECT",
+        "-A OUTPUT -d 192.0.2.2/32 -j REJECT",
+        "COMMIT",
+    ]
+    assert "-A OUTPUT -j REJECT" in helper._RULES6
+
+
+def test_network_default_needs_allow_network() -> None:
+    data = Path("/tmp/lmc-data")  # short: kernels' socket paths live inside
+    with pytest.raises(ValueError, match="allow_network"):
+        ServiceSettings(data_dir=data, token="t", network_default=True)
+    ServiceSettings(data_dir=data, token="t", network_default=True, allow_network=True)
