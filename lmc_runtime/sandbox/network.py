@@ -42,6 +42,7 @@ __all__ = [
     "blocked_networks",
     "find_network_tools",
     "host_addresses",
+    "install_host_firewall",
     "netns_command",
     "network_available",
     "require_network_tools",
@@ -148,6 +149,34 @@ def netns_command(tools: NetworkTools, *, bwrap_env: bool = True) -> list[str]:
     if bwrap_env:
         argv.append("--bwrap-env")
     return argv
+
+
+def host_firewall_rule(first: int, count: int) -> list[str]:
+    """The host's OUTPUT rule for the sandboxes' uids: nothing to the host's own
+    addresses (loopback included). Only slirp4netns opens sockets on the host as
+    those uids; this contains it should the code inside ever take it over."""
+    owner = f"{first}-{first + count - 1}"
+    match = ["-m", "owner", "--uid-owner", owner, "-m", "addrtype", "--dst-type", "LOCAL"]
+    return ["OUTPUT", *match, "-j", "REJECT"]
+
+
+def install_host_firewall(first: int, count: int) -> None:
+    """Add :func:`host_firewall_rule` to the host's IPv4 and IPv6 firewalls unless
+    it is there (root only). It stays after the server ends: it only concerns
+    uids reserved for sandboxes. Raises :class:`SandboxUnavailable` on failure."""
+    rule = host_firewall_rule(first, count)
+    for name in ("iptables", "ip6tables"):
+        program = _which(name)
+        if program is None:
+            raise SandboxUnavailable(f"{name} is not installed (apt-get install iptables)")
+        check = subprocess.run([program, "-w", "-C", *rule], capture_output=True, check=False)
+        if check.returncode == 0:
+            continue
+        added = subprocess.run([program, "-w", "-A", *rule], capture_output=True, check=False)
+        if added.returncode != 0:
+            reason = added.stderr.decode("utf-8", "replace").strip()
+            raise SandboxUnavailable(f"{name} could not add the sandboxes' rule: {reason}")
+        logger.info("added to the host's %s: %s", name, " ".join(rule))
 
 
 def network_available() -> Availability:

@@ -37,7 +37,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "(this API among them), its own addresses, link-local addresses or its abstract "
         "unix sockets. Needs slirp4netns, iptables and a /dev/net/tun open to the "
         "sessions' users (mode 0666; as root, sessions run as uids of their own); the "
-        "server refuses to start if they are missing",
+        "server refuses to start if they are missing. As root it also adds (once, and "
+        "leaves) a host firewall rule rejecting traffic from the sandboxes' uid range "
+        "to the host's own addresses",
     )
     parser.add_argument(
         "--network-default",
@@ -91,6 +93,16 @@ def run_serve(args: argparse.Namespace) -> int:
         network = network_available()
         if not network.available:
             return fail(f"--allow-network: sessions cannot get a network here: {network.reason}")
+        if os.geteuid() == 0:  # sessions run as uids of the reserved range
+            from ..errors import SandboxUnavailable
+            from ..sandbox.identity import UidRange
+            from ..sandbox.network import install_host_firewall
+
+            try:
+                uids = UidRange.reserved()
+                install_host_firewall(uids.first, uids.count)
+            except (SandboxUnavailable, OSError, ValueError) as exc:
+                return fail(f"--allow-network: {exc}")
     data_dir = (args.data_dir or default_data_dir()).resolve()
     if not args.no_sandbox:
         bound = exposed_by(data_dir, system_paths())

@@ -123,3 +123,10 @@ def test_network_default_needs_allow_network() -> None:
     with pytest.raises(ValueError, match="allow_network"):
         ServiceSettings(data_dir=data, token="t", network_default=True)
     ServiceSettings(data_dir=data, token="t", network_default=True, allow_network=True)
+
+
+def test_the_host_rule_covers_the_whole_uid_range() -> None:
+    rule = network.host_firewall_rule(1_500_000, 65_536)
+    assert rule[0] == "OUTPUT" and rule[-2:] == ["-j", "REJECT"]
+    assert rule[rule.index("--uid-owner") + 1] == "1500000-1565535"
+    assert rule[rule.index("--dst-type") + 1] == "LOCAL"
