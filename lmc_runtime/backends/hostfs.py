@@ -24,6 +24,7 @@ __all__ = ["HostDir", "UnsafeEntry"]
 
 _IN_CREATE = 0x100
 _IN_MOVED_TO = 0x80
+_IN_DELETE = 0x200
 _IN_NONBLOCK = os.O_NONBLOCK
 _IN_CLOEXEC = os.O_CLOEXEC
 
@@ -43,7 +44,7 @@ def _inotify(path: Path) -> int | None:
     fd = int(libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC))
     if fd < 0:
         return None
-    watch = libc.inotify_add_watch(fd, os.fsencode(path), _IN_CREATE | _IN_MOVED_TO)
+    watch = libc.inotify_add_watch(fd, os.fsencode(path), _IN_CREATE | _IN_MOVED_TO | _IN_DELETE)
     if watch < 0:
         os.close(fd)
         return None
@@ -61,9 +62,7 @@ class HostDir:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.fd = os.open(
-            self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-        )
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -84,6 +83,10 @@ class HostDir:
 
     def exists(self, name: str) -> bool:
         return self._lstat(name) is not None
+
+    def _bound(self, name: str) -> bool:
+        info = self._lstat(name)
+        return info is not None and not stat.S_ISREG(info.st_mode)
 
     def remove(self, name: str) -> None:
         """Remove ``name`` (a link is removed itself, never its target)."""
@@ -137,9 +140,24 @@ class HostDir:
                 into.remove(name)
             raise UnsafeEntry(f"{name} is not a unix socket")
 
+    def reserve(self, name: str) -> None:
+        """Hold the entry ``name`` with an empty file (created, never opened
+        through a link), so that an interpreter that replaces it (``zmq`` unlinks
+        a stale socket path before it binds) finds an inode free even when the
+        code has filled the disk. Best effort: a full disk just leaves it out."""
+        with contextlib.suppress(OSError):
+            fd = os.open(
+                name,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o644,
+                dir_fd=self.fd,
+            )
+            os.close(fd)
+
     async def wait_for(self, names: Iterable[str], timeout: float) -> None:
         """Return once every entry in ``names`` exists; TimeoutError after ``timeout``.
 
+        An entry counts once it is no longer a plain file (see :meth:`reserve`).
         Woken by inotify as entries appear (no polling); where inotify is
         missing, it looks again with a growing delay.
         """
@@ -149,7 +167,7 @@ class HostDir:
         try:
             with anyio.fail_after(timeout):
                 while True:
-                    wanted = {name for name in wanted if not self.exists(name)}
+                    wanted = {name for name in wanted if not self._bound(name)}
                     if not wanted:
                         return
                     if notify is not None:
@@ -161,5 +179,3 @@ class HostDir:
         finally:
             if notify is not None:
                 os.close(notify)
-
-

@@ -25,6 +25,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+
 from ..errors import SandboxUnavailable
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "Identity",
     "Lease",
     "UidRange",
+    "UserReaper",
     "kill_user",
     "reserve_range",
 ]
@@ -101,6 +104,17 @@ def kill_user(identity: Identity) -> None:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         logger.warning("killing the processes of uid %d failed: %s", identity.uid, exc)
+
+
+class UserReaper:
+    """Ends what a session left behind by killing every process of its host user
+    (where no cgroup holds the session's processes)."""
+
+    def __init__(self, identity: Identity) -> None:
+        self.identity = identity
+
+    async def kill_leftovers(self) -> None:
+        await anyio.to_thread.run_sync(kill_user, self.identity)
 
 
 class Lease:

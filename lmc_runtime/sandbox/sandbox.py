@@ -20,7 +20,7 @@ from .computer import SandboxComputer
 from .disk import WorkDisk
 from .guard import Guard
 from .hostprep import unreachable_paths
-from .identity import Identity, Lease, UidRange
+from .identity import Identity, Lease, UidRange, UserReaper
 from .launch import SandboxLauncher
 from .policy import SandboxPolicy, session_env
 from .stale import clean_session_dir
@@ -138,7 +138,9 @@ class Sandbox:
                     "run `lmc setup` as root, or give that folder search permission for "
                     "others (chmod o+x), or choose a data directory they can reach"
                 )
-            uids: UidRange = self._uids or await anyio.to_thread.run_sync(UidRange.reserved)
+            uids = self._uids
+            if uids is None:
+                uids = await anyio.to_thread.run_sync(UidRange.reserved)
             self._lease = await anyio.to_thread.run_sync(uids.lease)
         await anyio.to_thread.run_sync(self._make_layout)
         await self._disk.setup()
@@ -214,7 +216,10 @@ class Sandbox:
         kwargs.setdefault("env", self._env())
         kwargs.setdefault("limits", Limits(limits.output_bytes, spill_dir=self.output_dir))
         kwargs.setdefault("timeouts", Timeouts(execution=limits.wall_seconds))
-        guard = Guard(limits, self._cgroup, self._disk)
+        reaper = None
+        if self._cgroup is None and self.identity is not None:
+            reaper = UserReaper(self.identity)
+        guard = Guard(limits, self._cgroup, self._disk, reaper=reaper)
         computer = SandboxComputer(guard, **kwargs)
         self._computers.append(computer)
         return computer

@@ -134,6 +134,7 @@ class JupyterKernel:
             # user (jupyter-client writes it 0600); the folder is host-only.
             self._km.write_connection_file()
             os.chmod(self._km.connection_file, 0o644)
+            self._reserve_sockets()
         try:
             if restart:
                 await self._km.restart_kernel(now=True)
@@ -172,8 +173,8 @@ class JupyterKernel:
                 except TimeoutError:
                     pass
                 tg.cancel_scope.cancel()
-            tail = self.log_tail()
             if not bound:
+                tail = self.log_tail()
                 raise KernelStartError(
                     "the kernel ended or did not open its sockets within "
                     f"{self._startup_timeout:g} s" + (f": {tail}" if tail else "")
@@ -183,6 +184,15 @@ class JupyterKernel:
                     shared.adopt_socket(name, own)
             except OSError as exc:
                 raise KernelStartError(f"the kernel's sockets are not usable: {exc}") from exc
+        self._reserve_sockets()
+
+    def _reserve_sockets(self) -> None:
+        """Placeholders at the socket paths for the next launch (see HostDir.reserve)."""
+        if self._shared is None:
+            return
+        with HostDir(self._shared) as shared:
+            for name in self._km.socket_names():
+                shared.reserve(name)
 
     def start_soon(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``func`` in the background, for as long as the session lives."""

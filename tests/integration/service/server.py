@@ -78,6 +78,7 @@ def running_server(*args: str, token: str | None = TOKEN) -> Iterator[Server]:
     The data directory is short (kernels' unix socket paths live inside it).
     """
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
+        os.chmod(tmp, 0o711)  # sandboxes run as host uids of their own: let them pass
         with _running(Path(tmp) / "data", args, token) as server:
             yield server
 
