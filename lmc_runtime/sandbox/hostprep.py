@@ -39,6 +39,12 @@ def prepare_host(say: Callable[[str], None]) -> None:
         return
     first, count = reserve_range()
     say(f"lmc setup: host uids {first}-{first + count - 1} are reserved for sandboxes")
+    tun = Path("/dev/net/tun")
+    if tun.exists() and stat.S_IMODE(tun.stat().st_mode) != 0o666:
+        # Debian's default: a session's network helper, running as the
+        # session's own uid, opens it inside its user namespace.
+        os.chmod(tun, 0o666)
+        say("lmc setup: /dev/net/tun is now mode 0666 (Debian's default), for sessions' networks")
     for folder in unreachable_paths(system_paths()):
         mode = stat.S_IMODE(folder.stat().st_mode)
         os.chmod(folder, mode | stat.S_IXOTH)

@@ -68,6 +68,7 @@ def run_serve(args: argparse.Namespace) -> int:
     """Check the options, then serve until SIGINT or SIGTERM."""
     from dataclasses import replace
 
+    from ..errors import SandboxUnavailable
     from ..sandbox import SessionLimits, sandbox_available
     from ..sandbox.bwrap import exposed_by, system_paths
     from .server import serve
@@ -112,6 +113,21 @@ def run_serve(args: argparse.Namespace) -> int:
                 "read-only; sessions could read each other's files there. Choose another "
                 "--data-dir."
             )
+    if not args.no_sandbox and os.geteuid() == 0:
+        from ..sandbox.hostprep import unreachable_paths
+        from ..sandbox.identity import UidRange
+
+        blocked = unreachable_paths([*system_paths(), data_dir / "sessions"])
+        if blocked:
+            return fail(
+                f"sandboxes run as host uids of their own and cannot pass through {blocked[0]}; "
+                "run `lmc setup`, give it search permission for others (chmod o+x), or "
+                "choose another --data-dir"
+            )
+        try:
+            UidRange.reserved()
+        except SandboxUnavailable as exc:
+            return fail(str(exc))
     if not args.no_sandbox and os.geteuid() != 0:
         from ..sandbox.identity import per_session_processes
 

@@ -18,6 +18,7 @@ def _cgroup_dirs(session_id: str) -> list[Path]:
 
 def test_restart_after_sigkill_cleans_stale_mounts_and_cgroups() -> None:
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
+        os.chmod(tmp, 0o711)  # sandbox users pass through to their session folders
         data_dir = Path(tmp) / "data"
         sessions = data_dir / "sessions"
         with _running(data_dir, ("--pool-size", "0"), "test-token-0123456789") as first:
