@@ -62,10 +62,13 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "special file")
 
 
-def open_parent(root: Path, relpath: str, *, create: bool = False) -> int:
+def open_parent(
+    root: Path, relpath: str, *, create: bool = False, owner: tuple[int, int] | None = None
+) -> int:
     """A descriptor of the folder holding ``relpath``'s last component, reached
     one component at a time without following links (missing folders are made
-    when ``create`` is set). The caller closes it."""
+    when ``create`` is set, owned by ``owner`` (uid, gid) when given: the
+    session's host user). The caller closes it."""
     parts = safe_parts(relpath)
     fd = os.open(root, _DIR_FLAGS)
     try:
@@ -77,6 +80,8 @@ def open_parent(root: Path, relpath: str, *, create: bool = False) -> int:
                     raise
                 os.mkdir(part, 0o755, dir_fd=fd)
                 next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                if owner is not None:
+                    os.fchown(next_fd, *owner)
             except OSError as exc:
                 raise _refused(relpath, exc) from exc
             os.close(fd)

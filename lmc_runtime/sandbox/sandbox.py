@@ -108,6 +108,12 @@ class Sandbox:
         return self._lease.identity if self._lease is not None else None
 
     @property
+    def owner(self) -> tuple[int, int] | None:
+        """(uid, gid) files the host makes in the working directory belong to."""
+        identity = self.identity
+        return (identity.uid, identity.gid) if identity is not None else None
+
+    @property
     def launcher(self) -> SandboxLauncher:
         if self._launcher is None:
             raise UsageError("start the sandbox first: `await sandbox.start()`")

@@ -28,9 +28,12 @@ class SessionUpload:
     """One upload to ``root/relpath``: :meth:`open`, :meth:`write` pieces, then
     :meth:`commit` or :meth:`abort`. Blocking calls: run them in a worker thread."""
 
-    def __init__(self, root: Path, relpath: str) -> None:
+    def __init__(self, root: Path, relpath: str, owner: tuple[int, int] | None = None) -> None:
+        """``owner``: the (uid, gid) the file and new folders belong to, so that
+        the session's code, running as its own host user, can change them."""
         self.root = root
         self.relpath = relpath
+        self.owner = owner
         self.size = 0
         self._name = safe_parts(relpath)[-1]
         self._temp = f".lmc-upload-{secrets.token_hex(8)}"
@@ -49,10 +52,12 @@ class SessionUpload:
 
     def open(self) -> None:
         """Check the target and create the temporary file (parent folders as needed)."""
-        dir_fd = open_parent(self.root, self.relpath, create=True)
+        dir_fd = open_parent(self.root, self.relpath, create=True, owner=self.owner)
         try:
             self._check_target(dir_fd)
             self._fd = os.open(self._temp, _TEMP_FLAGS, 0o644, dir_fd=dir_fd)
+            if self.owner is not None:
+                os.fchown(self._fd, *self.owner)
         except BaseException:
             os.close(dir_fd)
             raise

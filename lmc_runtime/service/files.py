@@ -73,7 +73,7 @@ def files_router() -> APIRouter:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise _too_large(limit)
         try:
-            upload = SessionUpload(session.sandbox.work_dir, relpath)
+            upload = SessionUpload(session.sandbox.work_dir, relpath, session.sandbox.owner)
         except LMCError as exc:
             raise _refusal(relpath, exc) from exc
         try:

@@ -145,3 +145,26 @@ def test_upload_streams_in_pieces_and_a_refused_one_leaves_nothing(server: Serve
         assert digest == hashlib.sha256(piece * 24).hexdigest()
     finally:
         server.delete(session_id)
+
+
+def test_uploaded_files_and_folders_belong_to_the_session_s_user(server: Server) -> None:
+    """Regression: once sessions ran as host uids of their own, uploads (written
+    by the server) stayed the server's, so the code could not change, replace or
+    delete what it was given, nor write into uploaded folders."""
+    session_id = server.create()
+    try:
+        with server.client() as client:
+            url = f"/v1/sessions/{session_id}/files/given/deep/in.txt"
+            assert client.put(url, content=b"one\n").status_code == 201
+        code = (
+            "import os\n"
+            "open('given/deep/in.txt', 'a').write('two\\n')\n"
+            "open('given/deep/new.txt', 'w').write('x')\n"
+            "os.remove('given/deep/new.txt')\n"
+            "print(open('given/deep/in.txt').read(), end='')\n"
+            "os.remove('given/deep/in.txt'); os.rmdir('given/deep'); os.rmdir('given')\n"
+            "print('cleaned')\n"
+        )
+        assert output(server.execute(session_id, code)) == "one\ntwo\ncleaned\n"
+    finally:
+        server.delete(session_id)
