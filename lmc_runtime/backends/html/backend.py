@@ -88,8 +88,13 @@ class HtmlSession:
         try:
             with HostDir(shared) as where:
                 shot = await take_screenshot(
-                    argv, where, png_name, folder / "chromium.log", self.settings,
-                    timeout=timeout, stop=stop,
+                    argv,
+                    where,
+                    png_name,
+                    folder / "chromium.log",
+                    self.settings,
+                    timeout=timeout,
+                    stop=stop,
                 )
                 with contextlib.suppress(OSError):
                     where.remove(png_name)
