@@ -23,7 +23,6 @@ envelope: thread stores give every message they keep an id and a conversation.
 from __future__ import annotations
 
 import binascii
-import itertools
 import math
 import re
 import reprlib
@@ -97,29 +96,37 @@ def _structure_problem(data: Any) -> str | None:
     """
     on_path: set[int] = set()
     done: set[int] = set()
-    stack: list[tuple[Any, int, bool]] = [(data, 0, False)]
+    # Each entry: the value, its depth, whether it is being left, and the
+    # top-level field it sits in (named in the reason).
+    stack: list[tuple[Any, int, bool, str]] = [(data, 0, False, "")]
     while stack:
-        value, depth, leaving = stack.pop()
+        value, depth, leaving, field = stack.pop()
+        where = f" in {field!r}" if field else ""
         if leaving:
             on_path.discard(id(value))
             done.add(id(value))
             continue
         if isinstance(value, float) and not math.isfinite(value):
-            return f"holds {value!r}, which is not a JSON number"
+            return f"holds {value!r}{where}, which is not a JSON number"
         if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
-            return "holds an integer with too many digits"
+            return f"holds an integer with too many digits{where}"
         if not isinstance(value, dict | list | tuple):
             continue
         if id(value) in on_path:
-            return "holds a container inside itself"
+            return f"holds a container inside itself{where}"
         if id(value) in done:
             continue
         if depth >= MAX_DEPTH:
-            return f"nests arrays or objects more than {MAX_DEPTH} deep"
+            return f"nests arrays or objects more than {MAX_DEPTH} deep{where}"
         on_path.add(id(value))
-        stack.append((value, depth, True))
-        children = itertools.chain(value, value.values()) if isinstance(value, dict) else value
-        stack.extend((child, depth + 1, False) for child in children)
+        stack.append((value, depth, True, field))
+        if isinstance(value, dict):
+            for key, child in value.items():
+                name = field or (key if isinstance(key, str) else "")
+                stack.append((key, depth + 1, False, name))
+                stack.append((child, depth + 1, False, name))
+        else:
+            stack.extend((child, depth + 1, False, field) for child in value)
     return None
 
 

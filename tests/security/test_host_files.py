@@ -157,6 +157,11 @@ def test_the_sandbox_never_runs_as_host_root(server: Server, account: Account) -
         "    print('sysctl-writable')\n"
         "except OSError as exc:\n"
         "    print('sysctl-refused', exc)\n"
+        "try:\n"
+        "    open('/proc/sysrq-trigger', 'w').write('h')\n"
+        "    print('sysrq-writable')\n"
+        "except OSError as exc:\n"
+        "    print('sysrq-refused', exc)\n"
         "import ctypes\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
         "if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER\n"
@@ -166,6 +171,7 @@ def test_the_sandbox_never_runs_as_host_root(server: Server, account: Account) -
     )
     text = output(execute(server, sid, "python", code))
     assert "sysctl-refused" in text and "userns-refused" in text, text
+    assert "sysrq-writable" not in text, text
     owners = [
         os.lstat(os.path.join(folder, name)).st_uid
         for folder, _dirs, files in os.walk(server.data_dir)
