@@ -132,13 +132,16 @@ def bwrap_args(
     writable: Sequence[Path],
     control: Sequence[Path],
     network: bool,
+    tmp_bytes: int | None = None,
 ) -> list[str]:
     """The bwrap options (up to and excluding ``--``) for one session.
 
     ``writable`` folders take the code's writes; ``control`` folders hold the
     host's own files for the session (connection files, cells, pages, FIFOs,
     logs): the host alone writes there, the sandbox sees them read-only. No
-    path inside a folder the sandbox can write is ever bound.
+    path inside a folder the sandbox can write is ever bound. ``tmp_bytes``
+    caps each memory-backed folder the code can write (``/tmp``, ``/var/tmp``,
+    ``/dev/shm``), which no disk limit counts.
     """
     # --disable-userns: no nested user namespaces (and so no way back to
     # capabilities) inside; it needs a user namespace of bwrap's own.
@@ -158,18 +161,12 @@ def bwrap_args(
     ]
     # The private tmpfs folders first: a checkout or a virtualenv that lives
     # under /tmp is bound on top of them below, not hidden by them.
-    args += [
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-        "--tmpfs",
-        "/run",
-        "--tmpfs",
-        "/var/tmp",
-    ]
+    size = ["--size", str(tmp_bytes)] if tmp_bytes is not None else []
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    # /dev is a tmpfs as large as the host's memory allows: its shm folder
+    # gets a capped tmpfs of its own, like /tmp and /var/tmp; /run stays tiny.
+    args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp"]
+    args += ["--size", str(1 << 20), "--tmpfs", "/run", *size, "--tmpfs", "/var/tmp"]
     for path in readonly:
         if path.is_symlink():  # /bin -> usr/bin on a merged-/usr system
             args += ["--symlink", os.readlink(path), str(path)]

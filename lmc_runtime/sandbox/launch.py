@@ -51,6 +51,8 @@ class SandboxLauncher:
     network: bool = False
     #: The host user the sandbox runs as (None: the server's own user).
     identity: Identity | None = None
+    #: The size of each memory-backed folder the code can write (None: no cap).
+    tmp_bytes: int | None = None
 
     def _wrapper(self) -> list[str]:
         return [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
@@ -85,6 +87,7 @@ class SandboxLauncher:
             writable=self.writable,
             control=self.control,
             network=self.network,
+            tmp_bytes=self.tmp_bytes,
         )
         inner = [*self._wrapper(), "--sigint", "default", "--", *argv]
         supervise = ["--supervise", str(os.getpid())]

@@ -185,6 +185,7 @@ class Sandbox:
             control=(self.control_dir,),
             network=self.policy.network,
             identity=self.identity,
+            tmp_bytes=limits.disk_bytes,
         )
 
     def _make_layout(self) -> None:
