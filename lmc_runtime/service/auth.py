@@ -55,14 +55,33 @@ def origin_allowed(origin: str | None, host: str | None, allowed: Iterable[str])
         return True
     if host is None or normalized == "null":
         return False
-    parts = urlsplit(normalized)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    origin_netloc = _origin_netloc(normalized)
+    if origin_netloc is None:
         return False
-    default_port = "443" if parts.scheme == "https" else "80"
-    origin_netloc = parts.netloc if parts.port else f"{parts.hostname}:{default_port}"
+    default_port = "443" if normalized.startswith("https:") else "80"
     host_l = host.strip().lower()
     host_netloc = host_l if ":" in host_l.rsplit("]", 1)[-1] else f"{host_l}:{default_port}"
     return secrets.compare_digest(origin_netloc.encode(), host_netloc.encode())
+
+
+def _origin_netloc(origin: str) -> str | None:
+    """``host:port`` of a well-formed http(s) origin, or None for anything else
+    (a port out of range or not a number, no host, user info, a path)."""
+    try:
+        parts = urlsplit(origin)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    if "@" in parts.netloc or parts.path or parts.query or parts.fragment:
+        return None
+    if port is None:
+        if parts.netloc.endswith(":"):
+            return None
+        port = 443 if parts.scheme == "https" else 80
+    host = parts.netloc.rsplit(":", 1)[0] if parts.port is not None else parts.netloc
+    return f"{host}:{port}"
 
 
 def host_is_loopback(host: str | None) -> bool:
