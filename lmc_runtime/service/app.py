@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 
 from ..store import JanThreadStore
 from .auth import Authenticator
+from .drain import Drain
 from .files import files_router
 from .manager import SessionManager
 from .models import Health
@@ -64,6 +65,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.service = service
+    app.state.drain = Drain()
     install_handlers(app)
 
     @app.get("/healthz")

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from ..errors import MessageError, UsageError
+from .drain import drain_of
 from .models import CreateSession, ErrorBody, RestartRequest, SessionInfo, SessionList
 from .problems import ApiError
 from .state import info, service_of
@@ -32,6 +33,8 @@ def sessions_router() -> APIRouter:
     @router.post("", status_code=201, responses=_ERRORS)
     async def create_session(request: Request) -> SessionInfo:
         service = service_of(request)
+        if drain_of(request).draining:
+            raise ApiError(503, "shutting_down", "the service is shutting down")
         body = await read_body(request, service.settings.max_request_bytes)
         data = parse_json(body) if body.strip() else {}
         try:
@@ -77,7 +80,8 @@ def sessions_router() -> APIRouter:
         if timeout is not None and wall is not None:
             timeout = min(timeout, wall)
         claim = session.acquire()
-        return NdjsonExecution(session.stream(message, timeout, claim), claim)
+        stream = session.stream(message, timeout, claim)
+        return NdjsonExecution(stream, claim, drain_of(request), message.id)
 
     @router.post("/{session_id}/interrupt", status_code=202, responses=_ERRORS)
     async def interrupt(request: Request, session_id: str) -> SessionInfo:

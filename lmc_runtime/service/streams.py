@@ -14,6 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..errors import MessageError
 from ..messages import Message, new_id, parse_message
+from .drain import Drain, closed_replies
 from .problems import ApiError
 from .session import Claim
 
@@ -86,16 +87,41 @@ class NdjsonExecution(Response):
 
     The messages are produced in the task that sends them, so a slow client
     slows nothing but its own stream (the watchdog keeps deadlines); a client
-    that disconnects closes the stream, which stops the code. The session's
+    that disconnects closes the stream, which stops the code. A shutdown stops
+    it too, and the stream ends with a final ``closed`` message. The session's
     claim is released however the response ends, even if it never starts.
     """
 
     media_type = "application/x-ndjson"
 
-    def __init__(self, messages: AsyncGenerator[Message, None], claim: Claim) -> None:
+    def __init__(
+        self,
+        messages: AsyncGenerator[Message, None],
+        claim: Claim,
+        drain: Drain,
+        reply_to: str | None,
+    ) -> None:
         super().__init__(media_type=self.media_type)
         self._messages = messages
         self._claim = claim
+        self._drain = drain
+        self._reply_to = reply_to
+
+    async def _body(self, send: Send) -> None:
+        async def line(message: Message) -> None:
+            body = dump_line(message.to_dict())
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+
+        async with self._drain.execution() as run:
+            with run:
+                async for message in self._messages:
+                    await line(message)
+            if run.cancelled_caught:
+                with anyio.CancelScope(shield=True):
+                    await self._messages.aclose()
+                for message in closed_replies(self._reply_to):
+                    await line(message)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -118,10 +144,7 @@ class NdjsonExecution(Response):
                         ],
                     }
                 )
-                async for message in self._messages:
-                    line = dump_line(message.to_dict())
-                    await send({"type": "http.response.body", "body": line, "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await self._body(send)
                 tg.cancel_scope.cancel()
         except OSError:
             logger.debug("client went away during an execution stream")

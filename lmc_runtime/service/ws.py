@@ -10,6 +10,7 @@ answered with a "not understood" computer message; the connection stays open.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from typing import Any
@@ -23,7 +24,8 @@ from .. import replies
 from ..chunks import ChunkAssembler, to_chunks
 from ..errors import MessageError
 from ..messages import Message
-from .problems import ApiError, error_response
+from .drain import closed_replies, drain_of
+from .problems import ApiError, api_error_for, error_response
 from .session import ServiceSession
 from .state import service_of
 from .streams import code_message
@@ -51,6 +53,7 @@ class _Connection:
         self, websocket: WebSocket, session: ServiceSession, chunks: bool, max_bytes: int
     ) -> None:
         self.websocket = websocket
+        self.drain = drain_of(websocket)
         self.session = session
         self.chunks = chunks
         self.max_bytes = max_bytes
@@ -88,6 +91,10 @@ class _Connection:
                     await self._handle(text, tg)
             except _GONE:
                 logger.debug("a session WebSocket went away")
+            except Exception:
+                logger.exception("a session WebSocket failed")
+                with contextlib.suppress(*_GONE, RuntimeError):
+                    await self.websocket.close(code=1011, reason="internal error")
             tg.cancel_scope.cancel()
 
     async def _watch_end(self, tg: TaskGroup) -> None:
@@ -164,8 +171,15 @@ class _Connection:
     async def _execute(self, message: Message, claim: Any, tg: TaskGroup) -> None:
         stream = self.session.stream(message, None, claim)
         try:
-            async for out in stream:
-                await self.send(out)
+            async with self.drain.execution() as run:
+                with run:
+                    async for out in stream:
+                        await self.send(out)
+                if run.cancelled_caught:  # the service is shutting down
+                    with anyio.CancelScope(shield=True):
+                        await stream.aclose()
+                    for out in closed_replies(message.id):
+                        await self.send(out)
         except _GONE:  # the client went away: the stream is closed, which stops the code
             tg.cancel_scope.cancel()
         finally:
@@ -190,28 +204,36 @@ def ws_router() -> APIRouter:
 
     @router.websocket("/v1/sessions/{session_id}/ws")
     async def session_ws(websocket: WebSocket, session_id: str) -> None:
-        service = service_of(websocket)
+        try:
+            session = _admit(websocket, session_id)
+        except Exception as exc:
+            error = api_error_for(exc)
+            if error is None:
+                logger.error("internal error on a WebSocket handshake", exc_info=exc)
+                error = ApiError(500, "internal", "internal error; see the server log")
+            close_code = 1011 if error.status >= 500 else 1008
+            await _refuse(
+                websocket, error_response(error.status, error.code, error.message), close_code
+            )
+            return
         offered = list(websocket.scope.get("subprotocols", []))
-        try:
-            service.auth.check_browser(websocket.headers)
-        except ApiError as exc:
-            await _refuse(websocket, error_response(exc.status, exc.code, exc.message), 1008)
-            return
-        token = service.auth.websocket_token(websocket.headers, websocket.query_params, offered)
-        if not service.auth.valid(token):
-            message = "missing bearer token" if token is None else "invalid bearer token"
-            await _refuse(websocket, error_response(401, "unauthorized", message), 1008)
-            return
-        try:
-            session = service.manager.get(session_id)
-        except ApiError as exc:
-            await _refuse(websocket, error_response(exc.status, exc.code, exc.message), 1008)
-            return
         subprotocol = "lmc" if any(p == "lmc" or p.startswith("lmc.") for p in offered) else None
         await websocket.accept(subprotocol=subprotocol)
         chunks = websocket.query_params.get("chunks", "").lower() in ("1", "true", "yes")
         session.touch()
-        max_bytes = service.settings.max_request_bytes
+        max_bytes = service_of(websocket).settings.max_request_bytes
         await _Connection(websocket, session, chunks, max_bytes).serve()
 
     return router
+
+
+def _admit(websocket: WebSocket, session_id: str) -> ServiceSession:
+    """The session a handshake may open; an :class:`ApiError` (403, 401, 404) if none."""
+    service = service_of(websocket)
+    service.auth.check_browser(websocket.headers)
+    offered = list(websocket.scope.get("subprotocols", []))
+    token = service.auth.websocket_token(websocket.headers, websocket.query_params, offered)
+    if not service.auth.valid(token):
+        message = "missing bearer token" if token is None else "invalid bearer token"
+        raise ApiError(401, "unauthorized", message)
+    return service.manager.get(session_id)
