@@ -27,6 +27,10 @@ _MODES = {
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
+#: The most components a path given to the files API may have.
+MAX_DEPTH = 64
+
+
 def safe_parts(relpath: str) -> list[str]:
     """The components of ``relpath``, or :class:`UnsafePath` if it could escape."""
     if not relpath or "\x00" in relpath:
@@ -34,6 +38,8 @@ def safe_parts(relpath: str) -> list[str]:
     if relpath.startswith(("/", "\\")) or PurePosixPath(relpath).is_absolute():
         raise UnsafePath(relpath, "absolute paths are not allowed")
     parts = relpath.split("/")
+    if len(parts) > MAX_DEPTH:
+        raise UnsafePath(relpath[:200], f"paths may have at most {MAX_DEPTH} components")
     for part in parts:
         if part in ("", ".", ".."):
             raise UnsafePath(relpath, f"path component {part!r} is not allowed")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from ..backends.hostfs import remove_tree
 from ..config import Limits, Timeouts
 from ..errors import SandboxUnavailable, UsageError
 from .bwrap import exposed_by, find_bwrap, private_entries, sandbox_available, system_paths
@@ -266,7 +266,7 @@ class Sandbox:
             if lease is not None:  # whatever escaped the cgroup, if any
                 await anyio.to_thread.run_sync(lease.release)
             await self._disk.teardown()
-            await anyio.to_thread.run_sync(shutil.rmtree, self.root, True)
+            await anyio.to_thread.run_sync(remove_tree, self.root)
 
     async def _remove_cgroup(self, cgroup: Cgroup) -> None:
         """Kill what is left and remove the cgroup; killed processes take a moment to

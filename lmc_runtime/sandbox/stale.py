@@ -15,12 +15,11 @@ import errno
 import logging
 import os
 import re
-import shutil
-import stat
 from pathlib import Path
 
 import anyio
 
+from ..backends.hostfs import remove_tree
 from .cgroups import Cgroup, cgroup_parents
 
 __all__ = ["clean_session_dir", "clean_stale_sessions", "mounts_under", "stale_cgroups"]
@@ -103,19 +102,7 @@ async def _remove_cgroup(cgroup: Cgroup) -> None:
 
 
 def _remove_tree(root: Path) -> None:
-    """Remove ``root`` without following links (a link itself is just unlinked)."""
-    try:
-        info = root.lstat()
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(root, onerror=_log_rmtree_error)
-    else:
-        root.unlink(missing_ok=True)
-
-
-def _log_rmtree_error(function: object, path: str, exc_info: object) -> None:
-    logger.warning("cannot remove %s while cleaning up a stale session", path)
+    remove_tree(root)  # deep trees and planted links included
 
 
 async def clean_session_dir(root: Path, *, cgroups: bool = True) -> None:

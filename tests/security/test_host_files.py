@@ -246,3 +246,28 @@ def test_an_unprivileged_server_never_shares_a_process_limit_silently(
         pytest.fail("the server started with a process limit shared by its sessions")
     assert done.returncode == 2, done
     assert "--allow-shared-limits" in done.stderr and "process limit" in done.stderr
+
+
+def test_a_deep_tree_never_breaks_the_session_s_teardown(server: Server) -> None:
+    """Class 7, depth: a tree 3,000 folders deep (deeper than PATH_MAX) made
+    shutil.rmtree, which recurses, raise RecursionError when the session ended,
+    so its folder was left on the host."""
+    sid = server.create(languages=["python"])
+    code = (
+        "import os\n"
+        "fd = os.open('.', os.O_RDONLY)\n"
+        "for _ in range(3000):\n"
+        "    os.mkdir('d', dir_fd=fd)\n"
+        "    deeper = os.open('d', os.O_RDONLY, dir_fd=fd)\n"
+        "    os.close(fd); fd = deeper\n"
+        "print('deep')\n"
+    )
+    assert "deep" in output(execute(server, sid, "python", code))
+    server.delete(sid)
+    folder = server.data_dir / "sessions" / sid
+    deadline = time.monotonic() + 60
+    while os.path.lexists(folder):
+        assert time.monotonic() < deadline, f"{folder} was left behind"
+        time.sleep(0.1)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        assert client.get("/healthz").status_code == 200

@@ -19,7 +19,7 @@ from anyio.abc import TaskGroup
 from ... import replies
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
-from ..hostfs import HostDir
+from ..hostfs import HostDir, remove_tree
 from .chromium import chromium_argv, find_chromium, take_screenshot
 
 __all__ = ["NO_CHROMIUM", "HtmlBackend", "HtmlSession"]
@@ -102,7 +102,7 @@ class HtmlSession:
             self._stop = None
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
-                await anyio.to_thread.run_sync(shutil.rmtree, profile, True)
+                await anyio.to_thread.run_sync(remove_tree, profile)
         if shot.png is not None:
             data = base64.b64encode(shot.png).decode("ascii")
             yield replies.image(data, "image/png", reply_to)

@@ -168,3 +168,22 @@ def test_uploaded_files_and_folders_belong_to_the_session_s_user(server: Server)
         assert output(server.execute(session_id, code)) == "one\ntwo\ncleaned\n"
     finally:
         server.delete(session_id)
+
+
+def test_paths_deeper_than_the_limit_are_refused(server: Server) -> None:
+    """Regression: an upload to a/a/.../a 3,000 levels deep made a tree that the
+    server's recursive cleanup could not remove."""
+    session_id = server.create()
+    try:
+        with server.client() as client:
+            deep = "/".join(["a"] * 65) + "/f.txt"
+            response = client.put(f"/v1/sessions/{session_id}/files/{deep}", content=b"x")
+            assert response.status_code == 400, response.text
+            assert response.json()["error"]["code"] in ("bad_path", "unsafe_path")
+            fine = "/".join(["a"] * 10) + "/f.txt"
+            assert (
+                client.put(f"/v1/sessions/{session_id}/files/{fine}", content=b"x").status_code
+                == 201
+            )
+    finally:
+        server.delete(session_id)
