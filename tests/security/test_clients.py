@@ -12,7 +12,6 @@ import contextlib
 import re
 import resource
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,24 +27,9 @@ from .harness import Account, serve_as
 CLOSE_DEADLINE = 60.0
 
 
-class ServerLog:
-    """Reads the server's stderr as it comes (a full pipe would block the server)."""
-
-    def __init__(self, server: Server) -> None:
-        self._stream = server.process.stderr
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while self._stream.read1(65536):  # type: ignore[union-attr]
-                pass
-
-
 @pytest.fixture(scope="module")
 def server(account: Account) -> Iterator[Server]:
     with serve_as(account, "--pool-size", "1", "--max-sessions", "4") as running:
-        ServerLog(running)
         yield running
 
 
@@ -144,7 +128,6 @@ def _file_limit_1024(account: Account) -> Iterator[Server]:
             resource.setrlimit(resource.RLIMIT_NOFILE, ours)
             limits = Path(f"/proc/{running.process.pid}/limits").read_text()
             assert re.search(r"Max open files\s+1024\s", limits), limits
-            ServerLog(running)
             yield running
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, ours)

@@ -8,11 +8,9 @@ other hostile requests guards the class.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -39,31 +37,9 @@ MALFORMED_ORIGINS = [
 ]
 
 
-class ServerLog:
-    """The server's stderr, read as it comes: a pipe nobody reads fills up and
-    blocks the server at its next log line."""
-
-    def __init__(self, server: Server) -> None:
-        self._stream = server.process.stderr
-        self._parts: list[bytes] = []
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while piece := self._stream.read1(65536):  # type: ignore[union-attr]
-                self._parts.append(piece)
-
-    def text(self, wait: float = 0) -> str:
-        """What the server wrote; ``wait``: until it ended (bounded), after its exit."""
-        self._thread.join(wait)
-        return b"".join(self._parts).decode(errors="replace")
-
-
 @pytest.fixture(scope="module")
 def server(account: Account) -> Iterator[Server]:
     with serve_as(account, "--pool-size", "0", "--max-sessions", "4") as running:
-        ServerLog(running)
         yield running
 
 
@@ -219,7 +195,6 @@ def test_client_leaving_mid_upload_is_no_500(account: Account) -> None:
     ClientDisconnect out of the route: an 'Exception in ASGI application'
     traceback and a 500. Nothing of the upload may remain."""
     with serve_as(account, "--pool-size", "0", "--max-sessions", "2") as server:
-        stderr = ServerLog(server)
         session_id = server.create()
         for _ in range(3):
             _abandoned_upload(server, session_id)
@@ -233,7 +208,7 @@ def test_client_leaving_mid_upload_is_no_500(account: Account) -> None:
         # A graceful shutdown waits for every request task: their logs are all written.
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=60)
-        log = stderr.text(wait=30)
+        log = server.log(wait=30)
     assert "Traceback" not in log, log[-3000:]
     assert "Exception in ASGI application" not in log, log[-3000:]
 

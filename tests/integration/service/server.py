@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -9,11 +10,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -28,7 +30,11 @@ def free_port() -> int:
 
 
 class Server:
-    """One running ``lmc serve`` and clients for it."""
+    """One running ``lmc serve`` and clients for it.
+
+    Its stdout and stderr are read as they come, into :meth:`log` (the last
+    MiB): a pipe nobody reads fills up and blocks the server at its next line.
+    """
 
     def __init__(self, process: subprocess.Popen[bytes], port: int, data_dir: Path) -> None:
         self.process = process
@@ -36,6 +42,26 @@ class Server:
         self.data_dir = data_dir
         self.url = f"http://127.0.0.1:{port}"
         self.ws_url = f"ws://127.0.0.1:{port}"
+        self._output = bytearray()
+        self._readers = [
+            threading.Thread(target=self._drain, args=(stream,), daemon=True)
+            for stream in (process.stdout, process.stderr)
+            if stream is not None
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while piece := stream.read1(65536):  # type: ignore[attr-defined]
+                self._output += piece
+                del self._output[: max(0, len(self._output) - (1 << 20))]
+
+    def log(self, wait: float = 0) -> str:
+        """What the server printed; ``wait``: at most that long for it to end."""
+        for reader in self._readers:
+            reader.join(wait)
+        return self._output.decode(errors="replace")
 
     def client(self, token: str | None = TOKEN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -101,7 +127,7 @@ def _running(
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                raise AssertionError(f"lmc serve exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
+                raise AssertionError(f"lmc serve exited: {server.log(wait=10)!r}")
             try:
                 if httpx.get(server.url + "/healthz", timeout=2).status_code == 200:
                     break
@@ -118,6 +144,7 @@ def _running(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+        server.log(wait=10)
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()

@@ -91,7 +91,8 @@ def test_a_token_is_generated_and_printed_when_none_is_given(tmp_path: Path) -> 
         with running.client() as client:
             assert client.get("/v1/sessions").status_code == 401
         running.process.send_signal(signal.SIGTERM)
-        out, _ = running.process.communicate(timeout=30)
-    line = next(line for line in out.decode().splitlines() if "generated token" in line)
+        running.process.wait(timeout=30)
+        out = running.log(wait=30)
+    line = next(line for line in out.splitlines() if "generated token" in line)
     token = line.rsplit(" ", 1)[1]
     assert len(token) >= 32
