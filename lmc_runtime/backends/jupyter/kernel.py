@@ -20,44 +20,16 @@ from typing import IO, Any
 import anyio
 from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
-from ..hostfs import HostDir
 from .channels import Channels
+from .manager import Manager, adopt_sockets, reserve_sockets
 from .process import read_log_tail, wait_for_exit
 from .routing import KernelGone, Route, describe_exit
 
 __all__ = ["JupyterKernel"]
 
 logger = logging.getLogger(__name__)
-
-
-class _Manager(AsyncKernelManager):
-    """A kernel manager whose kernel command line goes through a launcher.
-
-    With ``host_ip`` set, the kernel binds its unix sockets at ``ip`` (in a
-    folder it can write) while the host connects to ``host_ip`` (a folder only
-    the host writes), where :meth:`JupyterKernel._adopt_sockets` moves them.
-    """
-
-    wrap_command: Callable[[Sequence[str]], list[str]] | None = None
-    host_ip: str | None = None
-
-    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        argv = super().format_kernel_cmd(extra_arguments)
-        return self.wrap_command(argv) if self.wrap_command is not None else argv
-
-    def _make_url(self, channel: str) -> str:
-        if self.host_ip is None:
-            return str(super()._make_url(channel))
-        return f"{self.transport}://{self.host_ip}-{getattr(self, f'{channel}_port')}"
-
-    def socket_names(self) -> list[str]:
-        """The file names of the kernel's five unix sockets."""
-        base = os.path.basename(self.ip)
-        ports = ("shell", "iopub", "stdin", "control", "hb")
-        return [f"{base}-{getattr(self, f'{name}_port')}" for name in ports]
 
 
 class JupyterKernel:
@@ -79,7 +51,7 @@ class JupyterKernel:
     ) -> None:
         self._shared = shared_dir
         bind_dir = shared_dir if shared_dir is not None else work_dir
-        self._km = _Manager(
+        self._km = Manager(
             kernel_name=kernel_name,
             kernel_spec_manager=spec_manager,
             transport="ipc",
@@ -153,46 +125,19 @@ class JupyterKernel:
         await self._adopt_sockets(process)
 
     async def _adopt_sockets(self, process: Any) -> None:
-        """Move the sockets the kernel bound in the shared folder into the host's
-        own (renaming never follows a link; each must then be a socket)."""
-        if self._shared is None:
-            return
-        names = self._km.socket_names()
-        bound = False
-        with HostDir(self._shared) as shared, HostDir(self._work_dir) as own:
-            async with anyio.create_task_group() as tg:
-
-                async def died() -> None:
-                    await wait_for_exit(process.pid, lambda: process.poll() is None)
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(died)
-                try:
-                    await shared.wait_for(names, self._startup_timeout)
-                    bound = True
-                except TimeoutError:
-                    pass
-                tg.cancel_scope.cancel()
-            if not bound:
-                tail = self.log_tail()
-                raise KernelStartError(
-                    "the kernel ended or did not open its sockets within "
-                    f"{self._startup_timeout:g} s" + (f": {tail}" if tail else "")
-                )
-            try:
-                for name in names:
-                    shared.adopt_socket(name, own)
-            except OSError as exc:
-                raise KernelStartError(f"the kernel's sockets are not usable: {exc}") from exc
-        self._reserve_sockets()
+        if self._shared is not None:
+            await adopt_sockets(
+                self._km,
+                self._shared,
+                self._work_dir,
+                process,
+                self._startup_timeout,
+                self.log_tail,
+            )
 
     def _reserve_sockets(self) -> None:
-        """Placeholders at the socket paths for the next launch (see HostDir.reserve)."""
-        if self._shared is None:
-            return
-        with HostDir(self._shared) as shared:
-            for name in self._km.socket_names():
-                shared.reserve(name)
+        if self._shared is not None:
+            reserve_sockets(self._km, self._shared)
 
     def start_soon(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``func`` in the background, for as long as the session lives."""
