@@ -19,6 +19,7 @@ __all__ = [
     "exposed_by",
     "find_bwrap",
     "private_entries",
+    "probe_problem",
     "sandbox_available",
     "system_paths",
 ]
@@ -59,16 +60,23 @@ def sandbox_available() -> Availability:
         "--",
         "true",
     ]
-    try:
-        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Availability.no(f"bwrap could not be run: {exc}")
-    if done.returncode != 0:
-        reason = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+    problem = probe_problem(probe, timeout=30)
+    if problem is not None:
         return Availability.no(
-            f"bwrap cannot create user, PID and network namespaces here ({reason})"
+            f"bwrap cannot create user, PID and network namespaces here ({problem})"
         )
     return Availability.yes()
+
+
+def probe_problem(argv: Sequence[str], *, timeout: float) -> str | None:
+    """Run a probe command: None if it succeeded, else why not (its stderr)."""
+    try:
+        done = subprocess.run(list(argv), capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"it could not be run: {exc}"
+    if done.returncode != 0:
+        return done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+    return None
 
 
 def system_paths() -> list[Path]:

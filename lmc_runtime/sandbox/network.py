@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..backends.base import Availability
 from ..errors import SandboxUnavailable
+from .bwrap import probe_problem
 
 __all__ = [
     "NETNS_HELPER",
@@ -194,11 +195,7 @@ def network_available() -> Availability:
             f"make it mode 0666 as Debian does (chmod 0666 {TUN_DEVICE})"
         )
     probe = [*netns_command(tools, bwrap_env=False), "--", "/bin/true"]
-    try:
-        done = subprocess.run(probe, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Availability.no(f"the network namespace helper could not be run: {exc}")
-    if done.returncode != 0:
-        reason = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
-        return Availability.no(f"a network namespace cannot be set up here ({reason})")
+    problem = probe_problem(probe, timeout=60)
+    if problem is not None:
+        return Availability.no(f"a network namespace cannot be set up here ({problem})")
     return Availability.yes()

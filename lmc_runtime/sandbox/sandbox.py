@@ -137,7 +137,9 @@ class Sandbox:
             logger.warning("cleaning up the stale session directory %s", self.root)
             await clean_session_dir(self.root)
         if self.enabled and os.geteuid() == 0:
-            blocked = unreachable_paths([*system_paths(), self.root])
+            blocked = await anyio.to_thread.run_sync(
+                unreachable_paths, [*system_paths(), self.root]
+            )
             if blocked:
                 raise SandboxUnavailable(
                     f"sandbox users cannot pass through {blocked[0]} to reach their files: "
