@@ -194,6 +194,22 @@ class Message(BaseModel):
         """The language of a code message, else None."""
         return self.format if self.type == "code" else None
 
+    @property
+    def is_final(self) -> bool:
+        """Whether this is the last message of an execution (``active_line`` null)."""
+        return (
+            self.role == "computer"
+            and self.type == "console"
+            and self.format == "active_line"
+            and self.content is None
+        )
+
+    @property
+    def status(self) -> str | None:
+        """The machine-readable ``extras["status"]``, if any."""
+        value = self.extras.get("status") if self.extras else None
+        return value if isinstance(value, str) else None
+
     def to_dict(self) -> dict[str, Any]:
         """The message as a plain JSON-able dict, without unset optional fields."""
         data: dict[str, Any] = {"role": self.role, "type": self.type}

@@ -6,12 +6,13 @@ friends); the ``content`` is a sentence for the model to read.
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from .messages import Message
 
 __all__ = [
-    "STATUSES",
+    "Status",
     "active_line",
     "html",
     "image",
@@ -20,37 +21,56 @@ __all__ = [
     "output",
 ]
 
-#: Machine-readable statuses carried in ``extras["status"]``.
-STATUSES = (
-    "ok",
-    "error",
-    "not_understood",
-    "unavailable",
-    "backend_error",
-    "timeout",
-    "interrupted",
-    "kernel_died",
-    "restarted",
-    "aborted",
-    "closed",
-    "truncated",
-    "memory_limit",
-    "cpu_limit",
-    "process_limit",
-    "disk_limit",
-    "file_size_limit",
-)
+class Status(str, enum.Enum):
+    """Machine-readable statuses carried in ``extras["status"]``.
+
+    A ``str`` enum: it compares equal to its value and serializes as it.
+    """
+
+    OK = "ok"
+    ERROR = "error"
+    NOT_UNDERSTOOD = "not_understood"
+    UNAVAILABLE = "unavailable"
+    BACKEND_ERROR = "backend_error"
+    TIMEOUT = "timeout"
+    INTERRUPTED = "interrupted"
+    KERNEL_DIED = "kernel_died"
+    RESTARTED = "restarted"
+    ABORTED = "aborted"
+    CLOSED = "closed"
+    TRUNCATED = "truncated"
+    MEMORY_LIMIT = "memory_limit"
+    CPU_LIMIT = "cpu_limit"
+    PROCESS_LIMIT = "process_limit"
+    DISK_LIMIT = "disk_limit"
+    FILE_SIZE_LIMIT = "file_size_limit"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def of_stop(cls, reason: str) -> Status:
+        """The status of a run stopped for ``reason`` (``"timeout"``, ``"interrupt"``...)."""
+        return cls.TIMEOUT if reason == "timeout" else cls.INTERRUPTED
+
+
+def _plain(extras: dict[str, Any]) -> dict[str, Any] | None:
+    """``extras`` with a :class:`Status` stored as its plain string."""
+    status = extras.get("status")
+    if isinstance(status, Status):
+        extras["status"] = status.value
+    return extras or None
 
 
 def output(text: str, reply_to: str | None, **extras: Any) -> Message:
     """Console output (stdout, stderr, results and errors)."""
-    return Message.computer("console", "output", text, in_reply_to=reply_to, extras=extras or None)
+    return Message.computer("console", "output", text, in_reply_to=reply_to, extras=_plain(extras))
 
 
 def active_line(line: int | None, reply_to: str | None, **extras: Any) -> Message:
     """The 1-based line now running, or None when the execution is over."""
     return Message.computer(
-        "console", "active_line", line, in_reply_to=reply_to, extras=extras or None
+        "console", "active_line", line, in_reply_to=reply_to, extras=_plain(extras)
     )
 
 
@@ -65,7 +85,7 @@ def html(markup: str, reply_to: str | None) -> Message:
     return Message.computer("code", "html", markup, in_reply_to=reply_to)
 
 
-def notice(text: str, status: str, reply_to: str | None, **details: Any) -> Message:
+def notice(text: str, status: str | Status, reply_to: str | None, **details: Any) -> Message:
     """A sentence from the runtime itself, with a machine-readable status."""
     return output(f"[lmc] {text}\n", reply_to, status=status, **details)
 
