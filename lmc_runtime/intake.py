@@ -2,7 +2,9 @@
 
 :func:`accept` turns anything a caller may pass to ``run``/``arun`` into a
 :class:`Request`, or raises :class:`Rejected` carrying the one reply that says
-exactly why it cannot run.
+exactly why it cannot run. Its steps are public for callers that route a code
+message elsewhere (the service): :func:`read_message`, :func:`code_message`
+and :func:`raw_id`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from .backends.registry import Registry
 from .errors import MessageError
 from .messages import Message, new_id, parse_message
 
-__all__ = ["MessageInput", "Rejected", "Request", "accept", "read_json_object"]
+__all__ = [
+    "MessageInput",
+    "Rejected",
+    "Request",
+    "accept",
+    "code_message",
+    "raw_id",
+    "read_json_object",
+    "read_message",
+]
 
 #: What ``run``/``arun`` accept: an LMC dict, a :class:`Message`, or a language name
 #: (with the code as the second argument).
@@ -128,30 +139,54 @@ def _check_encodable(text: str) -> None:
         ) from exc
 
 
+def raw_id(message: object) -> str | None:
+    """The id of a message that may not parse, to answer it with; None if it has none."""
+    try:
+        value = message.get("id") if isinstance(message, Mapping) else None
+    except Exception:  # a hostile Mapping: its id is unknowable
+        return None
+    return value if isinstance(value, str) else None
+
+
+def read_message(message: MessageInput, code: str | None = None) -> Message:
+    """``message`` (or ``language, code``) parsed, its content valid Unicode text;
+    :class:`MessageError` says why not."""
+    msg = _parse(message, code)
+    if isinstance(msg.content, str):
+        _check_encodable(msg.content)
+    return msg
+
+
+def _not_code(msg: Message) -> str | None:
+    if msg.type != "code" or msg.role != "assistant":
+        return f"only assistant code messages can be run, got a {msg.role} {msg.type} message"
+    return None
+
+
+def code_message(message: MessageInput, code: str | None = None) -> Message:
+    """``message`` as an assistant code message with an id; :class:`MessageError` says
+    why not. Its language is not looked up: that takes a registry (see :func:`accept`)."""
+    msg = read_message(message, code)
+    reason = _not_code(msg)
+    if reason is not None:
+        raise MessageError(reason)
+    return msg if msg.id is not None else msg.model_copy(update={"id": new_id()})
+
+
 def accept(message: MessageInput, code: str | None, registry: Registry) -> Request:
     """The request in ``message``, or :class:`Rejected` with the reason."""
     try:
-        raw_id = message.get("id") if isinstance(message, Mapping) else None
-    except Exception:  # a hostile Mapping: its id is unknowable
-        raw_id = None
-    try:
-        msg = _parse(message, code)
-        if isinstance(msg.content, str):
-            _check_encodable(msg.content)
+        msg = read_message(message, code)
     except MessageError as exc:
-        reply_to = raw_id if isinstance(raw_id, str) else None
-        raise Rejected(replies.not_understood(exc.reason, reply_to, status="malformed")) from exc
+        reply = replies.not_understood(exc.reason, raw_id(message), status="malformed")
+        raise Rejected(reply) from exc
     except Exception as exc:
         reason = f"the message could not be read ({type(exc).__name__})"
         raise Rejected(replies.not_understood(reason, None, status="malformed")) from exc
     reply_to = msg.id or new_id()
-    if msg.type != "code" or msg.role != "assistant":
-        raise Rejected(
-            replies.not_understood(
-                f"only assistant code messages can be run, got a {msg.role} {msg.type} message",
-                reply_to,
-            )
-        )
+    not_code = _not_code(msg)
+    if not_code is not None:
+        raise Rejected(replies.not_understood(not_code, reply_to))
     assert msg.format is not None
     name = registry.resolve(msg.format)
     if name is None:
