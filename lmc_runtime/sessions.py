@@ -75,9 +75,9 @@ class Sessions:
 
     async def close(self) -> None:
         """Stop every session and what it started; a failure is logged, not raised."""
-        sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
+        sessions, self._sessions = list(self._sessions.items()), {}
+        for name, session in sessions:
             try:
                 await session.aclose()
             except Exception:
-                logger.warning("closing the %s session failed", session.language, exc_info=True)
+                logger.warning("closing the %s session failed", name, exc_info=True)

@@ -103,8 +103,6 @@ class ExecutionOptions:
 class Session(Protocol):
     """One persistent interpreter for one language."""
 
-    language: str
-
     def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
         """Run ``code``; yield computer messages, ending with ``active_line`` null.
 
@@ -128,10 +126,10 @@ class Session(Protocol):
 
 @runtime_checkable
 class Backend(Protocol):
-    """A language's entry point: availability and session start."""
+    """A language's entry point: availability and session start.
 
-    name: str
-    aliases: tuple[str, ...]
+    The registry names the language and its aliases; a backend does not.
+    """
 
     def availability(self) -> Availability:
         """Whether this language can run here; cheap, starts nothing."""

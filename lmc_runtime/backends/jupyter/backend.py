@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 
 import anyio
 from anyio.abc import TaskGroup
@@ -17,20 +16,12 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
+from ..kernelspecs import kernels_dir
 from ..turns import Turns, news_between_runs
 from .execution import Execution
 from .kernel import JupyterKernel
 
 __all__ = ["JupyterBackend", "JupyterSession", "kernels_dir"]
-
-
-def kernels_dir() -> Path:
-    """The kernelspecs folder: inside the wheel, or ``kernels/`` in a checkout."""
-    package = Path(__file__).resolve().parents[2]
-    for candidate in (package / "_kernels", package.parent / "kernels"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"no kernels folder next to {package}")
 
 
 class JupyterSession:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .backend import NodeBackend, NodeSession
+from .backend import NodeBackend
 
-__all__ = ["NodeBackend", "NodeSession"]
+__all__ = ["NodeBackend"]

@@ -2,8 +2,9 @@
 
 Requests are JSON lines on the control FIFO; events are JSON lines on the
 events FIFO (see the runner's header for the list). :class:`Decoder` turns the
-bytes read from the events FIFO into typed events, joining consecutive output of
-one stream so a flood of ``console.log`` lines becomes a few large chunks.
+bytes read from the events FIFO into events, joining consecutive output of one
+stream so a flood of ``console.log`` lines becomes a few large chunks. Output
+and the end of a request come out as the core's items.
 """
 
 from __future__ import annotations
@@ -13,47 +14,25 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "Decoder",
-    "Done",
-    "Event",
-    "Exiting",
-    "Line",
-    "Output",
-    "Ready",
-    "decode_event",
-    "encode_request",
-]
+from ...replies import Status
+from ..core import Finished, Line, Output
+
+__all__ = ["Decoder", "Event", "Exiting", "Keyed", "Ready", "decode_event", "encode_request"]
 
 logger = logging.getLogger(__name__)
 
 #: Output joined into one event stops growing past this many characters.
 _JOIN_LIMIT = 64 * 1024
+#: What a stopped run's notice adds when the code left async work behind.
+PENDING_NOTE = " Promises and timers it started may still be running."
 
 
 @dataclass(frozen=True)
-class Output:
-    """Text the code wrote; ``stream`` is ``"stdout"`` or ``"stderr"``."""
-
-    stream: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Line:
-    """The top-level statement of request ``request`` now running."""
+class Keyed:
+    """An item (a line, the end) of request ``request``."""
 
     request: int
-    line: int
-
-
-@dataclass(frozen=True)
-class Done:
-    """Request ``request`` ended with ``status`` (ok, error, interrupted)."""
-
-    request: int
-    status: str
-    pending: bool = False
+    item: Line | Finished
 
 
 @dataclass(frozen=True)
@@ -70,15 +49,21 @@ class Exiting:
     code: int
 
 
-Event = Output | Line | Done | Ready | Exiting
+Event = Output | Keyed | Ready | Exiting
 
 _STREAMS = {"o": "stdout", "e": "stderr"}
-_STATUSES = frozenset({"ok", "error", "interrupted"})
+_STATUSES = {"ok": Status.OK, "error": Status.ERROR, "interrupted": Status.INTERRUPTED}
 
 
 def encode_request(request: int, code: str, *, lines: bool) -> bytes:
     """One request as the runner reads it: a JSON line."""
     return (json.dumps({"id": request, "code": code, "lines": lines}) + "\n").encode("utf-8")
+
+
+def _done(data: Any) -> Keyed:
+    status = _STATUSES.get(str(data["s"]), Status.ERROR)
+    note = PENDING_NOTE if data["p"] else ""
+    return Keyed(int(data["id"]), Finished(status, note=note))
 
 
 def decode_event(raw: bytes) -> Event | None:
@@ -87,14 +72,11 @@ def decode_event(raw: bytes) -> Event | None:
         data: Any = json.loads(raw)
         kind = data["k"]
         if kind in _STREAMS:
-            return Output(_STREAMS[kind], str(data["d"]))
+            return Output(str(data["d"]), _STREAMS[kind])
         if kind == "l":
-            return Line(int(data["id"]), int(data["n"]))
+            return Keyed(int(data["id"]), Line(int(data["n"])))
         if kind == "d":
-            status = str(data["s"])
-            return Done(
-                int(data["id"]), status if status in _STATUSES else "error", bool(data["p"])
-            )
+            return _done(data)
         if kind == "r":
             return Ready(int(data["pid"]))
         if kind == "x":
@@ -116,28 +98,23 @@ class Decoder:
         *complete, self._partial = (self._partial + data).split(b"\n")
         events: list[Event] = []
         parts: list[str] = []
-        size = 0
         stream = ""
-
-        def flush() -> None:
-            nonlocal size
-            if parts:
-                events.append(Output(stream, "".join(parts)))
-                parts.clear()
-                size = 0
-
+        size = 0
         for raw in complete:
             event = decode_event(raw) if raw.strip() else None
             if event is None:
                 continue
-            if isinstance(event, Output):
-                if event.stream != stream or size >= _JOIN_LIMIT:
-                    flush()
-                    stream = event.stream
+            if isinstance(event, Output) and event.stream == stream and size < _JOIN_LIMIT:
                 parts.append(event.text)
                 size += len(event.text)
+                continue
+            if parts:
+                events.append(Output("".join(parts), stream))
+                parts, stream, size = [], "", 0
+            if isinstance(event, Output):
+                parts, stream, size = [event.text], event.stream, len(event.text)
             else:
-                flush()
                 events.append(event)
-        flush()
+        if parts:
+            events.append(Output("".join(parts), stream))
         return events

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 
+from lmc_runtime.backends.core import Finished, Line, Output
 from lmc_runtime.backends.node.protocol import (
+    PENDING_NOTE,
     Decoder,
-    Done,
     Exiting,
-    Line,
-    Output,
+    Keyed,
     Ready,
     decode_event,
     encode_request,
 )
+from lmc_runtime.replies import Status
 
 
 def test_request_is_one_json_line_whatever_the_code_holds() -> None:
@@ -27,16 +28,18 @@ def test_request_is_one_json_line_whatever_the_code_holds() -> None:
 
 
 def test_each_event_kind_decodes() -> None:
-    assert decode_event(b'{"k":"o","d":"hi\\n"}') == Output("stdout", "hi\n")
-    assert decode_event(b'{"k":"e","d":"oops"}') == Output("stderr", "oops")
-    assert decode_event(b'{"k":"l","id":2,"n":7}') == Line(2, 7)
-    assert decode_event(b'{"k":"d","id":2,"s":"ok","p":false}') == Done(2, "ok", False)
+    assert decode_event(b'{"k":"o","d":"hi\\n"}') == Output("hi\n", "stdout")
+    assert decode_event(b'{"k":"e","d":"oops"}') == Output("oops", "stderr")
+    assert decode_event(b'{"k":"l","id":2,"n":7}') == Keyed(2, Line(7))
+    assert decode_event(b'{"k":"d","id":2,"s":"ok","p":false}') == Keyed(2, Finished(Status.OK))
     assert decode_event(b'{"k":"r","pid":99}') == Ready(99)
     assert decode_event(b'{"k":"x","c":3}') == Exiting(3)
 
 
 def test_unknown_status_is_treated_as_an_error() -> None:
-    assert decode_event(b'{"k":"d","id":1,"s":"weird","p":true}') == Done(1, "error", True)
+    assert decode_event(b'{"k":"d","id":1,"s":"weird","p":true}') == Keyed(
+        1, Finished(Status.ERROR, note=PENDING_NOTE)
+    )
 
 
 def test_unreadable_lines_are_skipped_not_raised() -> None:
@@ -48,8 +51,8 @@ def test_decoder_keeps_a_partial_line_for_the_next_chunk() -> None:
     decoder = Decoder()
     assert decoder.feed(b'{"k":"l","id":1,') == []
     assert decoder.feed(b'"n":4}\n{"k":"d","id":1,"s":"ok","p":false}\n') == [
-        Line(1, 4),
-        Done(1, "ok", False),
+        Keyed(1, Line(4)),
+        Keyed(1, Finished(Status.OK)),
     ]
 
 
@@ -66,11 +69,11 @@ def test_decoder_joins_consecutive_output_of_one_stream_only() -> None:
         )
     )
     assert Decoder().feed(chunk) == [
-        Output("stdout", "ab"),
-        Output("stderr", "c"),
-        Output("stdout", "d"),
-        Line(1, 2),
-        Output("stdout", "e"),
+        Output("ab", "stdout"),
+        Output("c", "stderr"),
+        Output("d", "stdout"),
+        Keyed(1, Line(2)),
+        Output("e", "stdout"),
     ]
 
 

@@ -1,0 +1,33 @@
+"""The core every supervised backend runs on.
+
+- :class:`~.interpreter.Interpreter`: one process tree (start, signal, wait, kill);
+- :class:`~.supervisor.Supervisor`: its lifecycle (start failure, death, restart, close);
+- :class:`~.execution.Execution`: one run (deadline, stop ladder, final message);
+- :class:`~.session.SupervisedSession` and :class:`~.session.SupervisedBackend`;
+- :mod:`.items` (what a route carries, and :class:`~.items.Gone`) and :mod:`.procs`.
+"""
+
+from __future__ import annotations
+
+from .execution import Execution
+from .interpreter import Deliver, Interpreter, InterpreterFactory
+from .items import Finished, Gone, Line, Output
+from .route import LateOutput, Route
+from .session import SupervisedBackend, SupervisedSession
+from .supervisor import Supervisor
+
+__all__ = [
+    "Deliver",
+    "Execution",
+    "Finished",
+    "Gone",
+    "Interpreter",
+    "InterpreterFactory",
+    "LateOutput",
+    "Line",
+    "Output",
+    "Route",
+    "SupervisedBackend",
+    "SupervisedSession",
+    "Supervisor",
+]

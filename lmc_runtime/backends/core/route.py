@@ -1,0 +1,105 @@
+"""Routes: the items of one run, in order, and output that came too late for its run.
+
+An interpreter's readers put items on the route of the run they belong to; the
+run's messages are read from it at the caller's pace. ``finished`` is set by the
+reader (never by the caller) when the interpreter is done with the run, so the
+watchdog knows whatever pace the caller reads at. A route's buffer is bounded:
+a reader waits for a slow caller, never holds unbounded memory; once the caller
+leaves (``close``), what still comes is dropped and never blocks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .items import Finished, Gone, Output
+
+__all__ = ["LateOutput", "Route"]
+
+_ROUTE_BUFFER = 1024
+_LATE_LIMIT = 64 * 1024
+#: Finished runs whose late output is still accepted.
+_RETIRED_KEPT = 16
+
+
+class Route:
+    """The items of one run, keyed by ``key`` (a request id, a ``msg_id``)."""
+
+    def __init__(self, key: object, tag: str) -> None:
+        self.key = key
+        #: The ``reply_to`` of the run: late output is filed under it.
+        self.tag = tag
+        send, receive = anyio.create_memory_object_stream[Any](_ROUTE_BUFFER)
+        self._send: MemoryObjectSendStream[Any] = send
+        self.receive: MemoryObjectReceiveStream[Any] = receive
+        self.finished = anyio.Event()
+        #: Set when the run finished or someone asked it to stop: what the watchdog waits on.
+        self.attention = anyio.Event()
+        #: Why the stream ended without a ``Finished``, once it did.
+        self.gone: Gone | None = None
+
+    def observe(self, item: Any) -> bool:
+        """Whether ``item`` ends the run; backends whose end takes two items override it."""
+        return isinstance(item, Finished)
+
+    async def put(self, item: Any) -> None:
+        if self.observe(item):
+            self.finished.set()
+            self.attention.set()
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self._send.send(item)
+
+    def end(self, gone: Gone) -> None:
+        """The interpreter is gone: what was queued is still read, then the stream ends."""
+        if not self.finished.is_set():
+            self.gone = gone
+        self.finished.set()
+        self.attention.set()
+        self._send.close()
+
+    def close(self) -> None:
+        self._send.close()
+        self.receive.close()
+
+
+class LateOutput:
+    """Output that came while its run was over, kept (bounded) for the next run.
+
+    Runs are "retired" when they end: output still keyed to one of the last
+    few is kept under its tag; output with no key is filed under the last run.
+    """
+
+    def __init__(self) -> None:
+        self._retired: OrderedDict[object, str] = OrderedDict()
+        self._last: str | None = None
+        self._items: list[tuple[str, str, str]] = []
+        self._size = 0
+        self._dropped = 0
+
+    def retire(self, route: Route) -> None:
+        self._last = route.tag
+        self._retired[route.key] = route.tag
+        while len(self._retired) > _RETIRED_KEPT:
+            self._retired.popitem(last=False)
+
+    def keep(self, item: Output, key: object = None) -> None:
+        tag = self._last if key is None else self._retired.get(key)
+        if tag is None:
+            return
+        size = len(item.text.encode("utf-8", "replace"))
+        if self._size + size > _LATE_LIMIT:
+            self._dropped += size
+            return
+        self._size += size
+        self._items.append((tag, item.stream, item.text))
+
+    def take(self) -> tuple[list[tuple[str, str, str]], int]:
+        """(tag, stream, text) items and the number of bytes dropped; then empty."""
+        items, dropped = self._items, self._dropped
+        self._items, self._size, self._dropped = [], 0, 0
+        return items, dropped

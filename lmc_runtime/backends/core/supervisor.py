@@ -1,0 +1,192 @@
+"""One supervisor for every interpreter: start, death, restart and close.
+
+The supervisor holds the current :class:`~.interpreter.Interpreter`, the route
+of the open run and the late output. It serializes start, restart and close
+with one lock. When an interpreter ends by itself it reports that to the open
+run (or keeps it for the next run, as news) and launches a new one in the
+background; a start that fails is kept and retried by the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ...config import Timeouts
+from ...errors import KernelStartError
+from ...messages import Message
+from ...replies import Status
+from ..turns import news_between_runs
+from .interpreter import Interpreter, InterpreterFactory
+from .items import Gone, Output
+from .route import LateOutput, Route
+
+__all__ = ["Supervisor"]
+
+logger = logging.getLogger(__name__)
+
+
+class Supervisor:
+    """The lifecycle of one session's interpreter, through restarts; ``who`` names it."""
+
+    def __init__(
+        self, factory: InterpreterFactory, who: str, task_group: TaskGroup, timeouts: Timeouts
+    ) -> None:
+        self._factory = factory
+        self.who = who
+        self._task_group = task_group
+        self.timeouts = timeouts
+        self.current: Interpreter | None = None
+        self.route: Route | None = None
+        self.late = LateOutput()
+        self._lifecycle = anyio.Lock()
+        self._recovery = anyio.Event()
+        self._recovery.set()
+        self._closing = False
+        #: An interpreter died with no run open: the next run reports it.
+        self.unreported: Gone | None = None
+        self.start_failure: KernelStartError | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Launch the first interpreter; on failure nothing is left running."""
+        async with self._lifecycle:
+            await self._launch()
+
+    async def _launch(self) -> None:
+        interpreter = self._factory()
+        try:
+            await interpreter.launch(self._task_group, self.deliver)
+        except BaseException:
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await interpreter.kill()
+            raise
+        self.current = interpreter
+        self._task_group.start_soon(self._watch, interpreter)
+
+    async def _relaunch(self) -> None:
+        """Launch under the lock (held by the caller), keeping a failure for later."""
+        try:
+            await self._launch()
+            self.start_failure = None
+        except KernelStartError as exc:
+            logger.error("starting %s again failed: %s", self.who, exc)
+            self.start_failure = exc
+            raise
+
+    def start_soon(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``func`` in the background, for as long as the session lives."""
+        self._task_group.start_soon(func)
+
+    async def restart(
+        self, reason: str = "restarted on request", status: Status = Status.RESTARTED
+    ) -> None:
+        """Replace the interpreter; an open run ends with ``reason`` and ``status``."""
+        async with self._lifecycle:
+            if self._closing:
+                raise KernelStartError("the session is closed")
+            old, self.current = self.current, None
+            if old is not None:
+                await old.kill()
+            self._end_route(Gone.on_purpose(reason, status))
+            await self._relaunch()
+
+    @property
+    def settled(self) -> bool:
+        """No restart under way or pending: a run sent now reaches a live interpreter."""
+        return (
+            self._recovery.is_set()
+            and self.start_failure is None
+            and not self._lifecycle.locked()
+            and not self._closing
+            and self.current is not None
+        )
+
+    async def ensure_ready(self) -> None:
+        """Wait for a restart in progress; retry one that failed."""
+        await self._recovery.wait()
+        if (self.start_failure is not None or self.current is None) and not self._closing:
+            await self.restart("restarted after a failed start")
+
+    async def outcome(self) -> str:
+        """After a death: wait for the new interpreter, and say how that went."""
+        try:
+            await self.ensure_ready()
+        except KernelStartError as exc:
+            return f"restarting it failed ({exc}); the next run will try again"
+        return "it has been restarted"
+
+    async def shutdown(self) -> None:
+        """Stop the interpreter and every process it started; an open run ends ``closed``."""
+        self._closing = True
+        with anyio.CancelScope(shield=True):
+            self._end_route(Gone.on_purpose("The session was closed", Status.CLOSED))
+            with anyio.move_on_after(self.timeouts.startup):
+                async with self._lifecycle:
+                    current, self.current = self.current, None
+                    if current is not None:
+                        await current.kill()
+
+    async def _watch(self, interpreter: Interpreter) -> None:
+        """Wait for ``interpreter`` to end; if nobody asked for that, report and relaunch."""
+        gone = await interpreter.wait()
+        if interpreter is not self.current or self._closing:
+            return
+        await interpreter.kill()  # what it left behind
+        self.current = None
+        logger.log(logging.INFO if gone.by_code else logging.WARNING, "%s", gone.description)
+        recovered = self._recovery = anyio.Event()
+        try:
+            if self.route is not None:
+                self._end_route(gone)
+            else:
+                self.unreported = gone
+            async with self._lifecycle:
+                if not self._closing and self.current is None:
+                    with contextlib.suppress(KernelStartError):
+                        await self._relaunch()
+        finally:
+            recovered.set()
+
+    # -- runs ------------------------------------------------------------------
+
+    async def submit(self, route: Route, code: str, options: Any) -> None:
+        """Open ``route`` as the run and send ``code``; the interpreter must be settled."""
+        current = self.current
+        if current is None:
+            raise KernelStartError(f"{self.who} is not running")
+        self.route = route
+        await current.submit(code, options, route)
+
+    def release(self, route: Route) -> None:
+        """The run is over: its route closes, and its late output is kept for the next."""
+        if self.route is route:
+            self.route = None
+        self.late.retire(route)
+        route.close()
+
+    async def deliver(self, item: Any, key: object = None) -> None:
+        """Hand ``item`` to the open run it belongs to, or keep it as late output."""
+        route = self.route
+        if route is not None and not route.finished.is_set() and key in (None, route.key):
+            await route.put(item)
+        elif isinstance(item, Output):
+            self.late.keep(item, key)
+
+    def _end_route(self, gone: Gone) -> None:
+        route, self.route = self.route, None
+        if route is not None:
+            route.end(gone)
+
+    def news(self, reply_to: str) -> list[Message]:
+        """What happened since the last run: a death nobody saw, late output."""
+        gone, self.unreported = self.unreported, None
+        late, dropped = self.late.take()
+        death = (gone.description, gone.exit_code) if gone is not None else None
+        return news_between_runs(reply_to, death=death, late=late, dropped=dropped, who=self.who)

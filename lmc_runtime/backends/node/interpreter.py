@@ -1,0 +1,228 @@
+"""One node process running ``runner.js``: its FIFOs, its readers and its exit.
+
+The runtime makes two FIFOs in the session's control folder before node
+starts: it holds the events FIFO open for reading (and writing, so it never
+sees a false end of file) and the control FIFO open read-write; the runner
+opens both by path, so they carry ``O_CLOEXEC`` and no child of the code
+inherits them. The code's stdin is ``/dev/null``. One reader per descriptor
+hands each event on the moment it is readable; a pidfd tells when node ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ...errors import KernelStartError
+from ..base import ExecutionOptions
+from ..core import Deliver, Gone, Output, Route
+from ..core.procs import describe_exit, read_available, signal_group, wait_for_exit
+from .protocol import Decoder, Event, Exiting, Ready, encode_request
+
+__all__ = ["NodeInterpreter"]
+
+_TAIL = 2048
+
+
+class NodeInterpreter:
+    """``node runner.js EVENTS CONTROL`` as an :class:`~..core.Interpreter`."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        fifo_dir: Path,
+        startup_timeout: float,
+    ) -> None:
+        self._command = list(command)
+        self._cwd = cwd
+        self._env = dict(env)
+        self._fifo_dir = fifo_dir
+        self._startup_timeout = startup_timeout
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._fds: dict[str, int] = {}
+        self._deliver: Deliver | None = None
+        self._scope = anyio.CancelScope()
+        #: The events reader's wait, which the exit watcher cancels to drain.
+        self._waiting = anyio.CancelScope()
+        self._ready = anyio.Event()
+        self._ended = anyio.Event()
+        self._gone: Gone | None = None
+        self._announced: int | None = None
+        self._stderr_tail = b""
+
+    # -- the Interpreter protocol -------------------------------------------------
+
+    async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
+        self._deliver = deliver
+        self._spawn()
+        task_group.start_soon(self._pump)
+        with anyio.move_on_after(self._startup_timeout) as scope:
+            async with anyio.create_task_group() as tg:
+
+                async def first(event: anyio.Event) -> None:
+                    await event.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(first, self._ready)
+                tg.start_soon(first, self._ended)
+        if self._ready.is_set() and not self._ended.is_set():
+            return
+        await self.kill()
+        if scope.cancelled_caught:
+            raise KernelStartError(f"node did not become ready within {self._startup_timeout:g} s")
+        tail = self._stderr_tail.decode("utf-8", "replace").strip()
+        gone = self._gone.description if self._gone else "node ended"
+        raise KernelStartError(f"{gone} while starting" + (f":\n{tail}" if tail else ""))
+
+    async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
+        assert isinstance(route.key, int)
+        data = memoryview(encode_request(route.key, code, lines=options.track_lines))
+        fd = self._fds["control"]
+        while data:
+            try:
+                data = data[os.write(fd, data) :]
+            except BlockingIOError:
+                await anyio.wait_writable(fd)
+
+    async def send_signal(self, signum: int) -> None:
+        if self._popen is not None:
+            signal_group(self._popen.pid, signum)
+
+    async def wait(self) -> Gone:
+        await self._ended.wait()
+        assert self._gone is not None
+        return self._gone
+
+    async def kill(self) -> None:
+        self._scope.cancel()
+        if self._popen is not None:
+            signal_group(self._popen.pid, signal.SIGKILL)
+            with anyio.move_on_after(5):
+                await wait_for_exit(self._popen.pid, self._popen.wait)
+            self._popen.poll()
+        for fd in self._fds.values():
+            anyio.notify_closing(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = {}
+
+    # -- start --------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        """Make the FIFOs and start node (its command ends with their two paths)."""
+        paths = {name: self._fifo_dir / name for name in ("events", "control")}
+        self._fifo_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            for name, path in paths.items():
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                os.mkfifo(path, 0o600)
+                # The interpreter may run as another user (the sandbox's); the folder,
+                # which only the host writes and that user's group may enter, guards it.
+                os.chmod(path, 0o666)
+                self._fds[name] = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+            out_r, out_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            self._fds["stdout"] = out_r
+            err_r, err_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            self._fds["stderr"] = err_r
+            try:
+                self._popen = subprocess.Popen(
+                    [*self._command, str(paths["events"]), str(paths["control"])],
+                    cwd=self._cwd,
+                    env=self._env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out_w,
+                    stderr=err_w,
+                    start_new_session=True,
+                )
+            finally:
+                os.close(out_w)
+                os.close(err_w)
+        except OSError as exc:
+            for fd in self._fds.values():
+                os.close(fd)
+            self._fds = {}
+            raise KernelStartError(f"node could not be started: {exc}") from exc
+
+    # -- the readers ----------------------------------------------------------------
+
+    async def _event(self, event: Event) -> None:
+        assert self._deliver is not None
+        if isinstance(event, Ready):
+            self._ready.set()
+        elif isinstance(event, Exiting):
+            self._announced = event.code
+        elif isinstance(event, Output):
+            await self._deliver(event, None)
+        else:
+            await self._deliver(event.item, event.request)
+
+    async def _read_events(self, exited: anyio.Event) -> None:
+        decoder = Decoder()
+        fd = self._fds["events"]
+        while True:
+            data = read_available(fd)
+            if data is None:
+                return
+            if not data:
+                if exited.is_set():
+                    return  # drained: node wrote everything before it ended
+                with anyio.CancelScope() as self._waiting:
+                    await anyio.wait_readable(fd)
+                continue
+            for event in decoder.feed(data):
+                await self._event(event)
+
+    async def _read_native(self, stream: str, fd: int, *, once: bool = False) -> None:
+        """Node's own stdout and stderr (child processes, its warnings)."""
+        while True:
+            if not once:
+                await anyio.wait_readable(fd)
+            data = read_available(fd)
+            if not data:
+                if data is None or once:
+                    return
+                continue
+            if stream == "stderr":
+                self._stderr_tail = (self._stderr_tail + data)[-_TAIL:]
+            await self._event(Output(data.decode("utf-8", "replace"), stream))
+
+    async def _pump(self) -> None:
+        """Read until node has ended and its output is drained; then say how it ended."""
+        assert self._popen is not None
+        popen = self._popen
+        exited = anyio.Event()
+        try:
+            with self._scope:
+                async with anyio.create_task_group() as tg:
+                    for stream in ("stdout", "stderr"):
+                        tg.start_soon(self._read_native, stream, self._fds[stream])
+
+                    async def watch() -> None:
+                        await wait_for_exit(popen.pid, popen.wait)
+                        exited.set()
+                        self._waiting.cancel()
+
+                    tg.start_soon(watch)
+                    await self._read_events(exited)
+                    tg.cancel_scope.cancel()
+                for stream in ("stdout", "stderr"):
+                    await self._read_native(stream, self._fds[stream], once=True)
+        finally:
+            code = popen.poll()
+            if self._announced is not None:
+                announced = self._announced
+                self._gone = Gone.exited(f"called process.exit({announced})", announced)
+            else:
+                self._gone = Gone(describe_exit(code, "node"), exit_code=code)
+            self._ended.set()
