@@ -31,7 +31,7 @@ from .dialect import Dialect
 from .lines import LineRecord, parse_records
 from .marker import Done, MarkerParser
 from .procs import describe_exit, kill_session, wait_for_exit
-from .spawn import spawn_shell
+from ..core.pty import spawn_pty
 
 __all__ = ["ExitInfo", "ShellProcess", "Sink"]
 
@@ -114,7 +114,7 @@ class ShellProcess:
         try:
             init.write_text(self.dialect.init_script(self.token, ctl_write), encoding="utf-8")
             self._child = await anyio.to_thread.run_sync(
-                spawn_shell, self._argv, self._cwd, self._env, ctl_write
+                spawn_pty, self._argv, self._cwd, self._env, ctl_write
             )
         except Exception as exc:
             os.close(ctl_read)

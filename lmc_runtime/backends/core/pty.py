@@ -1,4 +1,4 @@
-"""Starting a shell on a PTY with pexpect, set up before it first looks at its terminal."""
+"""Starting an interpreter on a PTY with pexpect, set up before it first looks at its terminal."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pexpect
 import ptyprocess
 
-__all__ = ["spawn_shell"]
+__all__ = ["spawn_pty"]
 
 #: Rows and columns of the terminal: wide, so programs do not wrap their output.
 _WINDOW = (50, 200)
@@ -31,7 +31,7 @@ class _Spawn(pexpect.spawn):  # type: ignore[misc]
 def _in_child(keep_fd: int) -> None:
     """Runs in the new shell's process before exec, on its terminal.
 
-    The shell saves the terminal's modes at start and restores them after a
+    A shell saves the terminal's modes at start and restores them after a
     job dies of a signal, so they are set here, before it ever looks.
     """
     os.set_inheritable(keep_fd, True)
@@ -41,7 +41,7 @@ def _in_child(keep_fd: int) -> None:
     termios.tcsetattr(0, termios.TCSANOW, attrs)
 
 
-def spawn_shell(argv: Sequence[str], cwd: Path, env: Mapping[str, str], keep_fd: int) -> Any:
+def spawn_pty(argv: Sequence[str], cwd: Path, env: Mapping[str, str], keep_fd: int) -> Any:
     """Start ``argv`` on a new PTY (echo off, ``\\n`` untranslated), keeping ``keep_fd``.
 
     Blocking (fork and exec): call it from a worker thread.
