@@ -21,15 +21,17 @@ __all__ = [
     "output",
 ]
 
-class Status(str, enum.Enum):
+
+class Status(enum.StrEnum):
     """Machine-readable statuses carried in ``extras["status"]``.
 
-    A ``str`` enum: it compares equal to its value and serializes as it.
+    A :class:`enum.StrEnum`: it compares equal to its value and serializes as it.
     """
 
     OK = "ok"
     ERROR = "error"
     NOT_UNDERSTOOD = "not_understood"
+    MALFORMED = "malformed"
     UNAVAILABLE = "unavailable"
     BACKEND_ERROR = "backend_error"
     TIMEOUT = "timeout"
@@ -44,9 +46,6 @@ class Status(str, enum.Enum):
     PROCESS_LIMIT = "process_limit"
     DISK_LIMIT = "disk_limit"
     FILE_SIZE_LIMIT = "file_size_limit"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def of_stop(cls, reason: str) -> Status:
@@ -94,7 +93,7 @@ def not_understood(
     reason: str,
     reply_to: str | None,
     *,
-    status: str = "not_understood",
+    status: str | Status = Status.NOT_UNDERSTOOD,
     **details: Any,
 ) -> Message:
     """The reply to a message the computer cannot run, saying exactly why."""

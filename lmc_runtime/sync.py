@@ -37,11 +37,13 @@ def iterate_in_portal(
                 if reply_to is not None:
                     yield replies.notice(
                         "The Computer was closed while this code ran; its state is gone.",
-                        "closed",
+                        replies.Status.CLOSED,
                         reply_to,
                         state_lost=True,
                     )
-                    yield replies.active_line(None, reply_to, status="closed", state_lost=True)
+                    yield replies.active_line(
+                        None, reply_to, status=replies.Status.CLOSED, state_lost=True
+                    )
                 return
             try:
                 message = step.result()
@@ -55,7 +57,7 @@ def iterate_in_portal(
                 raise
             reply_to = message.in_reply_to
             yield message
-            if message.format == "active_line" and message.content is None:
+            if message.is_final:
                 return
     finally:
         with contextlib.suppress(Exception):

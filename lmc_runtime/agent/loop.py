@@ -102,7 +102,7 @@ class Agent:
         yield self._keep(
             replies.notice(
                 f"Stopped after {self.max_steps} model turns without a final answer.",
-                "aborted",
+                replies.Status.ABORTED,
                 self.history[-1].id if self.history else None,
             )
         )

@@ -16,6 +16,7 @@ import anyio
 from ..computer import Computer
 from ..config import Limits
 from ..messages import Message
+from ..replies import Status
 from .workloads import BenchError
 
 __all__ = [
@@ -51,19 +52,17 @@ class Outcome:
             content = str(message.content)
             self.output_chars += len(content)
             self.last_output = content[-500:]
-            if extras.get("status") == "truncated":
+            if message.status == Status.TRUNCATED:
                 self.truncated = True
                 total = extras.get("total_bytes")
                 self.total_bytes = total if isinstance(total, int) else None
+        elif message.is_final:
+            self.status = message.status
         elif message.type == "console" and message.format == "active_line":
-            if message.content is not None:
-                self.lines_seen += 1
-            else:
-                status = extras.get("status")
-                self.status = status if isinstance(status, str) else None
+            self.lines_seen += 1
 
     def check(self, code: str) -> Outcome:
-        if self.status != "ok":
+        if self.status != Status.OK:
             raise BenchError(
                 f"lmc-runtime ended {code!r} with status {self.status!r}: {self.last_output!r}"
             )

@@ -17,6 +17,7 @@ import subprocess
 import time
 
 from ..computer import Computer
+from ..replies import Status
 from .workloads import BenchError
 
 __all__ = ["JS_PRINT_ONE", "RawNode", "lmc_round_trips"]
@@ -111,10 +112,10 @@ async def lmc_round_trips(
         async for message in computer.arun("javascript", code, timeout=timeout):
             if message.format == "output":
                 text.append(str(message.content))
-            elif message.format == "active_line" and message.content is None:
-                status = (message.extras or {}).get("status")
+            elif message.is_final:
+                status = message.status
         seconds = time.perf_counter() - start
-        if status != "ok":
+        if status != Status.OK:
             raise BenchError(f"lmc-runtime ended {code!r} with status {status!r}: {text!r}")
         return seconds
 

@@ -16,6 +16,7 @@ import anyio
 import pexpect
 
 from ..computer import Computer
+from ..replies import Status
 from .workloads import BenchError
 
 __all__ = ["ECHO_ONE", "RawShell", "ours_shell_round_trips"]
@@ -87,9 +88,9 @@ async def ours_shell_round_trips(computer: Computer, n: int, timeout: float) -> 
             async for message in computer.arun(_LANGUAGE, ECHO_ONE, timeout=timeout):
                 if message.format == "output":
                     output.append(str(message.content))
-                elif message.format == "active_line" and message.content is None:
-                    status = (message.extras or {}).get("status")
+                elif message.is_final:
+                    status = message.status
             times.append(time.perf_counter() - start)
-        if status != "ok" or "".join(output).strip() != "1":
+        if status != Status.OK or "".join(output).strip() != "1":
             raise BenchError(f"lmc-runtime answered {output!r} ({status}) to {ECHO_ONE!r}")
     return times

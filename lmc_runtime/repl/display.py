@@ -23,6 +23,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from ..messages import Message
+from ..replies import Status
 from .images import HalfBlocks, ImageStore, Preview, as_png, kitty_escape
 from .view import RunDisplay
 
@@ -31,12 +32,12 @@ __all__ = ["RichRun", "RichView", "code_view", "output_style", "pygments_name"]
 logger = logging.getLogger(__name__)
 
 _PYGMENTS = {"shell": "bash", "sh": "bash", "javascript": "javascript", "r": "r"}
-_NOTICE_STYLES = {
-    "error": "bold red",
-    "backend_error": "bold red",
-    "not_understood": "red",
-    "malformed": "red",
-    "unavailable": "red",
+_NOTICE_STYLES: dict[str, str] = {
+    Status.ERROR: "bold red",
+    Status.BACKEND_ERROR: "bold red",
+    Status.NOT_UNDERSTOOD: "red",
+    Status.MALFORMED: "red",
+    Status.UNAVAILABLE: "red",
 }
 _ACTIVE = Style(bgcolor="grey30", bold=True)
 _MARKER = "\u276f"  # heavy right-pointing angle
@@ -50,10 +51,10 @@ def pygments_name(language: str) -> str:
 def output_style(message: Message) -> str:
     """The style of a console output message: errors red, notes yellow."""
     extras = message.extras or {}
-    status = extras.get("status")
+    status = message.status
     if isinstance(message.content, str) and message.content.startswith("[lmc] "):
         return _NOTICE_STYLES.get(str(status), "yellow")
-    if extras.get("error") or extras.get("stream") == "stderr" or status == "error":
+    if extras.get("error") or extras.get("stream") == "stderr" or status == Status.ERROR:
         return "red"
     return "dim" if extras.get("late") else ""
 
@@ -120,10 +121,9 @@ class RichRun:
         self._feed(str(message.content), output_style(message))
 
     def _active_line(self, message: Message) -> None:
-        line = message.content if isinstance(message.content, int) else None
-        if line is None:
+        if message.is_final or not isinstance(message.content, int):
             return
-        self.line = line
+        self.line = message.content
         self._refresh()
 
     def _image(self, message: Message) -> None:
