@@ -17,6 +17,9 @@
 // vm.Script in this context: const, let and class declarations live on in the global
 // lexical scope, function declarations and vars are hoisted first, and a statement with
 // a top-level await goes through node's own REPL rewrite. Nothing is added to the code.
+// `import` declarations become global bindings (imports.js); `export` is dropped from
+// declarations. With LMC_NODE_LANGUAGE=typescript, each cell is TypeScript, transpiled
+// first (typescript.js, the compiler from LMC_TYPESCRIPT or this folder's node_modules).
 
 const fs = require('fs');
 const net = require('net');
@@ -24,6 +27,7 @@ const path = require('path');
 const util = require('util');
 const vm = require('vm');
 const Module = require('module');
+const { createImports, dynamicImport } = require('./imports.js');
 
 const stringify = JSON.stringify;
 const parseJSON = JSON.parse;
@@ -31,6 +35,13 @@ const writeSync = fs.writeSync;
 const inspect = util.inspect;
 
 const [eventsPath, controlPath] = process.argv.slice(2);
+const language = process.env.LMC_NODE_LANGUAGE || 'javascript';
+const compiler =
+  language === 'typescript'
+    ? require('./typescript.js').createCompiler(process.env.LMC_TYPESCRIPT)
+    : null;
+delete process.env.LMC_NODE_LANGUAGE;
+delete process.env.LMC_TYPESCRIPT;
 const eventsFd = fs.openSync(eventsPath, 'w');
 const controlFd = fs.openSync(controlPath, 'r');
 
@@ -68,7 +79,11 @@ globalThis.require = Module.createRequire(path.join(process.cwd(), '[lmc-node]')
 
 // -- errors -------------------------------------------------------------------------------
 
-const RUNNER_FRAME = /\(node:vm:|\(node:internal\/vm|runner\.js:/;
+// Frames of vm and of this folder's files (the runner's own), cut from reported stacks.
+const RUNNER_FRAME = new RegExp(
+  String.raw`\(node:vm:|\(node:internal\/vm|` +
+    (__dirname + path.sep).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+);
 
 function describeError(error) {
   if (!(error instanceof Error) || typeof error.stack !== 'string') {
@@ -87,12 +102,14 @@ const isInterrupt = (error) =>
 // -- running code ----------------------------------------------------------------------------
 
 let current = null;
+const imports = createImports();
 
 function runScript(source, filename, line, column) {
   const script = new vm.Script(source, {
     filename,
     lineOffset: line - 1,
     columnOffset: column,
+    importModuleDynamically: dynamicImport,
   });
   return script.runInThisContext({ breakOnSigint: true, displayErrors: false });
 }
@@ -102,6 +119,7 @@ function parse(code) {
     ecmaVersion: 'latest',
     sourceType: 'script',
     allowAwaitOutsideFunction: true,
+    allowImportExportEverywhere: true,
     allowHashBang: true,
     locations: true,
   });
@@ -131,18 +149,31 @@ function varNames(statement) {
   return names;
 }
 
-async function runStatement(state, code, statement, filename) {
-  const source = code.slice(statement.start, statement.end);
+// A declaration without its `export`; null for an export list, which runs nothing.
+function unexported(statement) {
+  if (statement.type === 'ExportNamedDeclaration') {
+    return statement.declaration || (statement.source ? statement : null);
+  }
+  const inner = statement.type === 'ExportDefaultDeclaration' ? statement.declaration : null;
+  return inner && inner.id && inner.type.endsWith('Declaration') ? inner : statement;
+}
+
+async function runStatement(cell, statement) {
   const { line, column } = statement.loc.start;
+  if (statement.type === 'ImportDeclaration') {
+    const at = cell.position(line, column);
+    return imports.run(statement, `${cell.filename}:${at.line}:${at.column + 1}`);
+  }
+  const source = cell.code.slice(statement.start, statement.end);
   const rewritten =
     topLevelAwait && source.includes('await') ? topLevelAwait.processTopLevelAwait(source) : null;
-  if (rewritten === null) return runScript(source, filename, line, column);
-  const outcome = await runScript(rewritten, filename, line, column);
+  if (rewritten === null) return runScript(source, cell.filename, line, column);
+  const outcome = await runScript(rewritten, cell.filename, line, column);
   return outcome ? outcome.value : undefined;
 }
 
-async function runCode(state, code) {
-  const filename = `<cell ${state.id}>`;
+async function runCode(state, cell) {
+  const { code, filename } = cell;
   let program;
   try {
     program = parse(code);
@@ -150,8 +181,9 @@ async function runCode(state, code) {
     // V8's own SyntaxError reads better; if V8 accepts the code, run it whole.
     return runScript(code, filename, 1, 0);
   }
-  const hoisted = program.body.filter((s) => s.type === 'FunctionDeclaration');
-  const vars = [...new Set(program.body.flatMap(varNames))];
+  const body = program.body.map(unexported).filter((s) => s !== null);
+  const hoisted = body.filter((s) => s.type === 'FunctionDeclaration');
+  const vars = [...new Set(body.flatMap(varNames))];
   if (hoisted.length > 0 || vars.length > 0) {
     // Declarations are instantiated before the first statement runs, as in one script.
     for (const name of vars) runScript(`var ${name};`, filename, 1, 0);
@@ -160,14 +192,24 @@ async function runCode(state, code) {
     }
   }
   let value;
-  for (const statement of program.body) {
+  for (const statement of body) {
     value = undefined;
     if (statement.type === 'FunctionDeclaration') continue;
     if (state.stopped) break;
-    if (state.lines) emit({ k: 'l', id: state.id, n: statement.loc.start.line });
-    value = await runStatement(state, code, statement, filename);
+    const { line, column } = statement.loc.start;
+    if (state.lines) emit({ k: 'l', id: state.id, n: cell.position(line, column).line });
+    value = await runStatement(cell, statement);
   }
   return value;
+}
+
+// The cell to run: its JavaScript, and the code's own place for a place in it.
+function prepare(state, code) {
+  const filename = `<cell ${state.id}>`;
+  if (compiler === null) return { filename, code, position: (line, column) => ({ line, column }) };
+  const compiled = compiler.compile(code, filename);
+  if (compiled.error) throw compiled.error;
+  return { filename, code: compiled.code, position: compiled.position };
 }
 
 async function runWhole(state, code) {
@@ -191,7 +233,8 @@ async function execute(request) {
   current = state;
   let pending = false;
   try {
-    const run = acorn ? runCode(state, request.code) : runWhole(state, request.code);
+    const cell = prepare(state, request.code);
+    const run = acorn ? runCode(state, cell) : runWhole(state, cell.code);
     const value = await Promise.race([run, stopped]);
     if (value === STOPPED) {
       pending = true;
@@ -252,3 +295,7 @@ control.on('data', (chunk) => {
 control.on('end', () => process.exit(0));
 
 emit({ k: 'r', pid: process.pid });
+if (compiler !== null) {
+  compiler.install();
+  setImmediate(compiler.warm);
+}
