@@ -107,12 +107,15 @@ def _cmd_languages(args: argparse.Namespace) -> int:
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
-    from .sysdeps import ensure_system_packages
+    from .backends.typescript import node_packages_dir
+    from .sysdeps import ensure_node_packages, ensure_system_packages
 
     def say(line: str) -> None:
         sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
     ensure_system_packages(say=say)
+    ensure_node_packages(node_packages_dir(), needed_for="TypeScript", say=say)
     from .sandbox.hostprep import prepare_host
 
     prepare_host(say)

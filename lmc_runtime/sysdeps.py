@@ -3,18 +3,31 @@
 ``lmc setup`` installs what the machine lacks through ``apt-get`` when it runs
 as root on Debian or Ubuntu. Otherwise it prints one line saying what to
 install, and goes on: each feature reports itself unavailable until then.
+The npm packages of a folder the runtime ships (``kernels/lmc-node``: the
+TypeScript compiler) are installed into that folder's ``node_modules`` with
+``npm ci``, readable by every user, so that sandboxes see them too.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["SYSTEM_PACKAGES", "SystemPackage", "ensure_system_packages", "missing_packages"]
+__all__ = [
+    "SYSTEM_PACKAGES",
+    "SystemPackage",
+    "ensure_node_packages",
+    "ensure_system_packages",
+    "missing_node_packages",
+    "missing_packages",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +50,7 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("chromium", "chromium", "screenshots of HTML output"),
     SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
     SystemPackage("zsh", "zsh", "the zsh shell backend"),
+    SystemPackage("default-jdk-headless", "jshell", "the Java language (jshell)"),
 )
 
 
@@ -93,3 +107,84 @@ def ensure_system_packages(
 def _run(argv: list[str]) -> int:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     return subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, check=False).returncode
+
+
+def missing_node_packages(folder: Path) -> dict[str, str]:
+    """The npm packages ``folder``'s lock file pins that its ``node_modules`` lacks.
+
+    Maps each name to the version wanted; a package of another version is missing.
+    """
+    lock = json.loads((folder / "package-lock.json").read_text(encoding="utf-8"))
+    missing: dict[str, str] = {}
+    for key, entry in lock.get("packages", {}).items():
+        if not key.startswith("node_modules/") or entry.get("dev"):
+            continue
+        wanted = str(entry.get("version", ""))
+        try:
+            found = json.loads((folder / key / "package.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            found = {}
+        if not isinstance(found, dict) or found.get("version") != wanted:
+            missing[key.removeprefix("node_modules/")] = wanted
+    return missing
+
+
+def ensure_node_packages(
+    folder: Path,
+    *,
+    needed_for: str,
+    say: Callable[[str], None],
+    run: Callable[[list[str], Path], int] | None = None,
+) -> bool:
+    """``npm ci`` in ``folder`` unless its packages are there; True when they are after."""
+    try:
+        missing = missing_node_packages(folder)
+    except (OSError, ValueError) as exc:
+        say(f"lmc setup: {folder} has no readable package-lock.json ({exc}); {needed_for} is off")
+        return False
+    wanted = " ".join(f"{name}@{version}" for name, version in sorted(missing.items()))
+    if not missing:
+        say(f"lmc setup: the npm packages for {needed_for} are present")
+        return True
+    npm = shutil.which("npm")
+    if npm is None:
+        say(
+            f"lmc setup: npm is missing, so {wanted} (for {needed_for}) cannot be installed; "
+            "install it with: sudo apt-get install -y npm, then run lmc setup again"
+        )
+        return False
+    if not os.access(folder, os.W_OK):
+        say(f"lmc setup: {folder} is not writable here; run lmc setup as its owner for {wanted}")
+        return False
+    say(f"lmc setup: installing {wanted} (for {needed_for}) into {folder / 'node_modules'}")
+    argv = [npm, "ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"]
+    code = (run or _run_in)(argv, folder)
+    if code != 0 or missing_node_packages(folder):
+        say(f"lmc setup: npm ci in {folder} failed (exit {code}); {needed_for} stays unavailable")
+        return False
+    readable_by_all(folder / "node_modules")
+    return True
+
+
+def readable_by_all(root: Path) -> None:
+    """``chmod -R a+rX root``: the sandboxes' users read what root installed."""
+    _open_up(root)
+    for top, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:  # folders before the walk enters them
+            _open_up(Path(top, name))
+
+
+def _open_up(path: Path) -> None:
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return
+    mode = stat.S_IMODE(info.st_mode)
+    wanted = mode | 0o444
+    if stat.S_ISDIR(info.st_mode) or mode & 0o111:
+        wanted |= 0o111
+    if wanted != mode:
+        os.chmod(path, wanted)
+
+
+def _run_in(argv: list[str], cwd: Path) -> int:
+    return subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, check=False).returncode
