@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
-from .problems import ApiError
+from ..errors import HostNotAllowed, OriginNotAllowed, TokenRejected
 
 __all__ = [
     "TOKEN_SUBPROTOCOL_PREFIX",
@@ -119,7 +119,8 @@ class Authenticator:
         self.allowed_origins = tuple(allowed_origins)
 
     def check_browser(self, headers: Mapping[str, str]) -> None:
-        """Raise a 403 :class:`ApiError` for a request a web page made on its own.
+        """Refuse a request a web page made on its own (:class:`OriginNotAllowed`,
+        :class:`HostNotAllowed`).
 
         A browser's Origin must be allowed (this server, or one configured); and
         without a token the Host must be a loopback name, so that a page that
@@ -128,13 +129,9 @@ class Authenticator:
         origin = headers.get("origin")
         host = headers.get("host")
         if not origin_allowed(origin, host, self.allowed_origins):
-            raise ApiError(403, "forbidden", f"origin {origin!r} is not allowed")
+            raise OriginNotAllowed(origin)
         if not self.enabled and host is not None and not host_is_loopback(host):
-            raise ApiError(
-                403,
-                "forbidden",
-                f"without a token only loopback Host names are served, not {host!r}",
-            )
+            raise HostNotAllowed(host)
 
     def valid(self, candidate: str | None) -> bool:
         """Whether ``candidate`` is the token (always True with auth disabled)."""
@@ -145,16 +142,16 @@ class Authenticator:
         return secrets.compare_digest(candidate.encode(), self._token)
 
     def check_http(self, headers: Mapping[str, str]) -> None:
-        """Raise a 401 :class:`ApiError` unless the request carries the token
-        (and a 403 one for a request a web page made on its own)."""
+        """Raise :class:`TokenRejected` unless the request carries the token (and
+        refuse a request a web page made on its own, see :meth:`check_browser`)."""
         self.check_browser(headers)
         if not self.enabled:
             return
         token = bearer_from_header(headers.get("authorization"))
         if token is None:
-            raise ApiError(401, "unauthorized", "missing bearer token (Authorization: Bearer ...)")
+            raise TokenRejected("missing bearer token (Authorization: Bearer ...)")
         if not self.valid(token):
-            raise ApiError(401, "unauthorized", "invalid bearer token")
+            raise TokenRejected("invalid bearer token")
 
     def websocket_token(
         self, headers: Mapping[str, str], query: Mapping[str, str], offered: Iterable[str]

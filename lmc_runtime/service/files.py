@@ -12,10 +12,20 @@ import anyio
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 
-from ..errors import LMCError, UnsafePath
+from ..errors import (
+    BadPath,
+    DiskLimitExceeded,
+    LMCError,
+    NotARegularFile,
+    PathIsDirectory,
+    PathRefused,
+    RequestTooLarge,
+    ServiceError,
+    SessionFileNotFound,
+    UnsafePath,
+)
 from ..sandbox import open_in_session
 from ..sandbox.upload import SessionUpload
-from .problems import ApiError
 from .routes import _ERRORS, require_token
 from .state import service_of
 
@@ -25,35 +35,37 @@ _CHUNK = 64 * 1024
 
 
 def checked_path(path: str) -> str:
-    """``path`` if it is a plain relative path inside the working directory; else 400."""
+    """``path`` if it is a plain relative path inside the working directory; else
+    :class:`BadPath`."""
     if not path or "\x00" in path:
-        raise ApiError(400, "bad_path", "the path is empty or contains a NUL byte")
+        raise BadPath(path, "the path is empty or contains a NUL byte")
     if path.startswith("/") or posixpath.isabs(path):
-        raise ApiError(400, "bad_path", f"absolute paths are not allowed: {path!r}")
+        raise BadPath(path, f"absolute paths are not allowed: {path!r}")
     parts = path.split("/")
     if any(part == ".." for part in parts):
-        raise ApiError(400, "bad_path", f"'..' is not allowed in a path: {path!r}")
+        raise BadPath(path, f"'..' is not allowed in a path: {path!r}")
     if any(part in ("", ".") for part in parts):
-        raise ApiError(400, "bad_path", f"the path has an empty or '.' component: {path!r}")
+        raise BadPath(path, f"the path has an empty or '.' component: {path!r}")
     return path
 
 
-def _too_large(limit: int) -> ApiError:
-    return ApiError(413, "too_large", f"the upload is larger than {limit} bytes")
+def _too_large(limit: int) -> RequestTooLarge:
+    return RequestTooLarge("upload", limit)
 
 
-def _refusal(path: str, exc: Exception) -> ApiError:
+def _refusal(path: str, exc: Exception) -> ServiceError:
+    """Why the session's file at ``path`` cannot be written or read, given ``exc``."""
     if isinstance(exc, UnsafePath) and exc.reason.startswith("not a regular file"):
-        return ApiError(400, "not_a_regular_file", f"{path!r} is {exc.reason}: refused")
+        return NotARegularFile(path, exc.reason)
     if isinstance(exc, FileNotFoundError):
-        return ApiError(404, "file_not_found", f"no file {path!r} in the session")
+        return SessionFileNotFound(path)
     if isinstance(exc, IsADirectoryError):
-        return ApiError(400, "is_a_directory", f"{path!r} is a directory")
+        return PathIsDirectory(path)
     if isinstance(exc, OSError) and exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EXDEV):
-        return ApiError(400, "unsafe_path", f"{path!r} goes through a symbolic link: refused")
+        return PathRefused(path, "goes through a symbolic link: refused")
     if isinstance(exc, OSError) and exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
-        return ApiError(413, "too_large", f"{path!r} does not fit the session's disk limits")
-    return ApiError(400, "unsafe_path", f"{path!r} cannot be opened safely: {exc}")
+        return DiskLimitExceeded(path)
+    return PathRefused(path, f"cannot be opened safely: {exc}")
 
 
 def files_router() -> APIRouter:
@@ -84,6 +96,8 @@ def files_router() -> APIRouter:
                 if piece:
                     await anyio.to_thread.run_sync(upload.write, piece)
             await anyio.to_thread.run_sync(upload.commit)
+        except ServiceError:  # too large: said as it is
+            raise
         except (OSError, LMCError, ValueError) as exc:
             raise _refusal(relpath, exc) from exc
         finally:

@@ -13,12 +13,23 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
+from ..errors import (
+    CapacityExceeded,
+    LanguageUnavailable,
+    LimitTooHigh,
+    NetworkNotAllowed,
+    ServiceUnavailable,
+    SessionEnded,
+    SessionNotFound,
+    SessionStartFailed,
+    ShuttingDown,
+    UnknownLanguage,
+)
 from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
 from ..sandbox.stale import clean_stale_sessions
 from .datadir import DataDirLock
 from .models import CreateSession
 from .pool import Pool
-from .problems import ApiError
 from .session import ServiceSession
 from .settings import ServiceSettings
 from .transcript import Transcripts
@@ -105,18 +116,11 @@ class SessionManager:
         for key, value in asked.items():
             most = getattr(ceiling, key)
             if most is not None and value > most:
-                raise ApiError(
-                    400, "limit_too_high", f"limits.{key} may be at most {most}, got {value}"
-                )
+                raise LimitTooHigh(key, most, value)
         limits: SessionLimits = replace(ceiling, **asked)
         network = self.settings.network_default if request.network is None else request.network
         if network and not self.settings.allow_network:
-            raise ApiError(
-                403,
-                "network_not_allowed",
-                "this server gives sessions no network access; its operator can allow it "
-                "with `lmc serve --allow-network`",
-            )
+            raise NetworkNotAllowed()
         return SandboxPolicy(network=network, limits=limits)
 
     def _languages(self, names: list[str]) -> list[str]:
@@ -124,17 +128,11 @@ class SessionManager:
         for name in names or ["python"]:
             canonical = self.registry.resolve(name)
             if canonical is None:
-                known = ", ".join(sorted(self.registry))
-                raise ApiError(
-                    400, "unknown_language", f"unknown language {name!r}; known: {known}"
-                )
+                raise UnknownLanguage(name, sorted(self.registry))
             availability = self.registry.availability(canonical)
             if not availability.available:
-                raise ApiError(
-                    400,
-                    "language_unavailable",
-                    f"{canonical} is not available here: {availability.reason}",
-                )
+                reason = availability.reason or "it cannot run on this machine"
+                raise LanguageUnavailable(canonical, reason)
             if canonical not in resolved:
                 resolved.append(canonical)
         return resolved
@@ -155,7 +153,7 @@ class SessionManager:
 
     async def _launch(self, session: ServiceSession, *, warm: bool) -> None:
         if self._task_group is None:
-            raise ApiError(503, "unavailable", "the service is not running")
+            raise ServiceUnavailable("the service is not running")
         await self._task_group.start(self._life, session, warm)
         await session.ready.wait()
 
@@ -178,18 +176,14 @@ class SessionManager:
         return session
 
     async def create(self, request: CreateSession) -> ServiceSession:
-        """A new session, from the pool when it fits; 429 past ``max_sessions``."""
+        """A new session, from the pool when it fits; :class:`CapacityExceeded`
+        past ``max_sessions``."""
         if self.shutting_down:
-            raise ApiError(503, "shutting_down", "the service is shutting down")
+            raise ShuttingDown()
         policy = self._policy(request)
         languages = self._languages(request.languages)
         if len(self.sessions) + self._starting >= self.settings.max_sessions:
-            raise ApiError(
-                429,
-                "too_many_sessions",
-                f"the service runs at most {self.settings.max_sessions} sessions; "
-                "delete one or try again later",
-            )
+            raise CapacityExceeded(self.settings.max_sessions)
         session = self.pool.take() if policy == self._default_policy else None
         if session is None and self.sandboxes >= self.settings.max_sessions:
             self.pool.evict()  # a warm session gives up its room
@@ -201,9 +195,7 @@ class SessionManager:
             else:
                 session.languages = languages
             if session.start_error is not None:
-                raise ApiError(
-                    503, "session_failed", f"the session could not start: {session.start_error}"
-                )
+                raise SessionStartFailed(session.id, session.start_error)
             session.claim()
             self.sessions[session.id] = session
         except BaseException:
@@ -217,14 +209,15 @@ class SessionManager:
         return session
 
     def get(self, session_id: str) -> ServiceSession:
-        """The live session ``session_id``; 404 saying why if it has ended."""
+        """The live session ``session_id``; :class:`SessionEnded` saying why if it
+        has ended, :class:`SessionNotFound` if there never was one (or long ago)."""
         session = self.sessions.get(session_id)
         if session is not None and not session.ended.is_set():
             return session
         reason = self.ended.get(session_id) or (session.end_reason if session else None)
         if reason is not None:
-            raise ApiError(404, "session_ended", f"session {session_id} has ended: {reason}")
-        raise ApiError(404, "not_found", f"no session {session_id!r}")
+            raise SessionEnded(session_id, reason)
+        raise SessionNotFound(session_id)
 
     async def delete(self, session_id: str) -> None:
         """End a session and wait until its processes are gone."""

@@ -1,16 +1,18 @@
 """API errors, rendered as ``{"error": {"code", "message"}}``.
 
-Routes raise :class:`ApiError` for what they refuse on purpose. Every other
-exception is mapped here, by its class, in one table (:data:`_MAPPED`): a bad
-request is a 4xx, a service that cannot do its part is a 503, and only an
-exception nobody foresaw is a 500, whose traceback goes to the log and never
-to the client.
+The service raises the exceptions of :mod:`lmc_runtime.errors` (a
+:class:`~lmc_runtime.errors.ServiceError` for what it refuses on purpose). They
+are mapped here to a :class:`Problem`, by their class, in one table
+(:data:`_MAPPED`): a bad request is a 4xx, a service that cannot do its part is
+a 503, and only an exception nobody foresaw is a 500, whose traceback goes to
+the log and never to the client.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+from dataclasses import dataclass
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,34 +24,57 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import (
     BackendError,
     BackendUnavailable,
+    BadPath,
+    CapacityExceeded,
+    DiskLimitExceeded,
+    HostNotAllowed,
+    InvalidRequest,
     InvalidThreadId,
     KernelDied,
     KernelStartError,
+    LanguageUnavailable,
+    LimitTooHigh,
     LMCError,
+    MalformedRequest,
     MessageError,
+    NetworkNotAllowed,
+    NotARegularFile,
+    OriginNotAllowed,
+    PathIsDirectory,
+    PathRefused,
+    RequestTooLarge,
     SandboxError,
     SandboxUnavailable,
+    ServiceError,
+    ServiceUnavailable,
+    SessionBusy,
+    SessionEnded,
+    SessionFileNotFound,
+    SessionNotFound,
+    SessionStartFailed,
+    ShuttingDown,
     StoreError,
     ThreadExists,
     ThreadNotFound,
+    TokenRejected,
+    UnknownLanguage,
     UnsafePath,
     UsageError,
 )
 from .models import ErrorBody, ErrorDetail
 
-__all__ = ["ApiError", "LastResort", "api_error_for", "error_response", "install_handlers"]
+__all__ = ["LastResort", "Problem", "error_response", "install_handlers", "problem_for"]
 
 logger = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
-    """A request the service refuses, with its HTTP status and a clear sentence."""
+@dataclass(frozen=True)
+class Problem:
+    """What a client is told of an error: an HTTP status, a code and a clear sentence."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
+    status: int
+    code: str
+    message: str
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:
@@ -72,8 +97,34 @@ _CODES = {
     503: "unavailable",
 }
 
-#: Exception classes and what they answer; the most derived class listed wins.
-_MAPPED: dict[type[Exception], tuple[int, str, str]] = {
+#: Exception classes and what they answer: status, code, and a summary that the
+#: exception's first line follows, or None where the exception's own sentence is
+#: the whole message (the service's refusals). The most derived class listed wins.
+_MAPPED: dict[type[Exception], tuple[int, str, str | None]] = {
+    SessionNotFound: (404, "not_found", None),
+    SessionEnded: (404, "session_ended", None),
+    SessionBusy: (409, "busy", None),
+    SessionStartFailed: (503, "session_failed", None),
+    CapacityExceeded: (429, "too_many_sessions", None),
+    LimitTooHigh: (400, "limit_too_high", None),
+    NetworkNotAllowed: (403, "network_not_allowed", None),
+    UnknownLanguage: (400, "unknown_language", None),
+    LanguageUnavailable: (400, "language_unavailable", None),
+    ShuttingDown: (503, "shutting_down", None),
+    ServiceUnavailable: (503, "unavailable", None),
+    InvalidRequest: (400, "bad_request", None),
+    MalformedRequest: (400, "malformed", None),
+    RequestTooLarge: (413, "too_large", None),
+    TokenRejected: (401, "unauthorized", None),
+    OriginNotAllowed: (403, "forbidden", None),
+    HostNotAllowed: (403, "forbidden", None),
+    BadPath: (400, "bad_path", None),
+    SessionFileNotFound: (404, "file_not_found", None),
+    NotARegularFile: (400, "not_a_regular_file", None),
+    PathIsDirectory: (400, "is_a_directory", None),
+    PathRefused: (400, "unsafe_path", None),
+    DiskLimitExceeded: (413, "too_large", None),
+    ServiceError: (400, "bad_request", None),
     ClientDisconnect: (400, "client_disconnected", "the client left before the request ended"),
     MessageError: (400, "malformed", "the message is malformed"),
     UnsafePath: (400, "unsafe_path", "the path is not allowed"),
@@ -107,20 +158,19 @@ _ERRNO_MAPPED = {
 }
 
 
-def api_error_for(exc: BaseException) -> ApiError | None:
-    """The :class:`ApiError` ``exc`` stands for, or None for an unforeseen one."""
-    if isinstance(exc, ApiError):
-        return exc
+def problem_for(exc: BaseException) -> Problem | None:
+    """The :class:`Problem` ``exc`` stands for, or None for an unforeseen one."""
     if isinstance(exc, OSError) and exc.errno in _ERRNO_MAPPED:
-        status, code, summary = _ERRNO_MAPPED[exc.errno]
-        return ApiError(status, code, summary)
+        return Problem(*_ERRNO_MAPPED[exc.errno])
     for cls in type(exc).__mro__:
         if cls in _MAPPED:
             status, code, summary = _MAPPED[cls]
+            if summary is None:
+                return Problem(status, code, str(exc))
             # One line of it: a kernel's start-up output or a host path stays in the log.
             detail = (exc.strerror if isinstance(exc, OSError) else str(exc)) or ""
             detail = detail.strip().split("\n", 1)[0][:300].rstrip(":")
-            return ApiError(status, code, f"{summary}: {detail}" if detail else summary)
+            return Problem(status, code, f"{summary}: {detail}" if detail else summary)
     return None
 
 
@@ -160,13 +210,13 @@ def install_handlers(app: FastAPI) -> None:
     """Render every error of ``app`` as JSON with the right status."""
 
     async def on_mapped(request: Request, exc: Exception) -> JSONResponse:
-        error = api_error_for(exc)
-        assert error is not None
+        problem = problem_for(exc)
+        assert problem is not None
         if isinstance(exc, ClientDisconnect):
             logger.debug("the client left during %s", _where(request))
-        elif not isinstance(exc, ApiError):
-            logger.info("%s: %d %s: %r", _where(request), error.status, error.code, exc)
-        return error_response(error.status, error.code, error.message)
+        elif not isinstance(exc, ServiceError):
+            logger.info("%s: %d %s: %r", _where(request), problem.status, problem.code, exc)
+        return error_response(problem.status, problem.code, problem.message)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
@@ -181,7 +231,6 @@ def install_handlers(app: FastAPI) -> None:
         code = _CODES.get(exc.status_code, "error")
         return error_response(exc.status_code, code, str(exc.detail))
 
-    app.add_exception_handler(ApiError, on_mapped)
     for cls in _MAPPED:
         app.add_exception_handler(cls, on_mapped)
     app.add_exception_handler(RequestValidationError, on_validation)

@@ -6,12 +6,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from ..errors import MessageError, UsageError
+from ..errors import (
+    InvalidRequest,
+    MalformedRequest,
+    MessageError,
+    ShuttingDown,
+    UnknownLanguage,
+)
+from ..intake import code_message
 from .drain import drain_of
 from .models import CreateSession, ErrorBody, RestartRequest, SessionInfo, SessionList
-from .problems import ApiError
 from .state import info, service_of
-from .streams import NdjsonExecution, code_message, parse_json, read_body
+from .streams import NdjsonExecution, parse_json, read_body
 
 __all__ = ["require_token", "sessions_router"]
 
@@ -34,13 +40,13 @@ def sessions_router() -> APIRouter:
     async def create_session(request: Request) -> SessionInfo:
         service = service_of(request)
         if drain_of(request).draining:
-            raise ApiError(503, "shutting_down", "the service is shutting down")
+            raise ShuttingDown()
         body = await read_body(request, service.settings.max_request_bytes)
         data = parse_json(body) if body.strip() else {}
         try:
             spec = CreateSession.model_validate(data)
         except ValueError as exc:
-            raise ApiError(400, "bad_request", str(exc)) from exc
+            raise InvalidRequest(str(exc)) from exc
         session = await service.manager.create(spec)
         return info(session)
 
@@ -75,7 +81,7 @@ def sessions_router() -> APIRouter:
         try:
             message = code_message(parse_json(body))
         except MessageError as exc:
-            raise ApiError(400, "malformed", f"not a code message: {exc.reason}") from exc
+            raise MalformedRequest(f"not a code message: {exc.reason}") from exc
         wall = session.policy.limits.wall_seconds
         if timeout is not None and wall is not None:
             timeout = min(timeout, wall)
@@ -100,13 +106,12 @@ def sessions_router() -> APIRouter:
         try:
             spec = RestartRequest.model_validate(parse_json(body) if body.strip() else {})
         except ValueError as exc:
-            raise ApiError(400, "bad_request", str(exc)) from exc
+            raise InvalidRequest(str(exc)) from exc
         computer = session.computer
         if computer is not None:
-            try:
-                await computer.arestart(spec.language)
-            except UsageError as exc:
-                raise ApiError(400, "unknown_language", str(exc)) from exc
+            if computer.registry.resolve(spec.language) is None:
+                raise UnknownLanguage(spec.language)
+            await computer.arestart(spec.language)
         session.touch()
         return info(session)
 

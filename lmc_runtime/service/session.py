@@ -4,7 +4,8 @@ A session lives in one task (:meth:`ServiceSession.run`) of the manager's task
 group: it starts the sandbox, opens a Computer wired to it, optionally warms a
 Python kernel, then waits until it is stopped or has been idle too long, and
 finally closes the Computer and the sandbox (which kills every process the
-session started). One execution at a time: a second one gets 409.
+session started). One execution at a time: a second one is refused
+(:class:`~lmc_runtime.errors.SessionBusy`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from anyio.abc import TaskStatus
 
 from .. import replies
 from ..computer import Computer
-from ..errors import KernelStartError
+from ..errors import KernelStartError, SessionBusy, SessionEnded
 from ..messages import Message
 from ..sandbox import Sandbox, SandboxPolicy
-from .problems import ApiError
 from .transcript import Transcripts
 
 __all__ = ["Claim", "ServiceSession"]
@@ -203,15 +203,14 @@ class ServiceSession:
     # -- execution -----------------------------------------------------------
 
     def acquire(self) -> Claim:
-        """Reserve the session for one execution; 409 if one is running."""
+        """Reserve the session for one execution; :class:`SessionBusy` if one is
+        running, :class:`SessionEnded` if the session has ended."""
         if self.ended.is_set() or self.computer is None:
-            raise ApiError(404, "session_ended", f"session {self.id} has ended")
+            raise SessionEnded(self.id)
         try:
             self._busy.acquire_nowait()
         except anyio.WouldBlock:
-            raise ApiError(
-                409, "busy", f"session {self.id} is running code; wait or interrupt it"
-            ) from None
+            raise SessionBusy(self.id) from None
         self.touch()
         return Claim(self)
 
@@ -237,7 +236,7 @@ class ServiceSession:
             async with contextlib.aclosing(computer.arun(message, timeout=timeout)) as outs:
                 async for out in outs:
                     produced.append(out)
-                    if out.format == "active_line" and out.content is None:
+                    if out.is_final:
                         # Recorded before the client sees the end of the execution.
                         batch, produced = produced, []
                         await self._transcripts.append(self.id, batch)

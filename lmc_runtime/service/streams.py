@@ -1,4 +1,4 @@
-"""Reading bounded request bodies, checking code messages, and the NDJSON execution stream."""
+"""Reading bounded request bodies as JSON, and the NDJSON execution stream."""
 
 from __future__ import annotations
 
@@ -12,65 +12,43 @@ from fastapi import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ..errors import MessageError
-from ..messages import Message, new_id, parse_message
+from ..errors import MalformedRequest, RequestTooLarge
+from ..messages import Message
 from .drain import Drain, closed_replies
-from .problems import ApiError
 from .session import Claim
 
-__all__ = ["NdjsonExecution", "code_message", "dump_line", "parse_json", "read_body"]
+__all__ = ["NdjsonExecution", "dump_line", "parse_json", "read_body"]
 
 logger = logging.getLogger(__name__)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, or a 413 :class:`ApiError` once it passes ``limit`` bytes."""
+    """The request body, or :class:`RequestTooLarge` once it passes ``limit`` bytes."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "too_large", f"the request body is larger than {limit} bytes")
+        raise RequestTooLarge("request body", limit)
     body = bytearray()
     async for piece in request.stream():
         body += piece
         if len(body) > limit:
-            raise ApiError(413, "too_large", f"the request body is larger than {limit} bytes")
+            raise RequestTooLarge("request body", limit)
     return bytes(body)
 
 
-def code_message(data: Any) -> Message:
-    """``data`` as an assistant code message with an id; MessageError says why not."""
-    message = parse_message(data)
-    if message.role != "assistant" or message.type != "code":
-        raise MessageError(
-            f"only assistant code messages can be run, got a {message.role} {message.type} message"
-        )
-    if isinstance(message.content, str):
-        try:
-            message.content.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise MessageError(
-                f"content is not valid Unicode text: a lone surrogate at index {exc.start}"
-            ) from exc
-    if message.id is None:
-        message = message.model_copy(update={"id": new_id()})
-    return message
-
-
 def parse_json(body: bytes) -> Any:
-    """``body`` as JSON, or a 400 :class:`ApiError` saying where it breaks."""
+    """``body`` as JSON, or :class:`MalformedRequest` saying where it breaks."""
     try:
         return json.loads(body)
     except UnicodeDecodeError as exc:
-        raise ApiError(400, "malformed", f"the body is not UTF-8 (byte {exc.start})") from exc
+        raise MalformedRequest(f"the body is not UTF-8 (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise ApiError(
-            400,
-            "malformed",
-            f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+        raise MalformedRequest(
+            f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from exc
     except RecursionError as exc:
-        raise ApiError(400, "malformed", "the body is not JSON: nested too deeply") from exc
+        raise MalformedRequest("the body is not JSON: nested too deeply") from exc
     except ValueError as exc:  # an integer too long to convert
-        raise ApiError(400, "malformed", f"the body is not JSON: {exc}") from exc
+        raise MalformedRequest(f"the body is not JSON: {exc}") from exc
 
 
 def dump_line(data: Any) -> bytes:

@@ -22,13 +22,13 @@ from fastapi.responses import JSONResponse
 
 from .. import replies
 from ..chunks import ChunkAssembler, to_chunks
-from ..errors import MessageError
+from ..errors import MessageError, SessionBusy, SessionEnded, TokenRejected
+from ..intake import code_message, raw_id
 from ..messages import Message
 from .drain import closed_replies, drain_of
-from .problems import ApiError, api_error_for, error_response
+from .problems import Problem, error_response, problem_for
 from .session import ServiceSession
 from .state import service_of
-from .streams import code_message
 
 __all__ = ["ws_router"]
 
@@ -128,7 +128,7 @@ class _Connection:
         if isinstance(data, dict) and "control" in data and "role" not in data:
             await self._control(data["control"])
             return
-        raw_id = data.get("id") if isinstance(data, dict) else None
+        reply_to = raw_id(data)
         try:
             if isinstance(data, dict) and self._is_chunk(data):
                 data = self._assemble(data, len(text))
@@ -136,13 +136,12 @@ class _Connection:
                     return
             message = code_message(data)
         except MessageError as exc:
-            reply_to = raw_id if isinstance(raw_id, str) else None
             await self.send(replies.not_understood(exc.reason, reply_to, status="malformed"))
             return
         try:
             claim = self.session.acquire()
-        except ApiError as exc:
-            status = "busy" if exc.status == 409 else "closed"
+        except (SessionBusy, SessionEnded) as exc:
+            status = "busy" if isinstance(exc, SessionBusy) else "closed"
             await self.send(replies.notice(exc.message, status, message.id))
             return
         tg.start_soon(self._execute, message, claim, tg)
@@ -207,14 +206,13 @@ def ws_router() -> APIRouter:
         try:
             session = _admit(websocket, session_id)
         except Exception as exc:
-            error = api_error_for(exc)
-            if error is None:
+            problem = problem_for(exc)
+            if problem is None:
                 logger.error("internal error on a WebSocket handshake", exc_info=exc)
-                error = ApiError(500, "internal", "internal error; see the server log")
-            close_code = 1011 if error.status >= 500 else 1008
-            await _refuse(
-                websocket, error_response(error.status, error.code, error.message), close_code
-            )
+                problem = Problem(500, "internal", "internal error; see the server log")
+            close_code = 1011 if problem.status >= 500 else 1008
+            response = error_response(problem.status, problem.code, problem.message)
+            await _refuse(websocket, response, close_code)
             return
         offered = list(websocket.scope.get("subprotocols", []))
         subprotocol = "lmc" if any(p == "lmc" or p.startswith("lmc.") for p in offered) else None
@@ -228,12 +226,13 @@ def ws_router() -> APIRouter:
 
 
 def _admit(websocket: WebSocket, session_id: str) -> ServiceSession:
-    """The session a handshake may open; an :class:`ApiError` (403, 401, 404) if none."""
+    """The session a handshake may open; the service's refusal (origin, token,
+    session) if none."""
     service = service_of(websocket)
     service.auth.check_browser(websocket.headers)
     offered = list(websocket.scope.get("subprotocols", []))
     token = service.auth.websocket_token(websocket.headers, websocket.query_params, offered)
     if not service.auth.valid(token):
         message = "missing bearer token" if token is None else "invalid bearer token"
-        raise ApiError(401, "unauthorized", message)
+        raise TokenRejected(message)
     return service.manager.get(session_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from lmc_runtime.errors import HostNotAllowed, OriginNotAllowed, ServiceError, TokenRejected
 from lmc_runtime.service.auth import (
     Authenticator,
     bearer_from_header,
@@ -11,7 +12,13 @@ from lmc_runtime.service.auth import (
     origin_allowed,
     token_from_subprotocols,
 )
-from lmc_runtime.service.problems import ApiError
+from lmc_runtime.service.problems import problem_for
+
+
+def _status(exc: ServiceError) -> int:
+    problem = problem_for(exc)
+    assert problem is not None
+    return problem.status
 
 
 def test_bearer_header_parsing() -> None:
@@ -32,10 +39,10 @@ def test_authenticator_accepts_only_the_token() -> None:
     assert auth.valid("right")
     assert not auth.valid("wrong") and not auth.valid(None) and not auth.valid("righ")
     auth.check_http({"authorization": "Bearer right"})
-    with pytest.raises(ApiError) as missing:
+    with pytest.raises(TokenRejected) as missing:
         auth.check_http({})
-    assert missing.value.status == 401 and "missing" in missing.value.message
-    with pytest.raises(ApiError) as wrong:
+    assert _status(missing.value) == 401 and "missing" in missing.value.message
+    with pytest.raises(TokenRejected) as wrong:
         auth.check_http({"authorization": "Bearer nope"})
     assert wrong.value.message == "invalid bearer token"
 
@@ -56,9 +63,9 @@ def test_disabled_authenticator_lets_everyone_in() -> None:
 def test_no_auth_refuses_dns_rebinding_hosts(host: str) -> None:
     """Regression: without a token, a page rebinding its name to 127.0.0.1 got in."""
     auth = Authenticator(None, enabled=False)
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(HostNotAllowed) as refused:
         auth.check_http({"host": host, "origin": f"http://{host}"})
-    assert refused.value.status == 403
+    assert _status(refused.value) == 403
 
 
 @pytest.mark.parametrize(
@@ -71,7 +78,7 @@ def test_host_is_loopback(host: str) -> None:
 def test_cross_origin_requests_are_refused_on_http_too() -> None:
     """Regression: only the WebSocket checked Origin; a page could POST to a no-auth server."""
     for auth in (Authenticator(None, enabled=False), Authenticator("right")):
-        with pytest.raises(ApiError) as refused:
+        with pytest.raises(OriginNotAllowed) as refused:
             auth.check_http(
                 {
                     "host": "127.0.0.1:8765",
@@ -79,7 +86,7 @@ def test_cross_origin_requests_are_refused_on_http_too() -> None:
                     "authorization": "Bearer right",
                 }
             )
-        assert refused.value.status == 403
+        assert _status(refused.value) == 403
     Authenticator("right").check_http(
         {
             "host": "127.0.0.1:8765",

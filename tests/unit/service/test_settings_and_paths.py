@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from lmc_runtime.errors import BadPath
 from lmc_runtime.service.files import checked_path
-from lmc_runtime.service.problems import ApiError
+from lmc_runtime.service.problems import problem_for
 from lmc_runtime.service.settings import ServiceSettings, is_loopback
 
 
@@ -43,6 +44,7 @@ def test_plain_relative_paths_pass(good: str) -> None:
 
 @pytest.mark.parametrize("bad", ["", "/etc/passwd", "../x", "a/../../b", "a//b", "./a", "a\x00b"])
 def test_escaping_paths_are_400(bad: str) -> None:
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(BadPath) as refused:
         checked_path(bad)
-    assert refused.value.status == 400
+    problem = problem_for(refused.value)
+    assert problem is not None and (problem.status, problem.code) == (400, "bad_path")
