@@ -1,21 +1,40 @@
-"""A scripted fake backend for the fast test tier.
+"""Scripted fakes for the fast test tier.
 
-Its "code" is one command a line: ``print TEXT``, ``line N``, ``image B64``,
+:class:`ScriptedBackend` is a whole fake backend, for the executor's tests. Its
+"code" is one command a line: ``print TEXT``, ``line N``, ``image B64``,
 ``flood N`` (N bytes of output), ``wait`` (until interrupted), ``crash MSG``
 (an internal bug), ``input PROMPT``.
+
+:class:`FakeBackend` runs on the core (``lmc_runtime.backends.core``): only its
+interpreter is fake (:class:`FakeInterpreter`, which plays a script), so the
+supervisor, the turns and the executions under test are the real ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import signal
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from lmc_runtime import replies
 from lmc_runtime.backends import Availability, ExecutionOptions, SessionSettings
+from lmc_runtime.backends.core import (
+    Deliver,
+    Execution,
+    Finished,
+    Gone,
+    Line,
+    Output,
+    Route,
+    SupervisedBackend,
+)
+from lmc_runtime.backends.core.procs import describe_exit
 from lmc_runtime.errors import KernelStartError
 from lmc_runtime.messages import Message
+from lmc_runtime.replies import Status
 
 
 class ScriptedSession:
@@ -86,3 +105,206 @@ class ScriptedBackend:
         session = ScriptedSession(self.name)
         self.sessions.append(session)
         return session
+
+
+# -- a fake interpreter on the core ------------------------------------------------
+
+
+class FakeInterpreter:
+    """An :class:`~lmc_runtime.backends.core.Interpreter` that plays a script, with no process.
+
+    Each submitted code is one command a line:
+
+    - ``print TEXT`` / ``err TEXT``: a line of stdout / stderr output;
+    - ``write TEXT``: stdout output with no newline;
+    - ``flood N``: N bytes of stdout in 1000-byte pieces;
+    - ``line N``: the code is now at line N;
+    - ``say TEXT``: a ready-made output message (a backend's own item);
+    - ``finish STATUS [KEY=VALUE ...]``: the run is done (ended ``ok`` by default);
+    - ``hang``: runs until SIGINT or SIGTERM; ``stubborn``: ignores SIGINT, ends on
+      SIGTERM; ``wedge``: only a kill ends it;
+    - ``gate NAME``: waits until the test calls :meth:`open` with NAME;
+    - ``die CODE``: the interpreter dies, as a process with a Popen return code CODE;
+    - ``exit CODE``: the code ends the interpreter itself.
+
+    Steps before the first one that waits are delivered while the code is
+    submitted (before the caller reads anything), the rest in the background.
+    A script that neither finishes, dies nor exits gets a ``finish ok`` at the end.
+    """
+
+    def __init__(self, backend: FakeBackend) -> None:
+        self.backend = backend
+        self.number = len(backend.interpreters) + 1
+        self.codes: list[str] = []
+        self.signals: list[int] = []
+        self.kills = 0
+        self.launched = False
+        self.ended = anyio.Event()
+        self._gone: Gone | None = None
+        self._deliver: Deliver | None = None
+        self._task_group: TaskGroup | None = None
+        self._wakeups: dict[str, anyio.Event] = {}
+        self._gates: dict[str, anyio.Event] = {}
+        self._players: set[anyio.CancelScope] = set()
+
+    # -- the Interpreter protocol ------------------------------------------------
+
+    async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
+        if self.backend.start_failures:
+            raise KernelStartError(self.backend.start_failures.pop(0))
+        self._task_group = task_group
+        self._deliver = deliver
+        self.launched = True
+
+    async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
+        self.codes.append(code)
+        self._wakeups = {}  # an interrupt of an idle interpreter is lost
+        steps = code.splitlines()
+        if not any(s.split(" ", 1)[0] in ("finish", "die", "exit") for s in steps):
+            steps.append("finish ok")
+        while steps and not self._waits(steps[0]):
+            await self._step(steps.pop(0), route.key)
+        if steps and not self.ended.is_set():
+            assert self._task_group is not None
+            self._task_group.start_soon(self._play, steps, route.key)
+
+    async def send_signal(self, signum: int) -> None:
+        self.signals.append(signum)
+        if signum == signal.SIGKILL:
+            self.die(-signal.SIGKILL)
+            return
+        for name in ("hang", "stubborn") if signum == signal.SIGTERM else ("hang",):
+            self._wakeup(name).set()
+
+    async def wait(self) -> Gone:
+        await self.ended.wait()
+        assert self._gone is not None
+        return self._gone
+
+    async def kill(self) -> None:
+        self.kills += 1
+        self._stop_players()
+        self._end(Gone("fake was killed", -signal.SIGKILL))
+
+    # -- what a test does to it ----------------------------------------------------
+
+    def die(self, code: int) -> None:
+        """The process ends now (while a run is open, or while idle)."""
+        self._stop_players()
+        self._end(Gone(describe_exit(code, "fake"), exit_code=code))
+
+    def open(self, gate: str) -> None:
+        self._gates.setdefault(gate, anyio.Event()).set()
+
+    async def emit(self, item: Any, key: object = None) -> None:
+        """What a reader of this interpreter would hand on (late output, a stale run's)."""
+        assert self._deliver is not None
+        await self._deliver(item, key)
+
+    # -- the script ------------------------------------------------------------------
+
+    @staticmethod
+    def _waits(step: str) -> bool:
+        return step.split(" ", 1)[0] in ("hang", "stubborn", "wedge", "gate")
+
+    def _wakeup(self, name: str) -> anyio.Event:
+        return self._wakeups.setdefault(name, anyio.Event())
+
+    def _stop_players(self) -> None:
+        for scope in self._players:
+            scope.cancel()
+
+    def _end(self, gone: Gone) -> None:
+        if self._gone is None:
+            self._gone = gone
+        self.ended.set()
+
+    async def _play(self, steps: list[str], key: object) -> None:
+        with anyio.CancelScope() as scope:
+            self._players.add(scope)
+            try:
+                for step in steps:
+                    if self.ended.is_set():
+                        return
+                    await self._step(step, key)
+            finally:
+                self._players.discard(scope)
+
+    async def _step(self, step: str, key: object) -> None:
+        verb, _, arg = step.partition(" ")
+        if verb in ("hang", "stubborn", "wedge"):
+            await self._wakeup(verb).wait()
+            self._wakeups.pop(verb, None)
+        elif verb == "gate":
+            await self._gates.setdefault(arg, anyio.Event()).wait()
+        elif verb == "die":
+            self.die(int(arg))
+        elif verb == "exit":
+            self._stop_players()
+            self._end(Gone.exited(f"called exit({arg})", int(arg)))
+        else:
+            await self.emit(self._item(verb, arg), key)
+
+    def _item(self, verb: str, arg: str) -> Any:
+        if verb == "print":
+            return Output(arg + "\n")
+        if verb == "err":
+            return Output(arg + "\n", "stderr")
+        if verb == "write":
+            return Output(arg)
+        if verb == "flood":
+            return Output("x" * int(arg))
+        if verb == "line":
+            return Line(int(arg))
+        if verb == "say":
+            return replies.output(arg + "\n", "said")
+        if verb == "finish":
+            status, *pairs = arg.split()
+            extras = dict(pair.split("=", 1) for pair in pairs)
+            return Finished(Status(status), extras)
+        raise ValueError(f"unknown step {verb!r}")
+
+
+class FakeExecution(Execution):
+    """A run on the fake: its harder rung (SIGTERM) is tried if the backend allows it."""
+
+    async def escalate(self) -> bool:
+        current = self.supervisor.current
+        if not isinstance(current, FakeInterpreter):
+            return False
+        current.backend.escalations += 1
+        if not current.backend.escalates:
+            return False
+        await current.send_signal(signal.SIGTERM)
+        return True
+
+
+class FakeBackend(SupervisedBackend):
+    """A backend on the core whose interpreters are :class:`FakeInterpreter`.
+
+    ``start_failures`` are the errors of the next launches, one each, in order;
+    ``escalates`` says whether a stop that an interrupt did not end tries SIGTERM
+    before a restart (``escalations`` counts how often that was asked).
+    """
+
+    who = "the fake"
+    execution = FakeExecution
+
+    def __init__(self, *, start_failures: list[str] | None = None, escalates: bool = False) -> None:
+        self.start_failures = list(start_failures or [])
+        self.escalates = escalates
+        self.escalations = 0
+        self.interpreters: list[FakeInterpreter] = []
+
+    @property
+    def current(self) -> FakeInterpreter:
+        """The interpreter launched last."""
+        return self.interpreters[-1]
+
+    def availability(self) -> Availability:
+        return Availability.yes()
+
+    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> FakeInterpreter:
+        interpreter = FakeInterpreter(self)
+        self.interpreters.append(interpreter)
+        return interpreter
