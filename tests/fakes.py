@@ -110,6 +110,10 @@ class ScriptedBackend:
 # -- a fake interpreter on the core ------------------------------------------------
 
 
+#: Steps a submit delivers itself: fewer than a route holds, so it never waits for the caller.
+_INLINE = 256
+
+
 class FakeInterpreter:
     """An :class:`~lmc_runtime.backends.core.Interpreter` that plays a script, with no process.
 
@@ -127,8 +131,9 @@ class FakeInterpreter:
     - ``die CODE``: the interpreter dies, as a process with a Popen return code CODE;
     - ``exit CODE``: the code ends the interpreter itself.
 
-    Steps before the first one that waits are delivered while the code is
-    submitted (before the caller reads anything), the rest in the background.
+    Steps before the first one that waits (at most ``_INLINE`` of them) are
+    delivered while the code is submitted, before the caller reads anything;
+    the rest in the background, as a reader would.
     A script that neither finishes, dies nor exits gets a ``finish ok`` at the end.
     """
 
@@ -137,6 +142,8 @@ class FakeInterpreter:
         self.number = len(backend.interpreters) + 1
         self.codes: list[str] = []
         self.signals: list[int] = []
+        #: Set by the first signal.
+        self.signalled = anyio.Event()
         self.kills = 0
         self.launched = False
         self.ended = anyio.Event()
@@ -162,14 +169,17 @@ class FakeInterpreter:
         steps = code.splitlines()
         if not any(s.split(" ", 1)[0] in ("finish", "die", "exit") for s in steps):
             steps.append("finish ok")
-        while steps and not self._waits(steps[0]):
+        inline = 0
+        while steps and not self._waits(steps[0]) and inline < _INLINE:
             await self._step(steps.pop(0), route.key)
+            inline += 1
         if steps and not self.ended.is_set():
             assert self._task_group is not None
             self._task_group.start_soon(self._play, steps, route.key)
 
     async def send_signal(self, signum: int) -> None:
         self.signals.append(signum)
+        self.signalled.set()
         if signum == signal.SIGKILL:
             self.die(-signal.SIGKILL)
             return
