@@ -1,7 +1,8 @@
 """Warm round trips in every other language, each against its raw program.
 
 Shell and JavaScript are compared with ``bash`` and ``node`` driven directly
-(a PTY with a sentinel, and a bare eval loop over pipes); R with the stock
+(a PTY with a sentinel, and a bare eval loop over pipes), TypeScript with that
+loop transpiling each snippet with ``transpileModule``; R with the stock
 ``ir`` kernel through jupyter-client's blocking client. A language that cannot
 run here is left out with a note, not failed.
 """
@@ -50,6 +51,14 @@ def _raw_node(timeout: float) -> _Raw:
     return _Raw(partial(node.round_trips, timeout=timeout), node.close)
 
 
+def _raw_ts(timeout: float) -> _Raw:
+    from ..backends.typescript import typescript_dir
+    from .raw_node import TS_PRINT_ONE, RawNode
+
+    node = RawNode(typescript=typescript_dir())
+    return _Raw(partial(node.round_trips, timeout=timeout, code=TS_PRINT_ONE), node.close)
+
+
 def _raw_ir(timeout: float) -> _Raw:
     kernel = RawKernel.start(timeout=timeout * 2, kernel_name="ir")
     return _Raw(lambda n: kernel.round_trips("cat(1)", n, timeout=timeout), kernel.shutdown)
@@ -68,6 +77,9 @@ class LanguageCase:
 LANGUAGE_CASES: tuple[LanguageCase, ...] = (
     LanguageCase("shell", "echo 1", "bash on a PTY", _raw_bash),
     LanguageCase("javascript", "console.log(1)", "node, eval loop", _raw_node),
+    LanguageCase(
+        "typescript", "console.log(1 as number)", "node, transpileModule + eval loop", _raw_ts
+    ),
     LanguageCase("r", "cat(1)", "ir kernel, jupyter-client", _raw_ir),
 )
 

@@ -3,6 +3,8 @@
 :class:`RawNode` runs a minimal eval loop (one JSON-encoded snippet a line on
 stdin, evaluated with ``vm.runInThisContext``; its output, then an end marker,
 on stdout), so its warm round trip is the floor any node runtime can reach.
+Given the ``typescript`` package, the loop first transpiles each snippet with
+``transpileModule`` and the runner's compiler options: the TypeScript floor.
 :func:`lmc_round_trips` times the same code through :class:`~lmc_runtime.Computer`.
 """
 
@@ -15,15 +17,17 @@ import selectors
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 from ..computer import Computer
 from ..replies import Status
 from .workloads import BenchError
 
-__all__ = ["JS_PRINT_ONE", "RawNode", "lmc_round_trips"]
+__all__ = ["JS_PRINT_ONE", "TS_PRINT_ONE", "RawNode", "lmc_round_trips"]
 
 #: The warm round trip's code, on both sides.
 JS_PRINT_ONE = "console.log(1)"
+TS_PRINT_ONE = "console.log(1 as number)"
 
 _END = b"\x00lmc-raw-done\n"
 
@@ -36,16 +40,43 @@ rl.on('line', (line) => {
 });
 """
 
+#: The same loop for TypeScript; the compiler's folder is its argument.
+_TS_EVAL_LOOP = r"""
+const vm = require('vm');
+const ts = require(process.argv[1]);
+const options = {
+  fileName: 'cell.ts',
+  reportDiagnostics: true,
+  compilerOptions: {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.Preserve,
+    verbatimModuleSyntax: true,
+    sourceMap: true,
+  },
+};
+const rl = require('readline').createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  try {
+    vm.runInThisContext(ts.transpileModule(JSON.parse(line), options).outputText);
+  } catch (e) { console.error(e); }
+  process.stdout.write('\0lmc-raw-done\n');
+});
+"""
+
 
 class RawNode:
-    """One ``node`` process running a bare eval loop over its stdin and stdout."""
+    """One ``node`` process running a bare eval loop over its stdin and stdout.
 
-    def __init__(self, *, node: str | None = None) -> None:
+    With ``typescript`` (the package's folder), snippets are TypeScript.
+    """
+
+    def __init__(self, *, node: str | None = None, typescript: Path | None = None) -> None:
         executable = node or shutil.which("node")
         if executable is None:
             raise BenchError("node is not installed")
+        loop = [_EVAL_LOOP] if typescript is None else [_TS_EVAL_LOOP, str(typescript)]
         self._process = subprocess.Popen(
-            [executable, "-e", _EVAL_LOOP],
+            [executable, "-e", *loop],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -101,15 +132,20 @@ class RawNode:
 
 
 async def lmc_round_trips(
-    computer: Computer, n: int, *, timeout: float, code: str = JS_PRINT_ONE
+    computer: Computer,
+    n: int,
+    *,
+    timeout: float,
+    code: str = JS_PRINT_ONE,
+    language: str = "javascript",
 ) -> list[float]:
-    """``n`` timed warm ``arun`` round trips of ``code`` on the javascript backend."""
+    """``n`` timed warm ``arun`` round trips of ``code`` on ``language``'s backend."""
 
     async def once() -> float:
         start = time.perf_counter()
         status = None
         text = []
-        async for message in computer.arun("javascript", code, timeout=timeout):
+        async for message in computer.arun(language, code, timeout=timeout):
             if message.format == "output":
                 text.append(str(message.content))
             elif message.is_final:
