@@ -5,19 +5,28 @@ reader per kernel, the process watchers) run in the task group it opens on
 ``async with``. The sync methods (``run``, ``interrupt``, ``restart``,
 ``close``, ``with``) drive the same core through an AnyIO blocking portal,
 which runs the event loop in a helper thread.
+
+What an execution yields passes through the Computer's declared ``filters``
+(:mod:`lmc_runtime.filters`), in order: by default the output budget alone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import shutil
 import tempfile
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
-from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -25,30 +34,21 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from . import replies
-from .backends.base import ExecutionOptions, Launcher, Session, SessionSettings
+from .backends.base import Launcher, Session, SessionSettings
 from .backends.registry import Registry
+from .budget import BudgetFilter
 from .config import InputCallback, Limits, Timeouts
-from .errors import BackendError, UsageError
-from .intake import MessageInput, Rejected, accept
+from .errors import LMCError, UsageError
+from .execution import LanguageStatus, admit, language_statuses, prepare, session_messages
+from .filters import Filter, filtered
+from .intake import MessageInput
 from .messages import Message
-from .output import within_budget
 from .sessions import Sessions
 from .sync import iterate_in_portal
 
 __all__ = ["Computer", "LanguageStatus", "MessageInput"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LanguageStatus:
-    """One language as ``Computer.languages`` reports it."""
-
-    name: str
-    available: bool
-    reason: str | None
-    aliases: tuple[str, ...]
 
 
 class Computer:
@@ -78,8 +78,13 @@ class Computer:
         launcher: Launcher | None = None,
         work_dir: str | Path | None = None,
         shared_dir: str | Path | None = None,
+        filters: Sequence[Filter] | None = None,
     ) -> None:
         """``launcher`` wraps every interpreter's command line (a sandbox, limits).
+
+        ``filters`` is what every execution's messages pass through, in order
+        (see :mod:`lmc_runtime.filters`); by default the output budget, a
+        :class:`~lmc_runtime.budget.BudgetFilter`. A list given here replaces it.
 
         ``work_dir`` holds the runtime's own files (connection files, cells,
         FIFOs, logs); by default a fresh temporary directory, removed on close. A
@@ -97,6 +102,7 @@ class Computer:
         self.track_active_line = track_active_line
         self.registry = registry or Registry()
         self.launcher = launcher
+        self.filters: tuple[Filter, ...] = (BudgetFilter(),) if filters is None else tuple(filters)
         self._given_work_dir = Path(work_dir) if work_dir is not None else None
         self._shared_dir = Path(shared_dir) if shared_dir is not None else None
         self._sessions = Sessions(self._start_session)
@@ -112,13 +118,7 @@ class Computer:
     @property
     def languages(self) -> dict[str, LanguageStatus]:
         """Every known language, whether it can run here, and if not, why."""
-        result = {}
-        for name in self.registry:
-            availability = self.registry.availability(name)
-            result[name] = LanguageStatus(
-                name, availability.available, availability.reason, self.registry.entry(name).aliases
-            )
-        return result
+        return language_statuses(self.registry)
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -189,56 +189,17 @@ class Computer:
             raise UsageError(
                 f"timeout must be a positive number of seconds or None, not {timeout!r}"
             )
-        try:
-            request = accept(message, code, self.registry)
-        except Rejected as rejected:
-            yield rejected.reply
+        request = admit(message, code, self.registry, self._sessions)
+        if isinstance(request, Message):
+            yield request
             return
-        name, reply_to = request.language, request.reply_to
-        if name not in self._sessions:  # a running session needs no second look
-            availability = self.registry.availability(name)
-            if not availability.available:
-                yield replies.not_understood(
-                    f"{name} is not available here: {availability.reason}",
-                    reply_to,
-                    status="unavailable",
-                )
-                return
-        options = ExecutionOptions(
-            reply_to=reply_to,
-            timeout=timeout if timeout is not None else self.timeouts.execution,
-            interrupt_grace=self.timeouts.interrupt_grace,
-            input_timeout=self.timeouts.input,
-            on_input=self.on_input,
-            track_lines=self.track_active_line,
-        )
-        try:
-            session = await self._sessions.get(name)
-            if session is None:
-                yield replies.notice(
-                    "Execution was interrupted before it started; nothing ran.",
-                    "interrupted",
-                    reply_to,
-                    state_lost=False,
-                )
-                yield replies.active_line(None, reply_to, status="interrupted", state_lost=False)
-                return
-            # Closed here, at once, when the caller stops early: the session's
-            # own stream then stops the code, instead of whenever it is collected.
-            async with contextlib.aclosing(
-                within_budget(session.execute(request.code, options), self.limits, reply_to)
-            ) as outs:
-                async for out in outs:
-                    yield out
-        except BackendError as exc:
-            yield replies.notice(f"the {name} backend failed: {exc}", "backend_error", reply_to)
-            yield replies.active_line(None, reply_to, status="backend_error")
-        except Exception as exc:
-            logger.exception("internal error while running %s code", name)
-            yield replies.notice(
-                f"internal error in lmc-runtime: {exc!r}", "backend_error", reply_to
-            )
-            yield replies.active_line(None, reply_to, status="backend_error")
+        run = prepare(request, self, self._task_group, timeout)
+        source = session_messages(self._sessions, run)
+        # Closed here, at once, when the caller stops early: the session's own
+        # stream then stops the code, instead of whenever it is collected.
+        async with aclosing(filtered(self.filters, run, source)) as outs:
+            async for out in outs:
+                yield out
 
     async def _start_session(self, name: str) -> Session:
         assert self._task_group is not None and self._work_dir is not None
@@ -265,6 +226,22 @@ class Computer:
         if name is None:
             raise UsageError(f"unknown language {language!r}")
         await self._sessions.restart(name)
+
+    async def arestart_all(self, cleanup: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Stop every running interpreter, await ``cleanup``, start them again.
+
+        Their state is lost. A language that fails to start again is logged and
+        tried again by its next run.
+        """
+        running = [name for name in self.registry if name in self._sessions]
+        await self._sessions.close()
+        if cleanup is not None:
+            await cleanup()
+        for name in running:
+            try:
+                await self._sessions.get(name)
+            except LMCError:
+                logger.warning("starting the %s session again failed", name, exc_info=True)
 
     # -- the sync layer --------------------------------------------------------
 

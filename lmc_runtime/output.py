@@ -11,6 +11,8 @@ The file is capped (``spill_limit``, in bytes: a sandbox passes the room left
 on the session's disk). A file that cannot be created or written (``ENOSPC``)
 is never an error: the output goes out as usual and the marker says how much
 was saved, if anything.
+
+:mod:`lmc_runtime.budget` applies it to an execution's stream of messages.
 """
 
 from __future__ import annotations
@@ -20,18 +22,11 @@ import logging
 import os
 import tempfile
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import anyio
-
-from . import replies
-from .config import Limits
-from .messages import Message
-
-__all__ = ["OutputBudget", "Part", "Truncation", "within_budget"]
+__all__ = ["OutputBudget", "Part", "Truncation"]
 
 logger = logging.getLogger(__name__)
 
@@ -248,69 +243,3 @@ class OutputBudget:
             kept = _suffix(self._tail[0][0], self._tail_limit)
             self._tail[0][0] = kept
             self._tail_size = _size(kept)
-
-
-async def within_budget(
-    stream: AsyncIterator[Message], limits: Limits, reply_to: str
-) -> AsyncGenerator[Message, None]:
-    """``stream`` with its console output held to ``limits.output_bytes``.
-
-    Withheld output goes out before any display, so order is kept; runtime
-    notes (``extras.status``) are never cut. A cut output's marker and tail come
-    just before the final ``active_line`` null. Closing this generator closes
-    ``stream`` (which stops the code).
-    """
-    budget = OutputBudget(limits.output_bytes, limits.spill_dir, reply_to, limits.spill_bytes)
-    try:
-        async for message in stream:
-            if message.type == "console" and message.format == "output":
-                if message.extras and "status" in message.extras:
-                    for out in _release(budget, reply_to):
-                        yield out
-                    budget = OutputBudget(
-                        limits.output_bytes, limits.spill_dir, reply_to, limits.spill_bytes
-                    )
-                    yield message
-                    continue
-                text = budget.feed(message.content, message.extras)
-                if not text:
-                    continue
-                if text is not message.content:
-                    message = message.model_copy(update={"content": text})
-            elif message.type == "console" and message.content is None:
-                for out in _release(budget, reply_to):
-                    yield out
-            elif message.type != "console":
-                for text, extras in budget.flush():
-                    yield replies.output(text, reply_to, **(extras or {}))
-            yield message
-    finally:
-        budget.finish()
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            with anyio.CancelScope(shield=True):
-                await aclose()
-
-
-def _release(budget: OutputBudget, reply_to: str) -> list[Message]:
-    """Everything ``budget`` still holds, as messages: withheld parts, or marker and tail."""
-    cut = budget.finish()
-    if cut is None:
-        return []
-    out = []
-    for index, (text, extras) in enumerate(cut.parts):
-        if index == 0 and cut.cut:
-            saved = {"output_path": str(cut.path)} if cut.path is not None else {}
-            out.append(
-                replies.output(
-                    text,
-                    reply_to,
-                    status="truncated",
-                    omitted_bytes=cut.omitted,
-                    total_bytes=cut.total,
-                    **saved,
-                )
-            )
-        else:
-            out.append(replies.output(text, reply_to, **(extras or {})))
-    return out

@@ -1,81 +1,66 @@
-"""A Computer that checks its sandbox's limits around every execution."""
+"""A sandbox's Computer: a plain Computer whose filters check the sandbox's limits.
+
+:func:`sandbox_computer` declares the pipeline: the output budget, its spill
+files capped by the room left on the session's disk, then the
+:class:`GuardFilter`, which turns what the :class:`Guard` saw into statuses.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 
 from .. import replies
-from ..computer import Computer, MessageInput
-from ..config import Limits
-from ..errors import LMCError
+from ..budget import BudgetFilter
+from ..computer import Computer
+from ..filters import Filter, Run, Stream
 from ..messages import Message
 from .guard import Guard
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SandboxComputer"]
+__all__ = ["GuardFilter", "SandboxComputer", "sandbox_computer"]
 
 
-class SandboxComputer(Computer):
-    """:class:`Computer` plus the per-execution limits of its :class:`Guard`.
+class GuardFilter:
+    """The per-execution limits of a :class:`Guard`, as a filter.
 
     While code runs, its CPU time is watched; when it is done, each limit it ran
     into is reported as a ``[lmc]`` notice whose ``extras.status`` names it
     (``memory_limit``, ``cpu_limit``, ``process_limit``, ``disk_limit``,
     ``file_size_limit``), and the final ``active_line`` carries the first of
-    them as its status (the backend's own status stays in ``ended``).
+    them as its status (the backend's own status stays in ``ended``, all of
+    them in ``limits``).
 
     A limit that leaves processes behind (``process_limit``) stops every
     interpreter, has the guard kill what is left, and starts them again: the
-    state is lost (``state_lost``). Spill files of truncated outputs never take
-    more than half the room left on the session's disk.
+    state is lost (``state_lost``).
     """
 
-    def __init__(self, guard: Guard, **kwargs: Any) -> None:
+    def __init__(self, guard: Guard) -> None:
         self.guard = guard
-        self._limits = Limits()
-        super().__init__(**kwargs)
 
-    @property
-    def limits(self) -> Limits:
-        """The output limits, the spill file capped by the room left on the disk."""
-        room = self.guard.spill_room()
-        if room is None:
-            return self._limits
-        spill = self._limits.spill_bytes
-        return replace(self._limits, spill_bytes=room if spill is None else min(spill, room))
-
-    @limits.setter
-    def limits(self, value: Limits) -> None:
-        self._limits = value
-
-    async def arun(
-        self, message: MessageInput, code: str | None = None, *, timeout: float | None = None
-    ) -> AsyncGenerator[Message, None]:
-        probe = await self.guard.begin()
+    async def __call__(self, run: Run, stream: Stream, /) -> Stream:
+        guard = self.guard
+        probe = await guard.begin()
         watcher = anyio.CancelScope()
 
         async def watch() -> None:
             with watcher:
-                await self.guard.watch_cpu(probe, self.ainterrupt)
+                await guard.watch_cpu(probe, run.computer.ainterrupt)
 
-        if self._task_group is not None:
-            self._task_group.start_soon(watch)
+        run.task_group.start_soon(watch)
         final: Message | None = None
         try:
-            async with contextlib.aclosing(super().arun(message, code, timeout=timeout)) as outs:
+            # Closed before the limits are looked at: that ends the execution,
+            # and a restart must not wait for it.
+            async with contextlib.aclosing(stream) as outs:
                 async for out in outs:
-                    if (
-                        out.type == "console"
-                        and out.format == "active_line"
-                        and out.content is None
-                    ):
+                    if out.is_final:
                         final = out
                         break
                     probe.observe(out)
@@ -84,35 +69,38 @@ class SandboxComputer(Computer):
             watcher.cancel()
         if final is None:
             return
-        violations = await self.guard.finish(probe)
+        violations = await guard.finish(probe)
         if not violations:
             yield final
             return
         restart = any(v.restart for v in violations)
         if restart:
-            await self._start_over()
+            # Stopping an interpreter ends its sandbox and every process in it;
+            # the guard's reaper then ends what escaped, so nothing a fork bomb
+            # started survives.
+            await run.computer.arestart_all(cleanup=guard.kill_leftovers)
         for violation in violations:
             yield replies.notice(violation.text, violation.status, final.in_reply_to)
         extras = dict(final.extras or {})
         extras["ended"] = extras.get("status")
-        extras["status"] = violations[0].status
-        extras["limits"] = [v.status for v in violations]
+        extras["status"] = str(violations[0].status)
+        extras["limits"] = [str(v.status) for v in violations]
         if restart:
             extras["state_lost"] = True
         yield final.model_copy(update={"extras": extras})
 
-    async def _start_over(self) -> None:
-        """Stop every interpreter, kill whatever the code left, start them again.
 
-        Stopping an interpreter ends its sandbox and every process in it; the
-        guard's reaper then ends what escaped (outside a sandbox, or past a
-        restart), so nothing a fork bomb started survives.
-        """
-        running = [name for name in self.registry if name in self._sessions]
-        await self._sessions.close()
-        await self.guard.kill_leftovers()
-        for name in running:
-            try:
-                await self._sessions.get(name)
-            except LMCError:
-                logger.warning("starting the %s session again failed", name, exc_info=True)
+def sandbox_computer(guard: Guard, *, filters: Sequence[Filter] = (), **kwargs: Any) -> Computer:
+    """A :class:`Computer` that checks ``guard``'s limits around every execution.
+
+    Its filters are the output budget, whose spill files never take more than
+    half the room left on the session's disk, then the :class:`GuardFilter`,
+    then ``filters``. Other keyword arguments go to :class:`Computer`.
+    """
+    declared: list[Filter] = [BudgetFilter(spill_room=guard.spill_room), GuardFilter(guard)]
+    declared.extend(filters)
+    return Computer(filters=declared, **kwargs)
+
+
+#: The name this factory had when it was a subclass of Computer.
+SandboxComputer = sandbox_computer

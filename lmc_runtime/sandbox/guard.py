@@ -13,6 +13,7 @@ from typing import Protocol
 import anyio
 
 from ..messages import Message
+from ..replies import Status
 from .cgroups import Cgroup
 from .disk import SCAN_ENTRIES, WorkDisk
 from .policy import SessionLimits
@@ -58,7 +59,7 @@ class Violation:
     """One limit an execution ran into: its status, a sentence, and whether the
     session had to be restarted (its state lost) to recover."""
 
-    status: str
+    status: Status
     text: str
     restart: bool = False
 
@@ -204,7 +205,7 @@ class Guard:
         if (counted and self._pids_seen > probe.pids_start) or (not counted and probe.fork_failed):
             found.append(
                 Violation(
-                    "process_limit",
+                    Status.PROCESS_LIMIT,
                     f"The code tried to run more than {limits.processes} processes, the "
                     "session's limit. Its processes were ended and the session restarted; "
                     "its state was lost.",
@@ -214,7 +215,7 @@ class Guard:
         if cgroup is not None and self._oom_seen > probe.oom_start:
             found.append(
                 Violation(
-                    "memory_limit",
+                    Status.MEMORY_LIMIT,
                     f"The session ran out of memory (its limit is {_mib(limits.memory_bytes)}): "
                     "the out-of-memory killer ended its process, which was restarted; "
                     "its state was lost.",
@@ -223,7 +224,7 @@ class Guard:
         elif probe.memory_error:
             found.append(
                 Violation(
-                    "memory_limit",
+                    Status.MEMORY_LIMIT,
                     "An allocation failed: the code asked for more memory than the session "
                     f"may use ({_mib(limits.memory_bytes)}). The session itself is fine.",
                 )
@@ -231,7 +232,7 @@ class Guard:
         if probe.cpu_exceeded:
             found.append(
                 Violation(
-                    "cpu_limit",
+                    Status.CPU_LIMIT,
                     f"The code used its {limits.cpu_seconds:g} s of CPU time for one execution "
                     "and was interrupted.",
                 )
@@ -239,7 +240,7 @@ class Guard:
         if probe.file_too_large:
             found.append(
                 Violation(
-                    "file_size_limit",
+                    Status.FILE_SIZE_LIMIT,
                     f"A file reached the largest size allowed ({_mib(limits.file_size_bytes)}); "
                     "the write failed.",
                 )
@@ -258,11 +259,11 @@ class Guard:
         limit = _mib(self.limits.disk_bytes)
         if self.disk.over_scan_bound:
             return Violation(
-                "disk_limit",
+                Status.DISK_LIMIT,
                 f"The session's disk holds more than {SCAN_ENTRIES} files and folders, "
                 f"more than it may (its limit is {limit}). Delete files to make room.",
             )
         return Violation(
-            "disk_limit",
+            Status.DISK_LIMIT,
             f"The session's disk is full: {_mib(used)} used of {limit}. Delete files to make room.",
         )

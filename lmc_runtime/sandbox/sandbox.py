@@ -12,11 +12,12 @@ from typing import Any
 import anyio
 
 from ..backends.hostfs import remove_tree
+from ..computer import Computer
 from ..config import Limits, Timeouts
 from ..errors import SandboxUnavailable, UsageError
 from .bwrap import exposed_by, find_bwrap, private_entries, sandbox_available, system_paths
 from .cgroups import Cgroup, create_cgroup
-from .computer import SandboxComputer
+from .computer import sandbox_computer
 from .disk import WorkDisk
 from .guard import Guard
 from .hostprep import unreachable_paths
@@ -74,7 +75,7 @@ class Sandbox:
         self._cgroup: Cgroup | None = None
         self._limits_by = "not started"
         self._launcher: SandboxLauncher | None = None
-        self._computers: list[SandboxComputer] = []
+        self._computers: list[Computer] = []
 
     # The layout: everything the code can write lives on the session's disk
     # (the size-capped image when running as root), so the disk limit counts it
@@ -214,7 +215,7 @@ class Sandbox:
     def _env(self) -> dict[str, str]:
         return session_env(os.environ, self.policy, self.work_dir)
 
-    def computer(self, **kwargs: Any) -> SandboxComputer:
+    def computer(self, **kwargs: Any) -> Computer:
         """A Computer wired to this sandbox; keyword arguments override its settings."""
         launcher = self.launcher
         limits = self.policy.limits
@@ -229,7 +230,7 @@ class Sandbox:
         if self._cgroup is None and self.identity is not None:
             reaper = UserReaper(self.identity)
         guard = Guard(limits, self._cgroup, self._disk, reaper=reaper)
-        computer = SandboxComputer(guard, **kwargs)
+        computer = sandbox_computer(guard, **kwargs)
         self._computers.append(computer)
         return computer
 

@@ -97,7 +97,7 @@ def test_backend_start_failure_is_a_message_not_an_exception() -> None:
         reply, final = computer.run(code("print a"))
     assert reply.extras["status"] == "backend_error"  # type: ignore[index]
     assert "no kernel for you" in reply.content
-    assert final.format == "active_line" and final.content is None
+    assert final.is_final
 
 
 def test_an_internal_bug_in_a_backend_never_reaches_the_caller() -> None:
@@ -107,7 +107,7 @@ def test_an_internal_bug_in_a_backend_never_reaches_the_caller() -> None:
     assert messages[0].content == "a\n"
     assert messages[-2].extras["status"] == "backend_error"  # type: ignore[index]
     assert "boom" in messages[-2].content
-    assert messages[-1].format == "active_line" and messages[-1].content is None
+    assert messages[-1].is_final
 
 
 def test_output_budget_applies_to_every_backend(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_output_budget_applies_to_every_backend(tmp_path: Path) -> None:
     text = "".join(m.content for m in messages if m.format == "output")
     assert "bytes omitted" in text and len(text) < 5000
     truncated = [m for m in messages if (m.extras or {}).get("status") == "truncated"]
-    assert len(truncated) == 1 and messages[-1].format == "active_line"
+    assert len(truncated) == 1 and messages[-1].is_final
     assert Path(truncated[0].extras["output_path"]).stat().st_size == 100000  # type: ignore[index]
 
 

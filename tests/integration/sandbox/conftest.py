@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lmc_runtime import Message
-from lmc_runtime.sandbox import Sandbox, SandboxComputer, SandboxPolicy, sandbox_available
+from lmc_runtime import Computer, Message
+from lmc_runtime.sandbox import Sandbox, SandboxPolicy, sandbox_available
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def run(computer: SandboxComputer, code: str, language: str = "python") -> list[Message]:
+async def run(computer: Computer, code: str, language: str = "python") -> list[Message]:
     return [m async for m in computer.arun(language, code)]
 
 
@@ -36,7 +36,7 @@ def statuses(messages: list[Message]) -> list[Any]:
     return [(m.extras or {}).get("status") for m in messages if m.extras]
 
 
-Opener = Callable[..., AbstractAsyncContextManager[tuple[Sandbox, SandboxComputer]]]
+Opener = Callable[..., AbstractAsyncContextManager[tuple[Sandbox, Computer]]]
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,7 @@ def sandboxed(tmp_path: Path) -> Opener:
     @asynccontextmanager
     async def open_one(
         policy: SandboxPolicy | None = None, **kwargs: Any
-    ) -> AsyncIterator[tuple[Sandbox, SandboxComputer]]:
+    ) -> AsyncIterator[tuple[Sandbox, Computer]]:
         nonlocal count
         count += 1
         sandbox = Sandbox(tmp_path / f"s{count}", policy or SandboxPolicy(), **kwargs)

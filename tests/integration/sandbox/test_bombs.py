@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lmc_runtime import Message
-from lmc_runtime.sandbox import SandboxComputer, SandboxPolicy, SessionLimits
+from lmc_runtime import Computer, Message
+from lmc_runtime.sandbox import SandboxPolicy, SessionLimits
 
 from .conftest import Opener, needs_bwrap, run, statuses, text
 
@@ -16,7 +16,7 @@ def final_status(messages: list[Message]) -> object:
     return (messages[-1].extras or {}).get("status")
 
 
-async def healthy(computer: SandboxComputer) -> None:
+async def healthy(computer: Computer) -> None:
     out = await run(computer, "print(6 * 7)")
     assert "42" in text(out) and final_status(out) == "ok", out
 
