@@ -1,8 +1,7 @@
-"""Shells (bash, sh, zsh) on a PTY spawned by pexpect, with an out-of-band active line."""
+"""Shells (bash, sh, zsh) on a PTY, with an out-of-band active line, on the core."""
 
 from __future__ import annotations
 
-from .backend import BashBackend, ShBackend, ShellBackend, ZshBackend
-from .session import ShellSession
+from .backend import BashBackend, ShBackend, ShellBackend, ShellSession, ZshBackend
 
 __all__ = ["BashBackend", "ShBackend", "ShellBackend", "ShellSession", "ZshBackend"]

@@ -1,52 +1,83 @@
-"""The shell backends: bash (``shell``, ``bash``), ``sh`` and ``zsh``."""
+"""The shell backends: bash, sh and zsh, each a shell on a PTY (see :mod:`.interpreter`).
+
+A backend only picks its :class:`~.dialect.Dialect`; the registry names it.
+Turns, deadlines, the stop ladder, restarts and the news between runs are the
+core's; :mod:`.execution` adds the shell's own rungs and its stdin.
+"""
 
 from __future__ import annotations
 
-from anyio.abc import TaskGroup
+import os
+from collections.abc import Mapping
+from typing import ClassVar
 
 from ..base import Availability, SessionSettings
+from ..core import Route, SupervisedBackend, SupervisedSession
 from .dialect import BashDialect, Dialect, ShDialect, ZshDialect
-from .session import ShellSession
+from .execution import ShellExecution
+from .interpreter import ShellInterpreter
+from .stdin import ShellRoute
 
-__all__ = ["BashBackend", "ShBackend", "ShellBackend", "ZshBackend"]
+__all__ = ["BashBackend", "ShBackend", "ShellBackend", "ShellSession", "ZshBackend"]
+
+#: Defaults for programs that would otherwise page or colour their output, and
+#: for a virtualenv's ``activate``, which would otherwise set the prompt.
+_QUIET_ENV = {
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "VIRTUAL_ENV_DISABLE_PROMPT": "1",
+}
 
 
-class ShellBackend:
+class ShellSession(SupervisedSession):
+    """The core's session, on routes that carry a run's stdin."""
+
+    def route(self, key: object, tag: str) -> Route:
+        return ShellRoute(key, tag)
+
+
+class ShellBackend(SupervisedBackend):
     """A shell on a PTY; subclasses pick the shell through their :class:`Dialect`."""
 
-    name = "shell"
-    aliases: tuple[str, ...] = ()
-    dialect: Dialect = ShDialect()
+    who = "the shell"
+    execution = ShellExecution
+    session = ShellSession
+    dialect: ClassVar[Dialect] = ShDialect()
 
     def availability(self) -> Availability:
         if self.dialect.find() is None:
             return Availability.no(self.dialect.missing_reason())
         return Availability.yes()
 
-    async def start(self, task_group: TaskGroup, settings: SessionSettings) -> ShellSession:
+    def environment(self, settings: SessionSettings) -> dict[str, str]:
+        return {**os.environ, **_QUIET_ENV, **settings.env}
+
+    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> ShellInterpreter:
         program = self.dialect.find() or self.dialect.program
-        session = ShellSession(self.name, self.dialect, program, settings, task_group)
-        await session.start()
-        return session
+        return ShellInterpreter(
+            self.dialect,
+            settings.command(self.dialect.argv(program)),
+            cwd=settings.cwd,
+            env=env,
+            work_dir=settings.work_dir,
+            startup_timeout=settings.timeouts.startup,
+        )
 
 
 class BashBackend(ShellBackend):
     """bash, the default shell."""
 
-    name = "shell"
-    aliases = ("bash",)
     dialect = BashDialect()
 
 
 class ShBackend(ShellBackend):
     """POSIX ``sh`` (dash on Debian)."""
 
-    name = "sh"
     dialect = ShDialect()
 
 
 class ZshBackend(ShellBackend):
     """zsh, when installed."""
 
-    name = "zsh"
     dialect = ZshDialect()

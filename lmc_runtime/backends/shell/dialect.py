@@ -20,7 +20,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from .marker import marker_prefix
+from .protocol import marker_prefix
 
 __all__ = ["BashDialect", "Dialect", "ShDialect", "ZshDialect"]
 

@@ -1,305 +1,149 @@
-"""One cell running in a shell: its messages, and the watchdog that enforces its deadline.
+"""One run in a shell: the shell's own rungs of the stop ladder, and its stdin.
 
-The shell's readers push what they see into this execution (it is their
-:class:`~.process.Sink`): output bytes, line records, the done marker, or the
-news that the shell ended. :meth:`ShellExecution.messages` turns them into
-computer messages at the caller's pace; :meth:`ShellExecution.watch` runs on
-its own and enforces the deadline whatever that pace: SIGINT to the
-terminal's foreground process group, after ``interrupt_grace`` SIGKILL to that
-group if it is a job (the shell keeps its state), and if the shell itself
-still does not come back, a restart.
+The core runs the deadline, the ladder, line pacing and the final message.
+What is the shell's: an interrupt goes to the terminal's foreground process
+group (the job running, or the shell itself); a job that ignores it is killed
+while the shell keeps its state; once the run is over, what is left of the
+interrupted job goes too.
+
+A program reading stdin announces nothing. So, with an input callback, the
+feeder waits for the output to go quiet (any output restarts the wait), then
+asks ``/proc`` once whether a process of the shell's session is blocked
+reading the run's stdin FIFO; if not, it waits again, twice as long each
+time, up to a second. When one is, the callback gets the last unfinished
+output line as the prompt, and its answer is written to the FIFO and echoed.
 """
 
 from __future__ import annotations
 
-import codecs
-import contextlib
-import logging
+import dataclasses
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import anyio
 
 from ... import replies
+from ...errors import KernelStartError
 from ...messages import Message
 from ..base import ExecutionOptions
-from .execution_input import InputFeeder
-from .lines import LinePacer, LineRecord
-from .marker import Done
-from .process import ExitInfo, ShellProcess
-from .procs import kill_group
-from .stdin import StdinSource
-from .wording import exit_text, stop_phrase
+from ..core import Execution, Finished, Gone, Output, Route, Supervisor
+from ..core.procs import signal_group
+from ..inputs import call_input
+from ..turns import first_of
+from .interpreter import ShellInterpreter
+from .stdin import ShellRoute, StdinSource
 
 __all__ = ["ShellExecution"]
 
-logger = logging.getLogger(__name__)
-
-_BUFFER = 256
-_COALESCE_LIMIT = 64 * 1024
-
-
-Item = bytes | LineRecord | Message
-#: Replaces the shell: (reason, status) -> None, once the new one runs.
-Restarter = Callable[[str, str], Awaitable[None]]
-#: Waits for an automatic restart; returns how it went, as a phrase.
-Recovery = Callable[[], Awaitable[str]]
+#: Quiet time before the first look for a reader, and the longest wait between looks.
+_QUIET = 0.1
+_LONGEST = 1.0
+_JOB_KILLED = " It ignored the interrupt, so its foreground job was killed (SIGKILL)."
 
 
-class ShellExecution:
-    """One cell in flight on a :class:`ShellProcess`."""
+class ShellExecution(Execution):
+    """A run on a :class:`ShellInterpreter`, on a :class:`ShellRoute`."""
 
-    def __init__(
-        self,
-        proc: ShellProcess,
-        run: int,
-        options: ExecutionOptions,
-        stdin: StdinSource,
-        *,
-        restart: Restarter,
-        recover: Recovery,
-    ) -> None:
-        self.proc = proc
-        self.run = run
-        self.options = options
-        self.reply_to = options.reply_to
-        self.stdin = stdin
-        self._restart = restart
-        self._recover = recover
-        now = anyio.current_time()
-        self.deadline = now + options.timeout if options.timeout is not None else float("inf")
-        self._send, self._receive = anyio.create_memory_object_stream[Item](_BUFFER)
-        self.finished = anyio.Event()
-        self.exit_code: int | None = None
-        self.stop_reason: str | None = None
+    def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
+        super().__init__(supervisor, route, options)
+        shell = supervisor.current
+        if not isinstance(shell, ShellInterpreter) or not isinstance(route, ShellRoute):
+            raise KernelStartError("the shell is not running")
+        self.shell = shell
+        self._route = route
+        self.stdin = StdinSource(shell.work_dir, route.key, options.on_input is not None)
+        route.stdin = self.stdin.path
+        #: The process group the interrupt went to.
         self.stopped_group: int | None = None
         self.job_killed = False
-        self.complete = False
-        #: Set when the cell is done or a stop is requested: wakes the watchdog.
-        self._wake = anyio.Event()
-        self.pacer = LinePacer()
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._pending: Item | None = None
-        self._ending: Done | ExitInfo | None = None
-        self.feeder = InputFeeder(self) if stdin.interactive else None
-        #: Called once the shell is done with this cell (or was restarted).
-        self.on_finished: Callable[[], None] = lambda: None
 
-    # -- the sink: called by the shell's readers ----------------------------
+    # -- the ladder ---------------------------------------------------------------
 
-    async def output(self, data: bytes) -> None:
-        if self.feeder is not None:
-            self.feeder.saw_output(data)
-        await self._put(data)
+    async def interrupt_code(self) -> None:
+        self.stopped_group = self.shell.foreground_group()
+        signal_group(self.stopped_group, signal.SIGINT)
 
-    async def done(self, marker: Done) -> None:
-        self.exit_code = marker.status
-        self._end(marker)
+    async def escalate(self) -> bool:
+        """A foreground job that ignores SIGINT gets SIGKILL; the shell itself does not."""
+        group = self.shell.foreground_group()
+        if group == self.shell.pid:
+            return False
+        self.job_killed = signal_group(group, signal.SIGKILL)
+        return self.job_killed
 
-    def line(self, record: LineRecord) -> None:
-        if record.run == self.run and self.options.track_lines:
-            self.pacer.see(record.line, anyio.current_time())
-            # Only a wake-up for messages(): the pacer holds the state.
-            with contextlib.suppress(
-                anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
-            ):
-                self._send.send_nowait(record)
+    def _leftovers(self) -> None:
+        """The run is over: what is left of the interrupted job goes; the FIFO closes."""
+        group = self.stopped_group
+        if group is not None and group != self.shell.pid:
+            signal_group(group, signal.SIGKILL)  # children that ignored SIGINT
+        self.stdin.close()
 
-    async def gone(self, info: ExitInfo) -> None:
-        self._end(info)
+    # -- the end ------------------------------------------------------------------
 
-    def _end(self, end: Done | ExitInfo) -> None:
-        """The last item: closing the stream needs no room in it and cannot block."""
-        if self._ending is None:
-            self._ending = end
-            self.finished.set()
-            self._wake.set()
-            self._send.close()
+    def finish(self, done: Finished) -> list[Message]:
+        if self.job_killed:
+            done = dataclasses.replace(done, note=_JOB_KILLED)
+        return super().finish(done)
 
-    async def put_message(self, message: Message) -> None:
-        await self._put(message)
+    async def gone(self, gone: Gone) -> list[Message]:
+        messages = await super().gone(gone)
+        final = messages[-1]
+        final.extras = {**(final.extras or {}), "execution_count": self.route.key}
+        return messages
 
-    async def _put(self, item: Item) -> None:
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await self._send.send(item)  # fails only once the caller stopped listening
+    # -- stdin ------------------------------------------------------------------------
 
-    def abandon(self) -> None:
-        """The caller left: what the cell still prints is dropped, never waited on."""
-        self._receive.close()
-
-    # -- control ------------------------------------------------------------
-
-    async def request_stop(self, reason: str) -> None:
-        """SIGINT to the foreground job now; the watchdog takes it from there."""
-        if self.stop_reason is None and not self.finished.is_set():
-            self.stop_reason = reason
-            self.stopped_group = self.proc.signal_foreground(signal.SIGINT)
-            self._wake.set()
-
-    async def watch(self) -> None:
-        """The deadline and the stop ladder, whatever pace the caller reads at."""
+    async def background(self) -> None:
+        """Feeds stdin from the input callback until the run is over, then cleans up."""
         try:
-            if self.feeder is None:
-                await self._ladder()
-            else:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self.feeder.run)
-                    await self._ladder()
-                    tg.cancel_scope.cancel()
-        except Exception:
-            logger.exception("the shell execution watchdog failed")
+            if self.stdin.interactive:
+                await self._feed()
+            await anyio.sleep_forever()
         finally:
-            self.stdin.close()
-            self.on_finished()
+            self._leftovers()
 
-    async def _ladder(self) -> None:
-        with anyio.CancelScope(deadline=self.deadline):
-            await self._wake.wait()
-        if not self.finished.is_set():
-            await self.request_stop("timeout")
-            grace = self.options.interrupt_grace
-            with anyio.move_on_after(grace):
-                await self.finished.wait()
-            group = self.proc.foreground_group()
-            if not self.finished.is_set() and group != self.proc.pid:
-                # A job that ignores SIGINT: kill it; the shell keeps its state.
-                self.job_killed = kill_group(group)
-                with anyio.move_on_after(grace):
-                    await self.finished.wait()
-            if not self.finished.is_set():
-                status = "timeout" if self.stop_reason == "timeout" else "interrupted"
-                await self._restart(
-                    f"{self.stop_phrase()}. It did not stop within {grace:g} s of an "
-                    "interrupt, so the shell was restarted",
-                    status,
-                )
-        if self.stopped_group not in (None, self.proc.pid):
-            # Whatever is left of the interrupted job (children that ignored SIGINT).
-            kill_group(self.stopped_group)
-
-    # -- the messages --------------------------------------------------------
-
-    async def _next(self, timeout: float | None) -> Item | Done | ExitInfo | None:
-        if self._pending is not None:
-            item, self._pending = self._pending, None
-            return item
-        try:
-            if timeout is None:
-                return await self._receive.receive()
-            with anyio.move_on_after(timeout):
-                return await self._receive.receive()
-        except anyio.EndOfStream:
-            return self._ending
-        return None
-
-    def _coalesce(self, data: bytes) -> str:
-        parts = [data]
-        size = len(data)
-        while size < _COALESCE_LIMIT:
-            try:
-                item = self._receive.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream):
-                break
-            if isinstance(item, bytes):
-                parts.append(item)
-                size += len(item)
+    async def _feed(self) -> None:
+        route = self._route
+        delay = _QUIET
+        while not route.finished.is_set():
+            route.activity = anyio.Event()
+            with anyio.move_on_after(delay):
+                await first_of(route.activity, route.finished)
+            if route.finished.is_set():
+                return
+            if route.activity.is_set():
+                delay = _QUIET
                 continue
-            if not isinstance(item, LineRecord):
-                self._pending = item
-                break
-        return self._decoder.decode(b"".join(parts))
+            waiting = await anyio.to_thread.run_sync(self.stdin.reader_waiting, self.shell.pid)
+            if not waiting:
+                delay = min(delay * 2, _LONGEST)
+                continue
+            if not await self._answer():
+                return
+            delay = _QUIET
 
-    def _line_message(self) -> Message | None:
-        line = self.pacer.take(anyio.current_time())
-        return replies.active_line(line, self.reply_to) if line is not None else None
-
-    async def messages(self) -> AsyncIterator[Message]:
-        """This cell's messages, ending with ``active_line`` null."""
+    async def _answer(self) -> bool:
+        """Ask the callback for a line; False (and the run is stopped) if that failed."""
+        route = self._route
+        prompt = route.tail
+        callback = self.options.on_input
+        assert callback is not None
+        failure: str | None = None
+        value = ""
         try:
-            while True:
-                due = self.pacer.due_at()
-                wait = None if due is None else max(0.0, due - anyio.current_time())
-                item = await self._next(wait)
-                line = self._line_message()
-                if line is not None:
-                    yield line
-                if isinstance(item, bytes):
-                    text = self._coalesce(item)
-                    if text:
-                        yield replies.output(text, self.reply_to)
-                elif isinstance(item, Message):
-                    yield item
-                elif isinstance(item, Done):
-                    break
-                elif isinstance(item, ExitInfo):
-                    async for message in self._gone(item):
-                        yield message
-                    return
-            rest = self._decoder.decode(b"", final=True)
-            if rest:
-                yield replies.output(rest, self.reply_to)
-            self.complete = True
-            async for message in self._finish():
-                yield message
-        finally:
-            self._receive.close()
-
-    def where(self) -> str:
-        line = self.pacer.current
-        return f" at line {line}" if line is not None else ""
-
-    def stop_phrase(self) -> str:
-        assert self.stop_reason is not None
-        return stop_phrase(self.stop_reason, self.options.timeout, self.where())
-
-    async def _finish(self) -> AsyncIterator[Message]:
-        extras: dict[str, Any] = {"exit_code": self.exit_code, "execution_count": self.run}
-        if self.stop_reason is not None:
-            status = "timeout" if self.stop_reason == "timeout" else "interrupted"
-            how = (
-                "; it ignored the interrupt, so its foreground job was killed (SIGKILL)"
-                if self.job_killed
-                else ""
-            )
-            yield replies.notice(
-                f"{self.stop_phrase()}{how}; the shell's state was kept.",
-                status,
-                self.reply_to,
-                state_lost=False,
-                line=self.pacer.current,
-            )
-            extras.update(status=status, state_lost=False)
-        else:
-            extras.update(status="ok" if self.exit_code == 0 else "error", state_lost=False)
-        yield replies.active_line(None, self.reply_to, **extras)
-
-    async def _gone(self, info: ExitInfo) -> AsyncIterator[Message]:
-        self.complete = True
-        rest = self._decoder.decode(b"", final=True)
-        if rest:
-            yield replies.output(rest, self.reply_to)
-        extras: dict[str, Any] = {"state_lost": True, "execution_count": self.run}
-        if info.intentional:
-            yield replies.notice(
-                f"{info.description}; the shell's state was lost.",
-                info.status,
-                self.reply_to,
-                state_lost=True,
-                line=self.pacer.current,
-            )
-            yield replies.active_line(None, self.reply_to, status=info.status, **extras)
-            return
-        outcome = await self._recover()
-        text = exit_text(info, self.where(), outcome)
-        yield replies.notice(
-            text,
-            info.status,
-            self.reply_to,
-            state_lost=True,
-            exit_code=info.exit_code,
-            line=self.pacer.current,
-        )
-        yield replies.active_line(
-            None, self.reply_to, status=info.status, exit_code=info.exit_code, **extras
-        )
+            with anyio.fail_after(self.options.input_timeout):
+                value = await call_input(callback, prompt)
+            value.encode("utf-8")
+        except TimeoutError:
+            failure = "no answer in time"
+        except Exception as exc:
+            failure = repr(exc)
+        if route.finished.is_set():
+            return False
+        if failure is not None:
+            text = f"input({prompt!r}) could not be answered: {failure}"
+            await route.put(replies.notice(text, "error", self.reply_to))
+            await self.request_stop("input")
+            return False
+        self.stdin.answer(value)
+        await route.put(Output(value + "\n"))
+        return True

@@ -1,4 +1,4 @@
-"""The stdin of a cell: end-of-input, or a FIFO the caller's input callback answers.
+"""The stdin of a run: end-of-input, or a FIFO the caller's input callback answers.
 
 Without a callback a cell reads ``/dev/null``: ``read x`` fails at once, and
 nothing the runtime types into the shell's terminal can be read by user code.
@@ -6,6 +6,8 @@ With one, the cell's stdin is a FIFO the runtime holds open. A program that
 wants input says nothing, so when the code has gone quiet the runtime looks,
 once, at the shell's session in ``/proc``: a process blocked reading this FIFO
 (its stdin) is waiting for input, and the callback is asked for a line.
+A :class:`ShellRoute` carries the FIFO's path to the shell, and the run's last
+unfinished output line (the prompt) and its activity to whoever feeds it.
 """
 
 from __future__ import annotations
@@ -13,19 +15,46 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
-from .procs import session_members
+import anyio
 
-__all__ = ["StdinSource"]
+from ..core import Output, Route
+from ..core.procs import session_members
+
+__all__ = ["ShellRoute", "StdinSource"]
+
+_PROMPT_LIMIT = 400
 
 #: Kernel wait channels of a process blocked in read, select or poll.
 _READING = ("pipe_read", "do_select", "do_sys_poll", "core_sys_select")
 
 
-class StdinSource:
-    """Where one cell's stdin comes from."""
+class ShellRoute(Route):
+    """A run's route, with where its stdin comes from and what it printed last."""
 
-    def __init__(self, work_dir: Path, run: int, interactive: bool) -> None:
+    def __init__(self, key: object, tag: str) -> None:
+        super().__init__(key, tag)
+        #: What the run's ``<`` redirection names.
+        self.stdin = os.devnull
+        #: The unfinished last line of the run's output: the prompt of a read.
+        self.tail = ""
+        #: Set by each piece of output; whoever waits for quiet replaces it.
+        self.activity = anyio.Event()
+
+    def observe(self, item: Any) -> bool:
+        if isinstance(item, Output):
+            cut = item.text.rfind("\n")
+            tail = item.text[cut + 1 :] if cut >= 0 else self.tail + item.text
+            self.tail = tail[-_PROMPT_LIMIT:]
+            self.activity.set()
+        return super().observe(item)
+
+
+class StdinSource:
+    """Where one run's stdin comes from."""
+
+    def __init__(self, work_dir: Path, run: object, interactive: bool) -> None:
         self._fd = -1
         self._fifo: Path | None = None
         if interactive:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lmc_runtime.backends.shell.dialect import BashDialect, Dialect, ShDialect, ZshDialect
-from lmc_runtime.backends.shell.marker import marker_prefix
+from lmc_runtime.backends.shell.protocol import marker_prefix
 
 
 @pytest.mark.parametrize("dialect", [BashDialect(), ShDialect(), ZshDialect()])

@@ -1,11 +1,11 @@
-"""The done marker parser: markers found wherever the PTY splits them, output kept whole."""
+"""The done marker parser and the line records of the DEBUG trap."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lmc_runtime.backends.shell.marker import Done, MarkerParser, marker_prefix
+from lmc_runtime.backends.shell.protocol import Done, MarkerParser, marker_prefix, parse_records
 
 TOKEN = "0123456789abcdef"
 MARK = marker_prefix(TOKEN)
@@ -78,3 +78,14 @@ def test_regression_output_is_never_lost_or_reordered(pieces: list[bytes], cuts:
     items = feed_all(MarkerParser(TOKEN), chunks)
     assert items.count(Done(0)) == 1 and items[-1] == Done(0)
     assert b"".join(i for i in items if isinstance(i, bytes)) == MARK.join(pieces)
+
+
+def test_complete_records_give_each_runs_newest_line_and_the_rest_is_kept() -> None:
+    latest, rest = parse_records(b"1 3\n1 4\n2 7\n2 1")
+    assert latest == {1: 4, 2: 7}
+    assert rest == b"2 1"
+
+
+def test_garbage_and_line_zero_are_ignored() -> None:
+    latest, rest = parse_records(b"x y\n1\n1 0\n3 9\n")
+    assert latest == {3: 9} and rest == b""

@@ -1,4 +1,4 @@
-"""The prompt marker: how a shell says, in its output stream, that a command is done.
+"""What a shell tells the runtime: the done marker in its output, and line records.
 
 Each shell's prompt is set to ``ESC ] lmc ; TOKEN ; STATUS BEL`` (an OSC
 sequence no terminal program prints by chance; ``TOKEN`` is random per
@@ -7,6 +7,11 @@ command, also after an interrupt, so the marker ends every execution, in order
 with everything the code printed before it. :class:`MarkerParser` splits the
 PTY's byte stream into output and markers, holding back only a trailing piece
 that could be the start of a marker.
+
+The DEBUG trap writes ``"RUN LINE\\n"`` to a pipe of its own (never to the
+PTY), only when the line changes and only for commands of the cell file being
+run, so the code runs unchanged; ``RUN`` tells this run's reports from those of
+a background subshell an earlier run left behind (:func:`parse_records`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Done", "MarkerParser", "marker_prefix"]
+__all__ = ["Done", "MarkerParser", "marker_prefix", "parse_records"]
 
 _MAX_STATUS_DIGITS = 4
 
@@ -91,3 +96,19 @@ class MarkerParser:
                 return len(piece)
             esc = tail.rfind(b"\x1b", max(0, len(tail) - len(self._prefix)), esc)
         return 0
+
+
+def parse_records(buffer: bytes) -> tuple[dict[int, int], bytes]:
+    """The last line of each run in the complete records of ``buffer``, and the rest.
+
+    Only the newest line of a run matters: a burst read at once happened at once.
+    """
+    *complete, rest = buffer.split(b"\n")
+    latest: dict[int, int] = {}
+    for raw in complete:
+        fields = raw.split()
+        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+            line = int(fields[1])
+            if line >= 1:
+                latest[int(fields[0])] = line
+    return latest, rest

@@ -1,0 +1,294 @@
+"""One shell on a PTY as an :class:`~..core.Interpreter`: its terminal, readers and exit.
+
+pexpect (ptyprocess) starts the shell as a session leader with the PTY as its
+controlling terminal, echo off. From then on the runtime reads the PTY master
+itself (``anyio.wait_readable``, then ``os.read``), so output streams the
+moment it is written, ``\\r`` and prompts without a newline included; the done
+marker in that stream ends a run. The DEBUG trap's line records come on a pipe
+of their own. A pidfd says when the shell ends; the PTY's end of data (``EIO``
+once no process holds the terminal) says when its last output has been read.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import logging
+import os
+import secrets
+import shlex
+import signal
+import termios
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ...errors import KernelStartError
+from ...replies import Status
+from ..base import ExecutionOptions
+from ..core import Deliver, Finished, Gone, Line, Output, Route
+from ..core.procs import describe_exit, kill_session, read_available, signal_group, wait_for_exit
+from ..core.pty import spawn_pty
+from ..turns import first_of
+from .dialect import Dialect
+from .protocol import Done, MarkerParser, parse_records
+from .stdin import ShellRoute
+
+__all__ = ["ShellInterpreter"]
+
+logger = logging.getLogger(__name__)
+
+#: After the shell ended, how long its PTY may stay open (a detached descendant).
+_DRAIN_GRACE = 2.0
+#: How long a killed shell may take to end before its descriptors are closed anyway.
+_KILL_WAIT = 5.0
+#: What the shell printed before it was ready, kept for a start failure's message.
+_EARLY_LIMIT = 2048
+
+
+class ShellInterpreter:
+    """A shell (its :class:`~.dialect.Dialect`) on a PTY, run by the core's supervisor."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        work_dir: Path,
+        startup_timeout: float,
+    ) -> None:
+        self.dialect = dialect
+        self.work_dir = work_dir
+        self._argv = list(argv)
+        self._cwd = cwd
+        self._env = dict(env)
+        self._startup_timeout = startup_timeout
+        self._token = secrets.token_hex(8)
+        self._parser = MarkerParser(self._token)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._child: Any = None
+        self.pid = -1
+        self._fd = -1
+        self._ctl = -1
+        self._deliver: Deliver | None = None
+        self._scope = anyio.CancelScope()
+        self._ready = anyio.Event()
+        self._ended = anyio.Event()
+        self._pty_closed = anyio.Event()
+        #: Popen-style: the exit status, or minus the signal; None while it runs.
+        self._returncode: int | None = None
+        self._reaped = False
+        self._early = b""
+        self._run = 0
+        self._cell: Path | None = None
+        #: The terminal's modes once the shell was ready; each typed line restores them.
+        self._modes: list[Any] | None = None
+
+    # -- the Interpreter protocol -------------------------------------------------
+
+    async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
+        self._deliver = deliver
+        init = self.work_dir / f"init.{self.dialect.program}"
+        await self._spawn(init)
+        task_group.start_soon(self._pump)
+        await self._type(f". {shlex.quote(str(init))}\n")
+        with anyio.move_on_after(self._startup_timeout):
+            await first_of(self._ready, self._ended)
+        if self._ready.is_set() and not self._ended.is_set():
+            with contextlib.suppress(termios.error, OSError):
+                self._modes = termios.tcgetattr(self._fd)
+            return
+        if self._ended.is_set():
+            why = describe_exit(self._returncode, "the shell")
+        else:
+            why = f"no prompt within {self._startup_timeout:g} s"
+        early = self._early.decode("utf-8", "replace").strip()
+        await self.kill()
+        raise KernelStartError(
+            f"the shell did not become ready: {why}" + (f"\n{early}" if early else "")
+        )
+
+    async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
+        """Write the code to a cell file and type the line that sources it."""
+        assert isinstance(route.key, int)
+        cell = self.work_dir / f"cell-{route.key}.{self.dialect.program}"
+        text = code if code.endswith("\n") or not code else code + "\n"
+        cell.write_text(text, encoding="utf-8", errors="replace")
+        if self._cell is not None:
+            self._cell.unlink(missing_ok=True)
+        self._cell, self._run = cell, route.key
+        stdin = route.stdin if isinstance(route, ShellRoute) else os.devnull
+        await self._type(self.dialect.run_line(route.key, cell, stdin, options.track_lines))
+
+    async def send_signal(self, signum: int) -> None:
+        """SIGINT goes to the terminal's foreground group (the job, or the idle shell)."""
+        signal_group(self.foreground_group() if signum == signal.SIGINT else self.pid, signum)
+
+    async def wait(self) -> Gone:
+        await self._ended.wait()
+        code = self._returncode
+        if code is None or code < 0:
+            return Gone(describe_exit(code, "the shell"))
+        return Gone.exited(f"exited the shell with status {code}", code)
+
+    async def kill(self) -> None:
+        """Kill every process of the shell's session, reap the shell, close the PTY."""
+        self._scope.cancel()
+        if self.pid > 0:
+            kill_session(self.pid)
+            if not self._reaped:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)
+                with anyio.move_on_after(_KILL_WAIT):
+                    await wait_for_exit(self.pid, self._wait_blocking)
+        self._close()
+
+    def foreground_group(self) -> int:
+        """The process group that owns the terminal now (the shell's own when idle)."""
+        try:
+            return os.tcgetpgrp(self._fd)
+        except OSError:
+            return self.pid
+
+    # -- start and stop -------------------------------------------------------------
+
+    async def _spawn(self, init: Path) -> None:
+        """Write the init script and start the shell on a PTY, with the line-record pipe."""
+        ctl_read, ctl_write = os.pipe()
+        try:
+            init.write_text(self.dialect.init_script(self._token, ctl_write), encoding="utf-8")
+            self._child = await anyio.to_thread.run_sync(
+                spawn_pty, self._argv, self._cwd, self._env, ctl_write
+            )
+        except Exception as exc:
+            os.close(ctl_read)
+            raise KernelStartError(f"the shell could not be started: {exc}") from exc
+        finally:
+            os.close(ctl_write)
+        self._ctl = ctl_read
+        self._fd, self.pid = self._child.child_fd, self._child.pid
+        os.set_blocking(self._fd, False)
+        os.set_blocking(ctl_read, False)
+
+    async def _type(self, text: str) -> None:
+        """Type ``text`` into the shell, in the terminal modes it had when it was ready.
+
+        Code that ran ``stty echo`` (or ``stty raw``) would otherwise see the
+        line echoed back. A terminal that is gone is the exit watcher's news.
+        """
+        if self._modes is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(self._fd, termios.TCSANOW, self._modes)
+        data = memoryview(text.encode("utf-8"))
+        try:
+            while data:
+                try:
+                    data = data[os.write(self._fd, data) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
+        except (OSError, anyio.ClosedResourceError):
+            logger.info("the shell's terminal closed under a typed line", exc_info=True)
+
+    def _wait_blocking(self) -> None:
+        """Where there is no pidfd: block in ``waitpid`` (in a worker thread)."""
+        with contextlib.suppress(Exception):
+            self._child.wait()
+
+    def _note_exit(self) -> None:
+        """If the shell has ended, reap it (a non-blocking ``waitpid``) and keep how."""
+        child = self._child
+        try:
+            if child is None or child.isalive():
+                return
+        except Exception:  # ptyprocess: someone else reaped it
+            logger.debug("the shell was reaped elsewhere", exc_info=True)
+        self._reaped = True
+        signum = child.signalstatus
+        self._returncode = -signum if signum is not None else child.exitstatus
+
+    def _close(self) -> None:
+        if self._child is not None:
+            anyio.notify_closing(self._fd)
+            with contextlib.suppress(Exception):
+                self._child.close(force=True)
+            self._child, self._fd = None, -1
+        if self._ctl >= 0:
+            anyio.notify_closing(self._ctl)
+            os.close(self._ctl)
+            self._ctl = -1
+        if self._cell is not None:
+            self._cell.unlink(missing_ok=True)
+
+    # -- the readers ------------------------------------------------------------------
+
+    async def _pump(self) -> None:
+        """Read until the shell has ended and its terminal is drained, then say so."""
+        try:
+            with self._scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._read_pty)
+                    tg.start_soon(self._read_lines)
+                    await wait_for_exit(self.pid, self._wait_blocking)
+                    self._note_exit()
+                    # The shell is gone; its jobs go too, and they release the terminal.
+                    kill_session(self.pid)
+                    with anyio.move_on_after(_DRAIN_GRACE):
+                        await self._pty_closed.wait()
+                    tg.cancel_scope.cancel()
+        finally:
+            self._ended.set()
+
+    async def _read_pty(self) -> None:
+        try:
+            data: bytes | None = b""
+            while data is not None:
+                await anyio.wait_readable(self._fd)
+                data = read_available(self._fd)  # None: EIO, no process holds the terminal
+                for item in self._parser.feed(data or b""):
+                    await self._on_pty(item)
+            await self._on_pty(self._parser.flush(), final=True)
+        except (OSError, anyio.ClosedResourceError):
+            logger.debug("the shell's terminal closed", exc_info=True)
+        finally:
+            self._pty_closed.set()
+
+    async def _on_pty(self, item: bytes | Done, *, final: bool = False) -> None:
+        """Output goes to the open run (or is late); a marker ends the run (or the start)."""
+        assert self._deliver is not None
+        if not self._ready.is_set():
+            if isinstance(item, Done):
+                self._ready.set()
+            else:
+                self._early = (self._early + item)[-_EARLY_LIMIT:]
+            return
+        if isinstance(item, Done):
+            text = self._decoder.decode(b"", final=True)
+        else:
+            text = self._decoder.decode(item, final=final)
+        if text:
+            await self._deliver(Output(text), None)
+        if isinstance(item, Done):
+            status = Status.OK if item.status == 0 else Status.ERROR
+            extras = {"exit_code": item.status, "execution_count": self._run, "state_lost": False}
+            await self._deliver(Finished(status, extras), self._run)
+
+    async def _read_lines(self) -> None:
+        """The DEBUG trap's records: each run's newest line, keyed by its run."""
+        assert self._deliver is not None
+        buffer = b""
+        try:
+            while True:
+                await anyio.wait_readable(self._ctl)
+                data = read_available(self._ctl)
+                if data is None:
+                    return
+                latest, buffer = parse_records(buffer + data)
+                for run, line in latest.items():
+                    await self._deliver(Line(line), run)
+        except (OSError, anyio.ClosedResourceError):
+            logger.debug("the line-record pipe closed", exc_info=True)
