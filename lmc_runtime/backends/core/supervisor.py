@@ -109,9 +109,11 @@ class Supervisor:
         )
 
     async def ensure_ready(self) -> None:
-        """Wait for a restart in progress; retry one that failed."""
+        """Wait for a restart in progress; retry one that failed; refuse once closed."""
         await self._recovery.wait()
-        if (self.start_failure is not None or self.current is None) and not self._closing:
+        if self._closing:
+            raise KernelStartError("the session is closed")
+        if self.start_failure is not None or self.current is None:
             await self.restart("restarted after a failed start")
 
     async def outcome(self) -> str:
