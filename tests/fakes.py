@@ -157,11 +157,14 @@ class FakeInterpreter:
     # -- the Interpreter protocol ------------------------------------------------
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
-        if self.backend.start_failures:
-            raise KernelStartError(self.backend.start_failures.pop(0))
-        self._task_group = task_group
-        self._deliver = deliver
-        self.launched = True
+        try:
+            if self.backend.start_failures:
+                raise KernelStartError(self.backend.start_failures.pop(0))
+            self._task_group = task_group
+            self._deliver = deliver
+            self.launched = True
+        finally:
+            self.backend.attempted()
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
         self.codes.append(code)
@@ -305,6 +308,19 @@ class FakeBackend(SupervisedBackend):
         self.escalates = escalates
         self.escalations = 0
         self.interpreters: list[FakeInterpreter] = []
+        #: Launches tried so far, whether they worked or not.
+        self.attempts = 0
+        self._attempt = anyio.Event()
+
+    def attempted(self) -> None:
+        self.attempts += 1
+        self._attempt.set()
+        self._attempt = anyio.Event()
+
+    async def until_attempts(self, count: int) -> None:
+        """Wait until ``count`` launches have been tried."""
+        while self.attempts < count:
+            await self._attempt.wait()
 
     @property
     def current(self) -> FakeInterpreter:

@@ -39,16 +39,19 @@ class Harness:
         return [m async for m in self.execute(code, reply_to, **options)]
 
 
+def settings(tmp_path: Path) -> SessionSettings:
+    return SessionSettings(
+        cwd=tmp_path, work_dir=tmp_path / "work", timeouts=Timeouts(startup=LIMIT)
+    )
+
+
 @asynccontextmanager
 async def started(tmp_path: Path, backend: FakeBackend | None = None) -> AsyncIterator[Harness]:
     """A started session of ``backend`` (a plain :class:`FakeBackend` by default)."""
     backend = backend or FakeBackend()
-    settings = SessionSettings(
-        cwd=tmp_path, work_dir=tmp_path / "work", timeouts=Timeouts(startup=LIMIT)
-    )
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as tg:
-            session = await backend.start(tg, settings)
+            session = await backend.start(tg, settings(tmp_path))
             try:
                 yield Harness(session, backend)
             finally:
