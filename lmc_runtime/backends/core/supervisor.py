@@ -176,9 +176,14 @@ class Supervisor:
     async def deliver(self, item: Any, key: object = None) -> None:
         """Hand ``item`` to the open run it belongs to, or keep it as late output."""
         route = self.route
-        if route is not None and not route.finished.is_set() and key in (None, route.key):
-            await route.put(item)
-        elif isinstance(item, Output):
+        if route is not None and key in (None, route.key):
+            if not route.finished.is_set():
+                await route.put(item)
+                return
+            # Its run is over but not released yet (the caller has not read the
+            # end): what comes now is late output of that run, not the one before.
+            self.late.retire(route)
+        if isinstance(item, Output):
             self.late.keep(item, key)
 
     def _end_route(self, gone: Gone) -> None:
