@@ -121,6 +121,8 @@ class FakeInterpreter:
 
     - ``print TEXT`` / ``err TEXT``: a line of stdout / stderr output;
     - ``write TEXT``: stdout output with no newline;
+    - ``native TEXT``: a line of stdout that names no run (as a process's own
+      stdout does, when the interpreter cannot tell which run wrote it);
     - ``flood N``: N bytes of stdout in 1000-byte pieces;
     - ``line N``: the code is now at line N;
     - ``say TEXT``: a ready-made output message (a backend's own item);
@@ -255,6 +257,8 @@ class FakeInterpreter:
         elif verb == "exit":
             self._stop_players()
             self._end(Gone.exited(f"called exit({arg})", int(arg)))
+        elif verb == "native":
+            await self.emit(Output(arg + "\n"))
         else:
             await self.emit(self._item(verb, arg), key)
 
