@@ -184,3 +184,16 @@ def test_restart_loses_typescript_state_and_keeps_working(ts: Computer) -> None:
     result = ts_run(ts, "typeof beforeRestart")
     assert result.output == "'undefined'\n"
     assert ts_run(ts, "const beforeRestart: number = 2\nbeforeRestart").output == "2\n"
+
+
+def test_a_busy_loop_is_stopped_by_a_timeout_at_its_typescript_line() -> None:
+    with Computer(timeouts=Timeouts(interrupt_grace=5.0)) as c:
+        assert ts_run(c, "const kept: string = 'yes'").status == "ok"
+        code = (
+            "interface Spin { n: number }\nconst spin: Spin = { n: 0 }\nwhile (true) { spin.n++ }"
+        )
+        result = run(c, code, "typescript", timeout=1)
+        assert result.status == "timeout"
+        assert (result.final.extras or {}).get("state_lost") is False
+        assert "at line 3" in result.output
+        assert ts_run(c, "kept + ' ' + (spin.n > 0)").output == "'yes true'\n"
