@@ -15,11 +15,6 @@ from lmc_runtime.messages import Message
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class FakeRun:
     """Produces two messages; the interpreter is 'done' when ``done`` is set."""
 
