@@ -111,6 +111,8 @@ class Supervisor:
     async def ensure_ready(self) -> None:
         """Wait for a restart in progress; retry one that failed; refuse once closed."""
         await self._recovery.wait()
+        async with self._lifecycle:  # a restart under way ends first
+            pass
         if self._closing:
             raise KernelStartError("the session is closed")
         if self.start_failure is not None or self.current is None:
