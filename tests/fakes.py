@@ -160,6 +160,7 @@ class FakeInterpreter:
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         try:
+            await self.backend.launch_gate.wait()
             if self.backend.start_failures:
                 raise KernelStartError(self.backend.start_failures.pop(0))
             self._task_group = task_group
@@ -312,6 +313,9 @@ class FakeBackend(SupervisedBackend):
         self.escalates = escalates
         self.escalations = 0
         self.interpreters: list[FakeInterpreter] = []
+        #: Every launch waits for it: a test clears it to hold launches.
+        self.launch_gate = anyio.Event()
+        self.launch_gate.set()
         #: Launches tried so far, whether they worked or not.
         self.attempts = 0
         self._attempt = anyio.Event()

@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from lmc_runtime.errors import KernelStartError
+from lmc_runtime.messages import Message
 from lmc_runtime.replies import Status
 
 from ....fakes import FakeBackend
@@ -164,3 +165,33 @@ async def test_a_run_waiting_for_its_turn_at_shutdown_is_refused(tmp_path: Path)
             await h.session.aclose()
             assert [m async for m in first][-1].status == Status.CLOSED
     assert len(refused) == 1
+
+
+async def test_a_restart_after_a_stop_that_fails_is_retried_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    async with started(tmp_path) as h:
+        h.backend.start_failures.append("no fake now")
+        messages = await h.run("wedge", timeout=0.05, interrupt_grace=0.05)
+        after = await h.run("print b")
+    assert messages[-1].status == Status.TIMEOUT and extras(messages[-1])["state_lost"] is True
+    assert outputs(after) == ["b\n"] and h.backend.attempts == 3
+
+
+async def test_a_run_that_starts_during_a_restart_waits_for_it(tmp_path: Path) -> None:
+    async with started(tmp_path) as h:
+        h.backend.launch_gate = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(h.session.restart)
+            await h.backend.until_attempts(1)  # the first launch, at start
+            await anyio.wait_all_tasks_blocked()
+            runs: list[list[Message]] = []
+
+            async def run() -> None:
+                runs.append(await h.run("print a"))
+
+            tg.start_soon(run)
+            await anyio.wait_all_tasks_blocked()
+            h.backend.launch_gate.set()
+    assert outputs(runs[0]) == ["a\n"]
+    assert h.backend.attempts == 2, "one restart, not one more for the run"
