@@ -1,0 +1,333 @@
+"""One profile per language: the snippets each behaviour of the contract needs.
+
+A profile says, in its own language, how to print a line, set and read a
+variable, loop forever, sleep, kill its own interpreter, print after the run
+has ended, read a line of input... The tests in this folder state each
+behaviour once and run it on every profile, so a new language joins the
+contract by adding a profile here.
+
+String literals go through :func:`quoted` (a JSON string, which Python, R,
+JavaScript, TypeScript and Java all read alike) or :func:`single_quoted` for
+the shells; the texts the tests pass are plain ASCII words.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["PROFILES", "Profile", "quoted", "single_quoted"]
+
+#: What the read-a-line snippet prints around the line it got.
+GOT = "got:[{}]"
+
+
+def quoted(text: str) -> str:
+    """``text`` as a double-quoted string literal."""
+    return json.dumps(text)
+
+
+def single_quoted(text: str) -> str:
+    """``text`` as a single-quoted shell word."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The snippets of one language.
+
+    Every snippet is top-level code; joined with newlines, snippets run one
+    after the other. ``kept`` is the variable the state checks use.
+    """
+
+    #: The canonical language name, as the registry knows it.
+    name: str
+    #: Prints ``text`` and a newline on stdout.
+    print_line: Callable[[str], str]
+    #: Prints ``text`` and a newline on stderr.
+    print_err: Callable[[str], str]
+    #: Sets the variable ``kept`` to the string ``value``.
+    set_kept: Callable[[str], str]
+    #: Prints the value of ``kept`` and a newline (fails, or prints no value, once it is gone).
+    show_kept: str
+    #: Prints ``boom`` (on stdout or stderr) and ends the run in error.
+    fail: str
+    #: A busy CPU loop that never ends.
+    busy_loop: str
+    #: Sleeps for ``seconds``.
+    sleep: Callable[[float], str]
+    #: Prints ``tick`` every 50 ms, forever.
+    tick_forever: str
+    #: Prints ``line 0`` ... ``line <n-1>``, one a line.
+    count_lines: Callable[[int], str]
+    #: Prints the process id of the interpreter itself.
+    print_pid: str
+    #: Kills the interpreter running it with SIGKILL.
+    kill_self: str
+    #: Ends the interpreter on purpose (``exit()``, ``process.exit``...).
+    exit_self: str
+    #: Starts a child process that prints ``text``; the run waits for it.
+    child_prints: Callable[[str], str]
+    #: Returns at once; about 0.3 s later prints ``late-line``, 0.2 s after that creates ``path``.
+    late_output: Callable[[str], str]
+    #: Reads one line of input into a variable and prints it as ``got:[line]``.
+    read_line: str
+    #: What :attr:`read_line` prints when its input is at its end, if it does not fail.
+    at_end_of_input: str = GOT.format("")
+
+
+def _python() -> Profile:
+    return Profile(
+        name="python",
+        print_line=lambda text: f"print({quoted(text)})",
+        print_err=lambda text: f"import sys\nprint({quoted(text)}, file=sys.stderr)",
+        set_kept=lambda value: f"kept = {quoted(value)}",
+        show_kept="print(kept)",
+        fail='raise ValueError("boom")',
+        busy_loop="while True:\n    pass",
+        sleep=lambda seconds: f"import time\ntime.sleep({seconds})",
+        tick_forever=(
+            "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.05)"
+        ),
+        count_lines=lambda n: f"for i in range({n}):\n    print('line', i)",
+        print_pid="import os\nprint(os.getpid())",
+        kill_self="import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+        exit_self="exit()",
+        child_prints=lambda text: (
+            f"import subprocess\n_ = subprocess.run(['echo', {quoted(text)}], check=True)"
+        ),
+        late_output=lambda path: (
+            "import threading, time\n"
+            "def later():\n"
+            "    time.sleep(0.3)\n"
+            "    print('late-line', flush=True)\n"
+            "    time.sleep(0.2)\n"
+            f"    open({quoted(path)}, 'w').close()\n"
+            "threading.Thread(target=later, daemon=True).start()"
+        ),
+        read_line="line = input('name? ')\nprint('got:[' + line + ']')",
+    )
+
+
+def _r() -> Profile:
+    return Profile(
+        name="r",
+        print_line=lambda text: f'cat({quoted(text)}, "\\n", sep = "")',
+        print_err=lambda text: f"message({quoted(text)})",
+        set_kept=lambda value: f"kept <- {quoted(value)}",
+        show_kept='cat(kept, "\\n", sep = "")',
+        fail='stop("boom")',
+        busy_loop="repeat {}",
+        sleep=lambda seconds: f"Sys.sleep({seconds})",
+        tick_forever='repeat {\n  cat("tick\\n")\n  flush.console()\n  Sys.sleep(0.05)\n}',
+        count_lines=lambda n: f'for (i in 0:{n - 1}) cat("line ", i, "\\n", sep = "")',
+        print_pid='cat(Sys.getpid(), "\\n", sep = "")',
+        kill_self="tools::pskill(Sys.getpid(), tools::SIGKILL)",
+        exit_self="quit()",
+        child_prints=lambda text: f"invisible(system({quoted('echo ' + text)}))",
+        # R runs no code of its own between runs (no threads, no timers
+        # without the later package): a background job is what prints late.
+        late_output=lambda path: (
+            "invisible(system("
+            + quoted(f"(sleep 0.3; echo late-line; sleep 0.2; touch {single_quoted(path)}) &")
+            + ", wait = FALSE))"
+        ),
+        read_line='line <- readline("name? ")\ncat("got:[", line, "]\\n", sep = "")',
+    )
+
+
+def _shell(name: str) -> Profile:
+    return Profile(
+        name=name,
+        print_line=lambda text: f"echo {single_quoted(text)}",
+        print_err=lambda text: f"echo {single_quoted(text)} >&2",
+        set_kept=lambda value: f"kept={single_quoted(value)}",
+        show_kept='echo "$kept"',
+        fail="(echo boom >&2; exit 3)",
+        busy_loop="while :; do :; done",
+        sleep=lambda seconds: f"sleep {seconds}",
+        tick_forever="while :; do echo tick; sleep 0.05; done",
+        count_lines=lambda n: f'i=0\nwhile [ "$i" -lt {n} ]; do echo "line $i"; i=$((i + 1)); done',
+        print_pid="echo $$",
+        kill_self="kill -9 $$",
+        exit_self="exit 3",
+        child_prints=lambda text: f"sh -c {single_quoted('echo ' + text)}",
+        # The words are joined at run time: the shell's "Done" line for the job
+        # quotes its command, and must not look like its output.
+        late_output=lambda path: (
+            f"(sleep 0.3; printf '%s-%s\\n' late line; sleep 0.2; touch {single_quoted(path)}) &"
+        ),
+        read_line='read line\necho "got:[$line]"',
+    )
+
+
+#: Reads one line from fd 0 without blocking the event loop's stdin handling.
+_JS_READ_LINE = """\
+function readLine() {
+  const fs = require("fs")
+  const byte = Buffer.alloc(1)
+  let line = ""
+  for (;;) {
+    let n
+    try {
+      n = fs.readSync(0, byte, 0, 1, null)
+    } catch (error) {
+      if (error.code === "EAGAIN") continue
+      throw error
+    }
+    if (n === 0 || byte[0] === 10) return line
+    line += byte.toString()
+  }
+}
+const line = readLine()
+console.log("got:[" + line + "]")"""
+
+
+def _javascript() -> Profile:
+    return Profile(
+        name="javascript",
+        print_line=lambda text: f"console.log({quoted(text)})",
+        print_err=lambda text: f"console.error({quoted(text)})",
+        set_kept=lambda value: f"let kept = {quoted(value)}",
+        show_kept="console.log(kept)",
+        fail='throw new Error("boom")',
+        busy_loop="while (true) {}",
+        sleep=lambda seconds: f"await new Promise(r => setTimeout(r, {int(seconds * 1000)}))",
+        tick_forever=(
+            'while (true) {\n  console.log("tick")\n  await new Promise(r => setTimeout(r, 50))\n}'
+        ),
+        count_lines=lambda n: f'for (let i = 0; i < {n}; i++) console.log("line " + i)',
+        print_pid="console.log(process.pid)",
+        kill_self='process.kill(process.pid, "SIGKILL")',
+        exit_self="process.exit(3)",
+        child_prints=lambda text: (
+            'require("child_process").execFileSync("echo", '
+            f'[{quoted(text)}], {{ stdio: "inherit" }})\nvoid 0'
+        ),
+        late_output=lambda path: (
+            "void setTimeout(() => {\n"
+            '  console.log("late-line")\n'
+            f'  setTimeout(() => require("fs").writeFileSync({quoted(path)}, ""), 200)\n'
+            "}, 300)"
+        ),
+        read_line=_JS_READ_LINE,
+    )
+
+
+_TS_READ_LINE = """\
+function readLine(): string {
+  const fs = require("fs")
+  const byte: Buffer = Buffer.alloc(1)
+  let line: string = ""
+  for (;;) {
+    let n: number
+    try {
+      n = fs.readSync(0, byte, 0, 1, null)
+    } catch (error: any) {
+      if (error.code === "EAGAIN") continue
+      throw error
+    }
+    if (n === 0 || byte[0] === 10) return line
+    line += byte.toString()
+  }
+}
+const line: string = readLine()
+console.log("got:[" + line + "]")"""
+
+
+def _typescript() -> Profile:
+    """JavaScript's snippets with type annotations, so that only TypeScript runs them."""
+    return Profile(
+        name="typescript",
+        print_line=lambda text: f"console.log({quoted(text)} as string)",
+        print_err=lambda text: f"console.error({quoted(text)} as string)",
+        set_kept=lambda value: f"let kept: string = {quoted(value)}",
+        show_kept="console.log(kept as string)",
+        fail='throw new Error("boom" as string)',
+        busy_loop="while (true as boolean) {}",
+        sleep=lambda seconds: (
+            f"await new Promise<void>((r: () => void) => setTimeout(r, {int(seconds * 1000)}))"
+        ),
+        tick_forever=(
+            "while (true) {\n"
+            '  console.log("tick" as string)\n'
+            "  await new Promise<void>((r: () => void) => setTimeout(r, 50))\n"
+            "}"
+        ),
+        count_lines=lambda n: f'for (let i: number = 0; i < {n}; i++) console.log("line " + i)',
+        print_pid="console.log(process.pid as number)",
+        kill_self='process.kill(process.pid as number, "SIGKILL")',
+        exit_self="process.exit(3 as number)",
+        child_prints=lambda text: (
+            'require("child_process").execFileSync("echo" as string, '
+            f'[{quoted(text)}], {{ stdio: "inherit" }})\nvoid 0'
+        ),
+        late_output=lambda path: (
+            "void setTimeout((): void => {\n"
+            '  console.log("late-line" as string)\n'
+            f'  setTimeout((): void => require("fs").writeFileSync({quoted(path)}, ""), 200)\n'
+            "}, 300)"
+        ),
+        read_line=_TS_READ_LINE,
+    )
+
+
+def _java() -> Profile:
+    return Profile(
+        name="java",
+        print_line=lambda text: f"System.out.println({quoted(text)});",
+        print_err=lambda text: f"System.err.println({quoted(text)});",
+        set_kept=lambda value: f"String kept = {quoted(value)};",
+        show_kept="System.out.println(kept);",
+        fail='throw new RuntimeException("boom");',
+        busy_loop="while (true) {}",
+        sleep=lambda seconds: f"Thread.sleep({int(seconds * 1000)});",
+        tick_forever='while (true) {\n  System.out.println("tick");\n  Thread.sleep(50);\n}',
+        count_lines=lambda n: (
+            f'for (int i = 0; i < {n}; i++) {{\n  System.out.println("line " + i);\n}}'
+        ),
+        print_pid="System.out.println(ProcessHandle.current().pid());",
+        kill_self=(
+            'new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid()))'
+            ".start().waitFor();"
+        ),
+        exit_self="System.exit(3);",
+        child_prints=lambda text: (
+            f'new ProcessBuilder("echo", {quoted(text)}).inheritIO().start().waitFor();'
+        ),
+        late_output=lambda path: (
+            "new Thread(() -> {\n"
+            "  try {\n"
+            "    Thread.sleep(300);\n"
+            '    System.out.println("late-line");\n'
+            "    Thread.sleep(200);\n"
+            f"    java.nio.file.Files.createFile(java.nio.file.Path.of({quoted(path)}));\n"
+            "  } catch (Exception e) {\n"
+            "    throw new RuntimeException(e);\n"
+            "  }\n"
+            "}).start();"
+        ),
+        read_line=(
+            "String line = new java.io.BufferedReader("
+            "new java.io.InputStreamReader(System.in)).readLine();\n"
+            'System.out.println("got:[" + line + "]");'
+        ),
+        at_end_of_input=GOT.format("null"),
+    )
+
+
+#: Every language an interpreter runs, in the order the tests list them.
+PROFILES: dict[str, Profile] = {
+    profile.name: profile
+    for profile in (
+        _python(),
+        _r(),
+        _shell("shell"),
+        _shell("sh"),
+        _shell("zsh"),
+        _javascript(),
+        _typescript(),
+        _java(),
+    )
+}

@@ -1,0 +1,39 @@
+"""Reading input: answered by ``on_input``, or, without it, failing fast (never a hang)."""
+
+from __future__ import annotations
+
+from .harness import ComputerFactory, assert_ends_once, run
+from .languages import GOT, Profile
+
+#: A run that reads input must end well before this; only a hang reaches it.
+PROMPT_BOUND = 10.0
+
+
+def test_input_is_answered_by_the_callback(lang: Profile, make_computer: ComputerFactory) -> None:
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Ada"
+
+    computer = make_computer(on_input=answer)
+    result = run(computer, lang, lang.read_line, timeout=PROMPT_BOUND)
+    assert_ends_once(result)
+    assert result.status == "ok", result.describe()
+    assert GOT.format("Ada") + "\n" in result.output, result.describe()
+    assert len(prompts) == 1, prompts
+
+
+def test_input_without_a_callback_fails_fast_or_reads_end_of_input(
+    lang: Profile, make_computer: ComputerFactory
+) -> None:
+    computer = make_computer()
+    result = run(computer, lang, lang.read_line, timeout=PROMPT_BOUND)
+    assert_ends_once(result)
+    assert result.status in ("ok", "error"), result.describe()
+    if result.status == "ok":
+        assert result.output == lang.at_end_of_input + "\n", result.describe()
+    else:
+        assert result.text.strip(), f"an error without a word:\n{result.describe()}"
+    after = run(computer, lang, lang.print_line("next"))
+    assert after.status == "ok" and after.output == "next\n", after.describe()

@@ -1,0 +1,75 @@
+"""Output arrives whole, in program order, and streams while the code runs."""
+
+from __future__ import annotations
+
+import time
+
+from lmc_runtime import Computer
+
+from .harness import GUARD, assert_ends_once, run
+from .languages import Profile
+
+INTERLEAVED = [("out", "out1"), ("err", "err1"), ("out", "out2"), ("err", "err2"), ("out", "out3")]
+
+
+def _interleaved(lang: Profile) -> str:
+    return "\n".join(
+        lang.print_line(text) if stream == "out" else lang.print_err(text)
+        for stream, text in INTERLEAVED
+    )
+
+
+def test_interleaved_stdout_and_stderr_come_in_program_order(
+    lang: Profile, computer: Computer
+) -> None:
+    result = run(computer, lang, _interleaved(lang))
+    assert_ends_once(result)
+    assert result.status == "ok", result.describe()
+    assert result.output == "out1\nerr1\nout2\nerr2\nout3\n", result.describe()
+
+
+def test_stderr_is_marked_as_stderr_and_stdout_is_not(lang: Profile, computer: Computer) -> None:
+    result = run(computer, lang, _interleaved(lang))
+    assert_ends_once(result)
+    marked = "".join(
+        str(m.content) for m in result.outputs if (m.extras or {}).get("stream") == "stderr"
+    )
+    unmarked = "".join(
+        str(m.content) for m in result.outputs if (m.extras or {}).get("stream") != "stderr"
+    )
+    assert marked == "err1\nerr2\n", result.describe()
+    assert unmarked == "out1\nout2\nout3\n", result.describe()
+
+
+def test_many_lines_arrive_whole_and_in_order(lang: Profile, computer: Computer) -> None:
+    result = run(computer, lang, lang.count_lines(3000))
+    assert_ends_once(result)
+    assert result.status == "ok", result.describe()[:2000]
+    assert result.output == "".join(f"line {i}\n" for i in range(3000))
+
+
+def test_output_of_a_child_process_arrives(lang: Profile, computer: Computer) -> None:
+    result = run(computer, lang, lang.child_prints("from-child"))
+    assert_ends_once(result)
+    assert result.status == "ok", result.describe()
+    assert result.output == "from-child\n", result.describe()
+
+
+def test_output_streams_before_the_run_ends(lang: Profile, computer: Computer) -> None:
+    """The first line is received while the code still sleeps (held back, it would
+    only come with the timeout, ``GUARD`` s later); the test then leaves the
+    stream, which stops the code, and the next run starts at once."""
+    assert run(computer, lang, lang.set_kept("kept-after-leaving")).status == "ok"
+    started = time.monotonic()
+    stream = computer.run(
+        lang.name, lang.print_line("started") + "\n" + lang.sleep(600), timeout=GUARD
+    )
+    try:
+        first = next(m for m in stream if m.format == "output")
+    finally:
+        stream.close()  # type: ignore[attr-defined]
+    assert first.content == "started\n"
+    assert time.monotonic() - started < GUARD / 2, "the output was held back until the end"
+    after = run(computer, lang, lang.show_kept)
+    assert_ends_once(after)
+    assert after.status == "ok" and after.output == "kept-after-leaving\n", after.describe()
