@@ -54,7 +54,7 @@ def test_lmc_run_answers_each_code_message_in_order_with_json_lines() -> None:
     assert out[3]["format"] == "active_line" and out[3]["content"] is None
 
 
-def test_lmc_run_chunk_framing_brackets_each_message() -> None:
+def test_lmc_run_chunk_framing_is_open_interpreters() -> None:
     msg = {
         "role": "assistant",
         "type": "code",
@@ -65,9 +65,12 @@ def test_lmc_run_chunk_framing_brackets_each_message() -> None:
     done = lmc("run", "--chunks", stdin=json.dumps(msg) + "\n")
     assert done.returncode == 0, done.stderr
     chunks = [json.loads(line) for line in done.stdout.splitlines()]
-    assert (
-        chunks[0]["start"] is True and chunks[1]["content"] == "hi\n" and chunks[2]["end"] is True
-    )
+    console = {"role": "computer", "type": "console"}
+    assert chunks[0] == {**console, "start": True} and chunks[-1] == {**console, "end": True}
+    assert [(c["format"], c["content"]) for c in chunks[1:-1]][-2:] == [
+        ("output", "hi\n"),
+        ("active_line", None),
+    ]
 
 
 def test_the_demo_file_runs(tmp_path: Path) -> None:
