@@ -142,11 +142,13 @@ class Supervisor:
         gone = await interpreter.wait()
         if interpreter is not self.current or self._closing:
             return
-        await interpreter.kill()  # what it left behind
+        # Not settled from here on: a run must not be sent to it while it is cleaned up.
         self.current = None
-        logger.log(logging.INFO if gone.by_code else logging.WARNING, "%s", gone.description)
         recovered = self._recovery = anyio.Event()
         try:
+            with anyio.CancelScope(shield=True):  # a shutdown now leaves it to this kill
+                await interpreter.kill()  # what it left behind
+            logger.log(logging.INFO if gone.by_code else logging.WARNING, "%s", gone.description)
             if self.route is not None:
                 self._end_route(gone)
             else:
