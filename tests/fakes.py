@@ -171,6 +171,8 @@ class FakeInterpreter:
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
         self.codes.append(code)
+        if self.ended.is_set():
+            return  # written to a process that is gone: nobody reads it
         self._wakeups = {}  # an interrupt of an idle interpreter is lost
         steps = code.splitlines()
         if not any(s.split(" ", 1)[0] in ("finish", "die", "exit") for s in steps):
@@ -199,6 +201,7 @@ class FakeInterpreter:
 
     async def kill(self) -> None:
         self.kills += 1
+        await self.backend.kill_gate.wait()
         self._stop_players()
         self._end(Gone("fake was killed", -signal.SIGKILL))
 
@@ -313,9 +316,11 @@ class FakeBackend(SupervisedBackend):
         self.escalates = escalates
         self.escalations = 0
         self.interpreters: list[FakeInterpreter] = []
-        #: Every launch waits for it: a test clears it to hold launches.
+        #: Every launch (kill) waits for it: a test replaces it to hold launches (kills).
         self.launch_gate = anyio.Event()
         self.launch_gate.set()
+        self.kill_gate = anyio.Event()
+        self.kill_gate.set()
         #: Launches tried so far, whether they worked or not.
         self.attempts = 0
         self._attempt = anyio.Event()

@@ -195,3 +195,26 @@ async def test_a_run_that_starts_during_a_restart_waits_for_it(tmp_path: Path) -
             h.backend.launch_gate.set()
     assert outputs(runs[0]) == ["a\n"]
     assert h.backend.attempts == 2, "one restart, not one more for the run"
+
+
+async def test_a_run_that_begins_while_a_death_is_handled_runs_on_the_new_interpreter(
+    tmp_path: Path,
+) -> None:
+    async with started(tmp_path) as h:
+        dead = h.fake
+        h.backend.kill_gate = anyio.Event()
+        dead.die(1)
+        await anyio.wait_all_tasks_blocked()  # the watcher is cleaning up after it
+        async with anyio.create_task_group() as tg:
+            runs: list[list[Message]] = []
+
+            async def run() -> None:
+                runs.append(await h.run("print a"))
+
+            tg.start_soon(run)
+            await anyio.wait_all_tasks_blocked()
+            h.backend.kill_gate.set()
+    news, *rest = runs[0]
+    assert news.status == Status.KERNEL_DIED and "Since the last run" in news.content
+    assert outputs(rest) == ["a\n"] and rest[-1].status == Status.OK
+    assert dead.codes == [] and h.fake.codes == ["print a"]

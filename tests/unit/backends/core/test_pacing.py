@@ -134,7 +134,7 @@ async def test_lines_that_do_not_stay_for_the_dwell_are_not_reported(tmp_path: P
 @pytest.mark.anyio
 async def test_a_line_that_stays_current_is_reported(tmp_path: Path) -> None:
     async with started(tmp_path) as h:
-        run = h.execute("line 1\nline 3\nhang")
+        run = h.execute("line 3\nhang")
         seen = await until(run, lambda m: m.format == "active_line")
         assert seen[-1].content == 3 and seen[-1].in_reply_to == "c1"
         await h.session.interrupt()
