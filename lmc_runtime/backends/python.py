@@ -13,8 +13,6 @@ __all__ = ["PythonBackend"]
 class PythonBackend(JupyterBackend):
     """ipykernel running in the runtime's own interpreter."""
 
-    name = "python"
-    aliases = ("py", "python3", "ipython")
     kernel_name = "lmc-python"
     announces_input = True
 

@@ -96,8 +96,6 @@ def find_irkernel(
 class RBackend(JupyterBackend):
     """IRkernel started by the ``R`` found on ``path`` (the process's PATH by default)."""
 
-    name = "r"
-    aliases = ("R",)
     kernel_name = "lmc-r"
     announces_input = True
 

@@ -1,7 +1,8 @@
-"""Backends on Jupyter kernels, through jupyter-client."""
+"""Backends on Jupyter kernels, launched through :class:`~.provisioner.LmcProvisioner`."""
 
 from __future__ import annotations
 
 from .backend import JupyterBackend, JupyterSession, kernels_dir
+from .provisioner import LmcProvisioner
 
-__all__ = ["JupyterBackend", "JupyterSession", "kernels_dir"]
+__all__ = ["JupyterBackend", "JupyterSession", "LmcProvisioner", "kernels_dir"]

@@ -9,15 +9,15 @@ IOPub copy, which is ordered with the output before it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import anyio
 
 from ... import replies
 from ...messages import Message
+from ...replies import Status
 from ..base import ExecutionOptions
 from ..inputs import call_input
-from .kernel import JupyterKernel
+from .items import InputRequest
 
 __all__ = ["InputAnswers"]
 
@@ -25,8 +25,7 @@ __all__ = ["InputAnswers"]
 class InputAnswers:
     """The input requests of one execution, their answers and their echoes."""
 
-    def __init__(self, kernel: JupyterKernel, options: ExecutionOptions) -> None:
-        self._kernel = kernel
+    def __init__(self, options: ExecutionOptions) -> None:
         self._options = options
         self._requests: dict[str, int] = {}
         self._answered = 0
@@ -44,23 +43,8 @@ class InputAnswers:
         self._echoes.clear()
         return echoes
 
-    async def answer(
-        self,
-        channel: str,
-        content: dict[str, Any],
-        *,
-        stopping: Callable[[], bool],
-        stop: Callable[[str], Awaitable[None]],
-    ) -> AsyncIterator[Message]:
-        """Answer one copy of a request; yield what the caller should see."""
-        reply_to = self._options.reply_to
-        number = self._requests[channel] = self._requests.get(channel, 0) + 1
-        if number <= self._answered:
-            if channel == "iopub" and number in self._echoes:
-                yield self._echoes.pop(number)
-            return
-        self._answered += 1
-        prompt = str(content.get("prompt", ""))
+    async def _ask(self, prompt: str) -> tuple[str | None, str | None, bool]:
+        """(the line, why there is none, whether the asking was cancelled)."""
         callback = self._options.on_input
         assert callback is not None  # allow_stdin is only set with a callback
         value: str | None = None
@@ -79,18 +63,38 @@ class InputAnswers:
                 failure = repr(exc)
             finally:
                 self._scope = None
-        if scope.cancelled_caught or stopping():
+        return value, failure, scope.cancelled_caught
+
+    async def answer(
+        self,
+        request: InputRequest,
+        *,
+        stopping: Callable[[], bool],
+        stop: Callable[[str], Awaitable[None]],
+    ) -> AsyncIterator[Message]:
+        """Answer one copy of a request; yield what the caller should see."""
+        reply_to = self._options.reply_to
+        channel = request.channel
+        number = self._requests[channel] = self._requests.get(channel, 0) + 1
+        if number <= self._answered:
+            if channel == "iopub" and number in self._echoes:
+                yield self._echoes.pop(number)
+            return
+        self._answered += 1
+        prompt = str(request.content.get("prompt", ""))
+        value, failure, cancelled = await self._ask(prompt)
+        if cancelled or stopping():
             return
         if failure is not None or value is None:
             yield replies.notice(
-                f"input({prompt!r}) could not be answered: {failure}", "error", reply_to
+                f"input({prompt!r}) could not be answered: {failure}", Status.ERROR, reply_to
             )
             await stop("input")
             return
-        self._kernel.send_input(value)
-        shown = "*" * len(value) if content.get("password") else value
+        request.answer(value)
+        shown = "*" * len(value) if request.content.get("password") else value
         echo = replies.output(f"{prompt}{shown}\n", reply_to)
-        if channel == "iopub" or not self._kernel.announces_input:
+        if channel == "iopub" or not request.announced:
             yield echo
         else:
             self._echoes[number] = echo

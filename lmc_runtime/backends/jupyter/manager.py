@@ -1,4 +1,4 @@
-"""The kernel manager of a :class:`~.kernel.JupyterKernel`, and its unix sockets.
+"""The kernel manager of a :class:`~.interpreter.JupyterInterpreter`, and its unix sockets.
 
 Under a sandbox the kernel binds its sockets in a folder it can write
 (``shared``); the host renames them into its own folder (a rename never
@@ -10,7 +10,7 @@ launch, so a kernel still starts on a disk the code has filled.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +19,26 @@ from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
 from ..hostfs import HostDir
-from .process import wait_for_exit
 
-__all__ = ["Manager", "adopt_sockets", "reserve_sockets"]
+__all__ = ["PORTS", "Manager", "adopt_sockets", "reserve_sockets"]
+
+#: The kernel's channels and their fixed "ports" (the suffixes of its socket
+#: files): every launch of a session binds the same names.
+PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5}
 
 
-class Manager(AsyncKernelManager):
-    """A kernel manager whose kernel command line goes through a launcher.
+class Manager(AsyncKernelManager):  # type: ignore[misc]
+    """A kernel manager on unix sockets at ``ip``-1 ... ``ip``-5.
 
-    With ``host_ip`` set, the kernel binds its unix sockets at ``ip`` (in a
-    folder it can write) while the host connects to ``host_ip`` (a folder only
-    the host writes), where :func:`adopt_sockets` moves them.
+    With ``host_ip`` set, the kernel binds its sockets at ``ip`` (in a folder
+    it can write) while the host connects to ``host_ip`` (a folder only the
+    host writes), where :func:`adopt_sockets` moves them.
     """
 
-    wrap_command: Callable[[Sequence[str]], list[str]] | None = None
     host_ip: str | None = None
 
-    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        argv = super().format_kernel_cmd(extra_arguments)
-        return self.wrap_command(argv) if self.wrap_command is not None else argv
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(transport="ipc", **PORTS, **kwargs)
 
     def _make_url(self, channel: str) -> str:
         if self.host_ip is None:
@@ -47,27 +48,26 @@ class Manager(AsyncKernelManager):
     def socket_names(self) -> list[str]:
         """The file names of the kernel's five unix sockets."""
         base = os.path.basename(self.ip)
-        ports = ("shell", "iopub", "stdin", "control", "hb")
-        return [f"{base}-{getattr(self, f'{name}_port')}" for name in ports]
+        return [f"{base}-{port}" for port in PORTS.values()]
 
 
 async def adopt_sockets(
     km: Manager,
     shared: Path,
     own: Path,
-    process: Any,
+    ended: Callable[[], Awaitable[object]],
     timeout: float,
     log_tail: Callable[[], str],
 ) -> None:
-    """Wait for the kernel (``process``) to bind its sockets in ``shared``, then
-    move them into ``own``; KernelStartError if it ends first or takes too long."""
+    """Wait for the kernel to bind its sockets in ``shared``, then move them into
+    ``own``; KernelStartError if it ends (``ended`` returns) first or takes too long."""
     names = km.socket_names()
     bound = False
     with HostDir(shared) as shared_dir, HostDir(own) as own_dir:
         async with anyio.create_task_group() as tg:
 
             async def died() -> None:
-                await wait_for_exit(process.pid, lambda: process.poll() is None)
+                await ended()
                 tg.cancel_scope.cancel()
 
             tg.start_soon(died)

@@ -58,12 +58,9 @@ def translate_bundle(data: Mapping[str, Any], reply_to: str) -> list[Message]:
 
 
 def translate_iopub(msg: Mapping[str, Any], reply_to: str) -> list[Message]:
-    """One IOPub message as zero or more LMC messages (status and echo give none)."""
+    """One IOPub message (not stream output) as zero or more LMC messages."""
     msg_type = msg["msg_type"]
     content = msg["content"]
-    if msg_type == "stream":
-        extras = {"stream": "stderr"} if content.get("name") == "stderr" else {}
-        return [replies.output(content.get("text", ""), reply_to, **extras)]
     if msg_type in ("execute_result", "display_data", "update_display_data"):
         return translate_bundle(content.get("data", {}), reply_to)
     if msg_type == "error":
@@ -71,10 +68,6 @@ def translate_iopub(msg: Mapping[str, Any], reply_to: str) -> list[Message]:
         if not trace:
             trace = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
         return [replies.output(trace + "\n", reply_to, stream="stderr", error=content.get("ename"))]
-    if msg_type == ACTIVE_LINE_MSG_TYPE:
-        line = content.get("line")
-        if isinstance(line, int) and line >= 1:
-            return [replies.active_line(line, reply_to)]
     return []
 
 

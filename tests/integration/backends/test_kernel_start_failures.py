@@ -7,17 +7,18 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
 from lmc_runtime import Computer, Timeouts
 from lmc_runtime.backends import BackendEntry, Registry
 from lmc_runtime.backends.jupyter import JupyterBackend
+from lmc_runtime.backends.jupyter.provisioner import PROVISIONER_NAME
 
 
 class BrokenBackend(JupyterBackend):
     """A kernelspec whose process exits at once with code 3."""
 
-    name = "broken"
     kernel_name = "broken"
 
     def __init__(self, spec_dir: Path) -> None:
@@ -27,7 +28,7 @@ class BrokenBackend(JupyterBackend):
         return KernelSpecManager(kernel_dirs=[str(self.spec_dir)])
 
 
-def make_spec(root: Path) -> Path:
+def make_spec(root: Path, provisioner: str | None = PROVISIONER_NAME) -> Path:
     spec = root / "broken"
     spec.mkdir(parents=True)
     argv = [
@@ -36,8 +37,11 @@ def make_spec(root: Path) -> Path:
         "import sys; print('cannot start', file=sys.stderr); sys.exit(3)",
         "{connection_file}",
     ]
+    metadata = {"kernel_provisioner": {"provisioner_name": provisioner}} if provisioner else {}
     (spec / "kernel.json").write_text(
-        json.dumps({"argv": argv, "display_name": "broken", "language": "none"})
+        json.dumps(
+            {"argv": argv, "display_name": "broken", "language": "none", "metadata": metadata}
+        )
     )
     return root
 
@@ -60,3 +64,16 @@ def test_a_kernel_that_dies_while_starting_is_reported_at_once(tmp_path: Path) -
         assert "cannot start" in notice.content
         assert final.format == "active_line" and final.content is None
         assert final.extras["status"] == "backend_error"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("provisioner", "reason"),
+    [(None, "names no provisioner"), ("no-such-provisioner", "provisioner is not installed")],
+)
+def test_a_kernelspec_without_a_usable_provisioner_is_unavailable(
+    tmp_path: Path, provisioner: str | None, reason: str
+) -> None:
+    backend = BrokenBackend(make_spec(tmp_path / "specs", provisioner))
+    availability = backend.availability()
+    assert not availability.available
+    assert reason in str(availability.reason)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from lmc_runtime.backends.exits import describe_exit
+from lmc_runtime.backends.core.procs import describe_exit
 
 
 def test_sentences_name_the_interpreter_and_the_cause() -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
-from lmc_runtime.backends.jupyter import kernels_dir
+from lmc_runtime.backends import Registry
+from lmc_runtime.backends.jupyter import LmcProvisioner, kernels_dir
+from lmc_runtime.backends.jupyter.provisioner import PROVISIONER_NAME
 from lmc_runtime.backends.r import IRKERNEL_MISSING, R_MISSING, RBackend, find_irkernel
 
 
@@ -90,5 +93,15 @@ def test_the_shipped_kernelspec_starts_the_startup_code_from_its_own_folder() ->
 
 
 def test_the_registry_names_r_and_its_alias() -> None:
-    backend = RBackend()
-    assert (backend.name, backend.aliases, backend.kernel_name) == ("r", ("R",), "lmc-r")
+    registry = Registry()
+    assert registry.resolve("R") == registry.resolve("r") == "r"
+    assert isinstance(registry.get("r"), RBackend)
+    assert RBackend.kernel_name == "lmc-r"
+
+
+def test_the_shipped_kernelspecs_name_the_registered_provisioner() -> None:
+    for name in ("lmc-r", "lmc-python"):
+        spec = json.loads((kernels_dir() / name / "kernel.json").read_text())
+        assert spec["metadata"]["kernel_provisioner"] == {"provisioner_name": PROVISIONER_NAME}
+    (entry,) = entry_points(group="jupyter_client.kernel_provisioners", name=PROVISIONER_NAME)
+    assert entry.load() is LmcProvisioner

@@ -1,0 +1,244 @@
+"""One Jupyter kernel as an :class:`~..core.Interpreter`, started through its provisioner.
+
+A launch makes a kernel manager for the kernelspec (whose ``kernel.json`` names
+the provisioner), starts the kernel through it, adopts its sockets when it
+binds them in a shared folder, connects a client, and returns once the kernel
+answers ``kernel_info`` on shell and IOPub and its stdin link is up. Each
+message goes to the run whose ``execute_request`` it answers: a route's key is
+that request's ``msg_id``. The provisioner's ``wait`` tells when the kernel
+ended; its log's tail is what it said last. Only the provisioner knows how
+and where the kernel runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from jupyter_client.kernelspec import KernelSpecManager
+
+from ...errors import KernelStartError
+from ..base import ExecutionOptions
+from ..core import Deliver, Gone, Route
+from ..core.procs import describe_exit, read_tail
+from ..turns import first_of
+from .channels import Channels
+from .items import asks_exit, is_idle, to_item
+from .manager import Manager, adopt_sockets, reserve_sockets
+
+__all__ = ["WHO", "JupyterInterpreter"]
+
+logger = logging.getLogger(__name__)
+
+#: How notices name a kernel.
+WHO = "the kernel"
+#: How long readiness waits for the stdin handshake once shell and IOPub answer.
+_STDIN_GRACE = 2.0
+#: How long a kill waits for the kernel to end.
+_KILL_BOUND = 5.0
+
+
+class JupyterInterpreter:
+    """A kernel of kernelspec ``kernel_name``, its client and its readers."""
+
+    def __init__(
+        self,
+        spec_manager: KernelSpecManager,
+        kernel_name: str,
+        *,
+        cwd: Path,
+        work_dir: Path,
+        shared_dir: Path | None,
+        env: Mapping[str, str],
+        startup_timeout: float,
+        announces_input: bool = False,
+        wrap_command: Callable[[Sequence[str]], list[str]] | None = None,
+    ) -> None:
+        sockets = f"{work_dir.name}-kernel"
+        self._km = Manager(
+            kernel_name=kernel_name,
+            kernel_spec_manager=spec_manager,
+            ip=str((shared_dir or work_dir) / sockets),
+            connection_file=str(work_dir / "connection.json"),
+        )
+        if shared_dir is not None:
+            self._km.host_ip = str(work_dir / sockets)
+        self._shared, self._work_dir = shared_dir, work_dir
+        self._launch_args: dict[str, Any] = {
+            "cwd": str(cwd),
+            "env": dict(env),
+            "log_path": str(work_dir / "kernel.log"),
+            "wrap_command": wrap_command,
+        }
+        self._startup_timeout = startup_timeout
+        #: The kernel publishes each input_request on IOPub too (its startup code).
+        self._announces_input = announces_input
+        self._deliver: Deliver | None = None
+        self._channels: Channels | None = None
+        self._reading, self._watching = anyio.CancelScope(), anyio.CancelScope()
+        self._ended = anyio.Event()
+        self._gone: Gone | None = None
+        self._ready = self._killed = self._shut = self._exiting = False
+        self._probes: dict[str, set[str]] = {}
+        self._answered = anyio.Event()
+        self._exit_asked = self._last_idle = ""
+
+    # -- the Interpreter protocol ---------------------------------------------------
+
+    async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
+        self._deliver = deliver
+        if self._shared is not None:
+            reserve_sockets(self._km, self._shared)
+        try:
+            await self._km.start_kernel(**self._launch_args)
+        except Exception as exc:
+            raise KernelStartError(f"the kernel could not be launched: {exc}") from exc
+        task_group.start_soon(self._watch)
+        if self._shared is not None:
+            await adopt_sockets(
+                self._km,
+                self._shared,
+                self._work_dir,
+                self._ended.wait,
+                self._startup_timeout,
+                self._tail,
+            )
+        client = self._km.client()
+        info = dict(self._km.get_connection_info())
+        if self._km.host_ip is not None:
+            client.ip = info["ip"] = self._km.host_ip
+        self._channels = Channels(client, info, self._dispatch)
+        task_group.start_soon(self._read, self._channels)
+        await self._until_ready(self._channels)
+
+    async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
+        assert self._channels is not None
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": options.on_input is not None,
+            "stop_on_error": True,
+        }
+        metadata = {"lmc_active_line": options.track_lines}
+        self._channels.request("execute_request", content, metadata, msg_id=str(route.key))
+
+    async def send_signal(self, signum: int) -> None:
+        """SIGINT as the kernelspec says to interrupt; other signals to the kernel's group."""
+        if signum == signal.SIGINT:
+            await self._km.interrupt_kernel()
+        else:
+            await self._km.signal_kernel(signum)
+
+    async def wait(self) -> Gone:
+        await self._ended.wait()
+        assert self._gone is not None
+        return self._gone
+
+    async def kill(self) -> None:
+        self._killed = True
+        self._reading.cancel()
+        self._watching.cancel()
+        if self._channels is not None:
+            self._channels.close()
+            self._channels = None
+        provisioner = self._km.provisioner
+        if provisioner is None:
+            return
+        with anyio.move_on_after(_KILL_BOUND):
+            await provisioner.kill()
+            await provisioner.wait()
+        if not self._shut:
+            self._shut = True
+            with anyio.move_on_after(_KILL_BOUND), contextlib.suppress(Exception):
+                await self._km.shutdown_kernel(now=True)
+
+    # -- start ------------------------------------------------------------------------
+
+    async def _until_ready(self, channels: Channels) -> None:
+        """Round-trip ``kernel_info`` until shell and IOPub answer, then give stdin a moment.
+
+        IOPub is a subscription: what is published before it is connected is
+        lost, so an unanswered request is repeated, soon at first, then less often.
+        """
+        attempt = 0.1
+        with anyio.move_on_after(self._startup_timeout):
+            while not (self._answered.is_set() or self._ended.is_set()):
+                self._probes[channels.request("kernel_info_request", {}, {})] = set()
+                with anyio.move_on_after(attempt):
+                    await first_of(self._answered, self._ended)
+                attempt = min(attempt * 2, 1.0)
+        if self._ended.is_set():
+            assert self._gone is not None
+            detail = f":\n{self._gone.detail}" if self._gone.detail else ""
+            raise KernelStartError(f"{self._gone.description} while starting{detail}")
+        if not self._answered.is_set():
+            raise KernelStartError(
+                f"the kernel did not become ready within {self._startup_timeout:g} s"
+            )
+        # Bounded and never fatal: input requests are announced on IOPub too,
+        # and replies on stdin wait in the queue until it is connected.
+        with anyio.move_on_after(_STDIN_GRACE) as scope:
+            await channels.stdin_connected()
+        if scope.cancelled_caught:
+            logger.warning("the kernel's stdin channel did not confirm its connection")
+        self._ready = True
+
+    # -- the readers and the exit -------------------------------------------------------
+
+    async def _read(self, channels: Channels) -> None:
+        with self._reading:
+            await channels.read()
+
+    async def _dispatch(self, channel: str, msg: dict[str, Any]) -> None:
+        parent = str((msg.get("parent_header") or {}).get("msg_id", ""))
+        probe = self._probes.get(parent)
+        if probe is not None:
+            probe.add(channel)
+            if {"shell", "iopub"} <= probe:
+                self._answered.set()
+            return
+        if channel == "shell" and asks_exit(msg):
+            self._exit_asked = parent
+        elif channel == "iopub" and is_idle(msg):
+            self._last_idle = parent
+        item = to_item(channel, msg, self._send_input, self._announces_input)
+        if item is not None:
+            assert self._deliver is not None
+            await self._deliver(item, parent)
+        if self._exit_asked and self._exit_asked == self._last_idle and not self._exiting:
+            # The code called exit() and its run is over: the kernel ends now.
+            self._exiting = True
+            if self._km.provisioner is not None:
+                await self._km.provisioner.kill()
+
+    def _send_input(self, value: str) -> None:
+        if self._channels is not None:
+            self._channels.send_input(value)
+
+    async def _watch(self) -> None:
+        """Wait for the kernel to end, hand on what it sent, then say how it ended."""
+        code: int | None = None
+        try:
+            with self._watching:
+                assert self._km.provisioner is not None, "watched once launched"
+                code = await self._km.provisioner.wait()
+                if self._ready and self._channels is not None:
+                    await self._channels.drain()
+        finally:
+            if self._exiting:
+                self._gone = Gone.exited("asked the kernel to exit", None)
+            else:
+                who = WHO if code is not None else "the kernel process"
+                self._gone = Gone(describe_exit(code, who), exit_code=code, detail=self._tail())
+            self._ended.set()
+
+    def _tail(self) -> str:
+        return read_tail(Path(self._launch_args["log_path"]), skip="running over TCP")

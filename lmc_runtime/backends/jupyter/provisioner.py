@@ -1,0 +1,123 @@
+"""The kernel provisioner of the shipped kernelspecs: a local kernel, through a launcher.
+
+jupyter-client creates it from ``metadata.kernel_provisioner`` in ``kernel.json``
+(the ``lmc-provisioner`` entry point). It starts the kernel's command line
+through the session's launcher (``wrap_command``, the sandbox of ``lmc serve``)
+in a session and process group of its own, with stdout and stderr in
+``log_path`` (each launch starts it anew). Signals go to the whole group;
+:meth:`LmcProvisioner.kill` also ends what left it; :meth:`LmcProvisioner.wait`
+waits on a pidfd, never polls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from typing import Any
+
+from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
+
+from ..core.procs import kill_session, signal_group, wait_for_exit
+
+__all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
+
+#: The name ``kernel.json`` gives it, as registered in ``pyproject.toml``.
+PROVISIONER_NAME = "lmc-provisioner"
+
+_LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
+    """A kernel process on this host, in its own session, started through a launcher.
+
+    Launch keywords besides jupyter-client's own (``cwd``, ``env``): ``log_path``,
+    where the kernel's stdout and stderr go, and ``wrap_command``, which turns
+    the kernel's command line into the one to run.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.pid = 0
+        self.exit_code: int | None = None
+
+    @property
+    def has_process(self) -> bool:
+        return self.process is not None
+
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        """Write the connection file and build the command line, through the launcher."""
+        manager = self.parent
+        assert manager is not None, "a provisioner is made by its kernel manager"
+        extra = kwargs.pop("extra_arguments", [])
+        wrap = kwargs.pop("wrap_command", None)
+        manager.write_connection_file()
+        # The kernel may run as another user (the sandbox's); only the host writes the folder.
+        os.chmod(manager.connection_file, 0o644)
+        self.connection_info = manager.get_connection_info()
+        cmd = manager.format_kernel_cmd(extra_arguments=extra)
+        if wrap is not None:
+            cmd = wrap(cmd)
+        result: dict[str, Any] = await super().pre_launch(cmd=cmd, **kwargs)
+        return result
+
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
+        log_path = kwargs.get("log_path")
+        log = os.open(log_path, _LOG_FLAGS, 0o600) if log_path else subprocess.DEVNULL
+        try:
+            self.process = subprocess.Popen(
+                cmd,
+                cwd=kwargs.get("cwd"),
+                env=kwargs.get("env"),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+        finally:
+            if log_path:
+                os.close(log)
+        self.pid, self.exit_code = self.process.pid, None
+        return self.connection_info
+
+    async def poll(self) -> int | None:
+        return self.process.poll() if self.process is not None else self.exit_code
+
+    async def wait(self) -> int | None:
+        """Wait for the kernel process to end (on a pidfd) and reap it; its exit code."""
+        process = self.process
+        if process is not None:
+            if process.returncode is None:
+                await wait_for_exit(process.pid, process.wait)
+            self.exit_code = process.wait()
+            self.process = None
+        return self.exit_code
+
+    async def send_signal(self, signum: int) -> None:
+        """Signal the kernel's process group (the kernel and what it started)."""
+        if not signal_group(self.pid, signum) and self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signum)
+
+    async def kill(self, restart: bool = False) -> None:
+        """SIGKILL the group, and every process of the kernel's session that left it."""
+        await self.send_signal(signal.SIGKILL)
+        if self.pid > 0:
+            kill_session(self.pid)
+
+    async def terminate(self, restart: bool = False) -> None:
+        await self.send_signal(signal.SIGTERM)
+
+    async def cleanup(self, restart: bool = False) -> None:
+        """Nothing is held besides the process, which :meth:`wait` reaps."""
+
+    async def get_provisioner_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = await super().get_provisioner_info()
+        info["pid"] = self.pid
+        return info
+
+    async def load_provisioner_info(self, provisioner_info: dict[str, Any]) -> None:
+        await super().load_provisioner_info(provisioner_info)
+        self.pid = int(provisioner_info.get("pid", 0))
