@@ -149,9 +149,9 @@ class Supervisor:
             with anyio.CancelScope(shield=True):  # a shutdown now leaves it to this kill
                 await interpreter.kill()  # what it left behind
             logger.log(logging.INFO if gone.by_code else logging.WARNING, "%s", gone.description)
-            if self.route is not None:
+            if self.route is not None and not self.route.finished.is_set():
                 self._end_route(gone)
-            else:
+            else:  # no run open, or its end is there but its caller left or is slow
                 self.unreported = gone
             async with self._lifecycle:
                 if not self._closing and self.current is None:
