@@ -218,3 +218,15 @@ async def test_a_run_that_begins_while_a_death_is_handled_runs_on_the_new_interp
     assert news.status == Status.KERNEL_DIED and "Since the last run" in news.content
     assert outputs(rest) == ["a\n"] and rest[-1].status == Status.OK
     assert dead.codes == [] and h.fake.codes == ["print a"]
+
+
+async def test_a_death_after_a_run_left_before_its_end_was_read_is_news(tmp_path: Path) -> None:
+    async with started(tmp_path) as h:
+        run = h.execute("err a\nprint b", reply_to="c1")
+        await until(run, lambda m: m.content == "a\n")
+        await run.aclose()  # its end was there, unread
+        h.fake.die(1)
+        await h.backend.until_attempts(2)
+        messages = await h.run("print c", reply_to="c2")
+    assert messages[0].status == Status.KERNEL_DIED and "Since the last run" in messages[0].content
+    assert outputs(messages)[1:] == ["c\n"]
