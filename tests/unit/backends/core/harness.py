@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -31,8 +31,12 @@ class Harness:
         """The interpreter launched last."""
         return self.backend.current
 
-    def execute(self, code: str, reply_to: str = "c1", **options: Any) -> AsyncIterator[Message]:
-        return self.session.execute(code, ExecutionOptions(reply_to, **options))
+    def execute(
+        self, code: str, reply_to: str = "c1", **options: Any
+    ) -> AsyncGenerator[Message, None]:
+        """One run's messages; closing them early stops it, as a caller that leaves does."""
+        run = self.session.execute(code, ExecutionOptions(reply_to, **options))
+        return cast(AsyncGenerator[Message, None], run)
 
     async def run(self, code: str, reply_to: str = "c1", **options: Any) -> list[Message]:
         """Every message of one run."""

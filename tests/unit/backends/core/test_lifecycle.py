@@ -24,6 +24,7 @@ _SIGSEGV = -signal.SIGSEGV
 async def test_a_death_mid_run_ends_it_with_kernel_died_and_the_line(tmp_path: Path) -> None:
     async with started(tmp_path) as h:
         messages = await h.run(f"print a\nline 7\ndie {_SIGKILL}")
+        assert messages[0].content == "a\n", "what came before the death is still said"
         notice, final = messages[-2:]
         assert notice.status == Status.KERNEL_DIED
         assert notice.content.startswith(

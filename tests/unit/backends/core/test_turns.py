@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -93,7 +93,7 @@ async def test_a_caller_that_leaves_early_stops_the_code() -> None:
             runs.append(FakeRun(free))
             return runs[-1]
 
-        stream = turns.take(news, begin)
+        stream = cast(AsyncGenerator[Message, None], turns.take(news, begin))
         assert (await stream.__anext__()).content == "hi\n"
         await stream.aclose()
     assert runs[0].stops == ["interrupt"]
