@@ -59,6 +59,9 @@ class Profile:
     sleep: Callable[[float], str]
     #: Prints ``tick`` every 50 ms, forever.
     tick_forever: str
+    #: Runs forever and does not stop when interrupted (it ignores SIGINT, or runs
+    #: where an interrupt cannot reach it): only a restart ends it.
+    ignore_interrupts: str
     #: Prints ``line 0`` ... ``line <n-1>``, one a line.
     count_lines: Callable[[int], str]
     #: Prints the process id of the interpreter itself.
@@ -71,7 +74,7 @@ class Profile:
     child_prints: Callable[[str], str]
     #: Returns at once; about 0.3 s later prints ``late-line``, 0.2 s after that creates ``path``.
     late_output: Callable[[str], str]
-    #: Reads one line of input into a variable and prints it as ``got:[line]``.
+    #: Asks ``name? `` (no newline), reads one line of input, prints it as ``got:[line]``.
     read_line: str
     #: What :attr:`read_line` prints when its input is at its end, if it does not fail.
     at_end_of_input: str = GOT.format("")
@@ -89,6 +92,12 @@ def _python() -> Profile:
         sleep=lambda seconds: f"import time\ntime.sleep({seconds})",
         tick_forever=(
             "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.05)"
+        ),
+        ignore_interrupts=(
+            "import signal, time\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "while True:\n"
+            "    time.sleep(0.01)"
         ),
         count_lines=lambda n: f"for i in range({n}):\n    print('line', i)",
         print_pid="import os\nprint(os.getpid())",
@@ -121,6 +130,8 @@ def _r() -> Profile:
         busy_loop="repeat {}",
         sleep=lambda seconds: f"Sys.sleep({seconds})",
         tick_forever='repeat {\n  cat("tick\\n")\n  flush.console()\n  Sys.sleep(0.05)\n}',
+        # Each interrupt is caught, and the loop goes on.
+        ignore_interrupts=("repeat tryCatch(repeat Sys.sleep(0.01), interrupt = function(e) NULL)"),
         count_lines=lambda n: f'for (i in 0:{n - 1}) cat("line ", i, "\\n", sep = "")',
         print_pid='cat(Sys.getpid(), "\\n", sep = "")',
         kill_self="tools::pskill(Sys.getpid(), tools::SIGKILL)",
@@ -148,6 +159,7 @@ def _shell(name: str) -> Profile:
         busy_loop="while :; do :; done",
         sleep=lambda seconds: f"sleep {seconds}",
         tick_forever="while :; do echo tick; sleep 0.05; done",
+        ignore_interrupts="trap '' INT\nwhile :; do :; done",
         count_lines=lambda n: f'i=0\nwhile [ "$i" -lt {n} ]; do echo "line $i"; i=$((i + 1)); done',
         print_pid="echo $$",
         kill_self="kill -9 $$",
@@ -158,7 +170,7 @@ def _shell(name: str) -> Profile:
         late_output=lambda path: (
             f"(sleep 0.3; printf '%s-%s\\n' late line; sleep 0.2; touch {single_quoted(path)}) &"
         ),
-        read_line='read line\necho "got:[$line]"',
+        read_line="printf 'name? '\nread line\necho \"got:[$line]\"",
     )
 
 
@@ -180,6 +192,7 @@ function readLine() {
     line += byte.toString()
   }
 }
+process.stdout.write("name? ")
 const line = readLine()
 console.log("got:[" + line + "]")"""
 
@@ -196,6 +209,11 @@ def _javascript() -> Profile:
         sleep=lambda seconds: f"await new Promise(r => setTimeout(r, {int(seconds * 1000)}))",
         tick_forever=(
             'while (true) {\n  console.log("tick")\n  await new Promise(r => setTimeout(r, 50))\n}'
+        ),
+        # An interrupt stops the cell's own code, not a timer callback.
+        ignore_interrupts=(
+            "void setTimeout(() => { while (true) {} }, 50)\n"
+            "await new Promise(r => setTimeout(r, 600000))"
         ),
         count_lines=lambda n: f'for (let i = 0; i < {n}; i++) console.log("line " + i)',
         print_pid="console.log(process.pid)",
@@ -232,6 +250,7 @@ function readLine(): string {
     line += byte.toString()
   }
 }
+process.stdout.write("name? " as string)
 const line: string = readLine()
 console.log("got:[" + line + "]")"""
 
@@ -254,6 +273,10 @@ def _typescript() -> Profile:
             '  console.log("tick" as string)\n'
             "  await new Promise<void>((r: () => void) => setTimeout(r, 50))\n"
             "}"
+        ),
+        ignore_interrupts=(
+            "void setTimeout((): void => { while (true as boolean) {} }, 50)\n"
+            "await new Promise<void>((r: () => void) => setTimeout(r, 600000))"
         ),
         count_lines=lambda n: f'for (let i: number = 0; i < {n}; i++) console.log("line " + i)',
         print_pid="console.log(process.pid as number)",
@@ -284,6 +307,10 @@ def _java() -> Profile:
         busy_loop="while (true) {}",
         sleep=lambda seconds: f"Thread.sleep({int(seconds * 1000)});",
         tick_forever='while (true) {\n  System.out.println("tick");\n  Thread.sleep(50);\n}',
+        # The interrupt's ThreadDeath is caught, and the loop goes on.
+        ignore_interrupts=(
+            "while (true) {\n  try {\n    while (true) {}\n  } catch (Throwable stopped) {\n  }\n}"
+        ),
         count_lines=lambda n: (
             f'for (int i = 0; i < {n}; i++) {{\n  System.out.println("line " + i);\n}}'
         ),
@@ -309,6 +336,7 @@ def _java() -> Profile:
             "}).start();"
         ),
         read_line=(
+            'System.out.print("name? ");\n'
             "String line = new java.io.BufferedReader("
             "new java.io.InputStreamReader(System.in)).readLine();\n"
             'System.out.println("got:[" + line + "]");'

@@ -1,4 +1,5 @@
-"""Timeouts and ``interrupt()`` stop the code, say so, and keep the interpreter's state."""
+"""Timeouts and ``interrupt()`` stop the code, say so, and keep the interpreter's state;
+code that does not stop gets its interpreter restarted after the grace period."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from lmc_runtime import Computer, Message
 
-from .harness import Result, assert_ends_once, run, run_interrupted
+from .harness import GRACE, Result, assert_ends_once, run, run_interrupted
 from .languages import Profile
 
 #: The code that runs past the timeout or until interrupted, after printing ``started``.
@@ -15,6 +16,7 @@ STUCK = {
     "sleep": lambda lang: lang.sleep(600),
     "printing-loop": lambda lang: lang.tick_forever,
 }
+KINDS = list(STUCK)
 
 
 def _stuck(lang: Profile, kind: str) -> str:
@@ -22,12 +24,14 @@ def _stuck(lang: Profile, kind: str) -> str:
 
 
 def _assert_stopped_with_state_kept(
-    computer: Computer, lang: Profile, result: Result, status: str
+    computer: Computer, lang: Profile, result: Result, status: str, kind: str
 ) -> None:
     assert_ends_once(result)
     assert result.status == status, result.describe()
     assert result.extras.get("state_lost") is False, result.describe()
     assert result.output.startswith("started\n"), result.describe()
+    if kind == "printing-loop":  # what the loop printed before it was stopped is not lost
+        assert "tick\n" in result.output, result.describe()
     said = [m for m in result.notices if m.status == status]
     assert said, f"no [lmc] notice with status {status}:\n{result.describe()}"
     after = run(computer, lang, lang.show_kept)
@@ -35,27 +39,52 @@ def _assert_stopped_with_state_kept(
     assert after.status == "ok" and after.output == "kept-value\n", after.describe()
 
 
-@pytest.mark.parametrize("kind", ["busy-loop", "sleep"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_timeout_stops_the_code_and_keeps_the_state(
     lang: Profile, computer: Computer, kind: str
 ) -> None:
     assert run(computer, lang, lang.set_kept("kept-value")).status == "ok"
     result = run(computer, lang, _stuck(lang, kind), timeout=2)
-    _assert_stopped_with_state_kept(computer, lang, result, "timeout")
+    _assert_stopped_with_state_kept(computer, lang, result, "timeout", kind)
+    assert "timed out after 2 s" in result.notices[0].content, result.describe()
 
 
-def _started(message: Message) -> bool:
-    return message.format == "output" and "started" in str(message.content)
+def _seen(kind: str) -> str:
+    """What the run must have printed before the test interrupts it."""
+    return "tick" if kind == "printing-loop" else "started"
 
 
-@pytest.mark.parametrize("kind", ["busy-loop", "sleep", "printing-loop"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_interrupt_from_another_thread_stops_the_code_and_keeps_the_state(
     lang: Profile, computer: Computer, kind: str
 ) -> None:
+    def printed(message: Message) -> bool:
+        return message.format == "output" and _seen(kind) in str(message.content)
+
     assert run(computer, lang, lang.set_kept("kept-value")).status == "ok"
-    result, sent = run_interrupted(computer, lang, _stuck(lang, kind), when=_started)
+    result, sent = run_interrupted(computer, lang, _stuck(lang, kind), when=printed)
     assert sent, f"the run ended before it was interrupted:\n{result.describe()}"
-    _assert_stopped_with_state_kept(computer, lang, result, "interrupted")
+    _assert_stopped_with_state_kept(computer, lang, result, "interrupted", kind)
+    assert "interrupted" in result.notices[0].content, result.describe()
+
+
+def test_code_that_does_not_stop_is_restarted_after_the_grace_period(
+    lang: Profile, computer: Computer
+) -> None:
+    assert run(computer, lang, lang.set_kept("kept-value")).status == "ok"
+    code = lang.print_line("started") + "\n" + lang.ignore_interrupts
+    result = run(computer, lang, code, timeout=2)
+    assert_ends_once(result)
+    assert result.status == "timeout", result.describe()
+    assert result.extras.get("state_lost") is True, result.describe()
+    said = [m for m in result.notices if m.status == "timeout"]
+    assert said and "restarted" in said[-1].content, result.describe()
+    assert f"within {GRACE:g} s" in said[-1].content, result.describe()
+    gone = run(computer, lang, lang.show_kept)
+    assert_ends_once(gone)
+    assert "kept-value" not in gone.text, gone.describe()
+    alive = run(computer, lang, lang.print_line("alive"))
+    assert alive.status == "ok" and alive.output == "alive\n", alive.describe()
 
 
 def test_interrupt_with_nothing_running_is_harmless(lang: Profile, computer: Computer) -> None:
