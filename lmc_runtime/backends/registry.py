@@ -42,9 +42,7 @@ def default_entries() -> tuple[BackendEntry, ...]:
         BackendEntry(
             "javascript", "lmc_runtime.backends.node:NodeBackend", ("js", "node", "nodejs")
         ),
-        BackendEntry(
-            "typescript", "lmc_runtime.backends.typescript:TypeScriptBackend", ("ts",)
-        ),
+        BackendEntry("typescript", "lmc_runtime.backends.typescript:TypeScriptBackend", ("ts",)),
         BackendEntry("java", "lmc_runtime.backends.java:JavaBackend", ("jshell",)),
         BackendEntry("r", "lmc_runtime.backends.r:RBackend", ("R",)),
         BackendEntry(
