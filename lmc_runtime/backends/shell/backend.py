@@ -55,14 +55,8 @@ class ShellBackend(SupervisedBackend):
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> ShellInterpreter:
         program = self.dialect.find() or self.dialect.program
-        return ShellInterpreter(
-            self.dialect,
-            settings.command(self.dialect.argv(program)),
-            cwd=settings.cwd,
-            env=env,
-            work_dir=settings.work_dir,
-            startup_timeout=settings.timeouts.startup,
-        )
+        argv = settings.command(self.dialect.argv(program))
+        return ShellInterpreter(self.dialect, argv, settings, env)
 
 
 class BashBackend(ShellBackend):

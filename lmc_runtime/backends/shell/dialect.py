@@ -1,7 +1,7 @@
 """What differs between bash, zsh and sh: how to start them and what to tell them.
 
 Every shell gets the same contract from its init script: its prompt is the
-done marker (see :mod:`.marker`), its continuation prompt is empty, and, where
+done marker (see :mod:`.protocol`), its continuation prompt is empty, and, where
 the shell has a DEBUG trap, the trap reports the current line of the cell file
 to the side-channel descriptor. A cell runs as ``. CELL <STDIN`` typed at the
 top level (not inside a function, so ``declare`` and ``typeset`` stay global).
@@ -12,6 +12,11 @@ rebuild the marker prompt in a hook that runs before every prompt: bash's
 cell's line). sh has no such hook, so there ``PS1`` and ``PS2`` are read-only.
 Setting a read-only one is an error the code sees, never a prompt the runtime
 waits for forever.
+
+Job notices ("[1]+ Done ...") of a job that ends between runs belong to no
+run: bash (``set -b``) and zsh print them at once, so they come as late
+output; sh can only print them when the next run starts, so there they are
+dropped (the job's own output still comes).
 """
 
 from __future__ import annotations
@@ -60,12 +65,30 @@ class Dialect:
 class ShDialect(Dialect):
     """POSIX sh (dash on Debian): no DEBUG trap, so only the final active line."""
 
+    def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
+        return "jobs >/dev/null 2>&1; " + super().run_line(run, cell, stdin, track)
 
-class BashDialect(Dialect):
+
+class _Traced(Dialect):
+    """A shell with a DEBUG trap: its run line tells the trap which cell and run to report."""
+
+    tracks_lines = True
+    #: What the run line sets first (zsh re-arms its prompt hook there).
+    rearm = ""
+
+    def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
+        # The trap is set only while tracking: it costs every command some time.
+        trap = 'trap "$__lmc_trap" DEBUG' if track else "trap - DEBUG"
+        return (
+            f"{self.rearm}__lmc_n={run} __lmc_l='' __lmc_f={shlex.quote(str(cell))}; {trap}; "
+            + super().run_line(run, cell, stdin, track)
+        )
+
+
+class BashDialect(_Traced):
     """bash, interactive with job control, ``--noediting``, a DEBUG trap under ``set -T``."""
 
     program = "bash"
-    tracks_lines = True
 
     def argv(self, path: str) -> list[str]:
         return [path, "--noprofile", "--norc", "--noediting", "-i"]
@@ -85,25 +108,16 @@ class BashDialect(Dialect):
         return (
             "PS2=''\nPS4='+ '\nunset HISTFILE\n"
             + prompt
-            + "PROMPT_COMMAND=__lmc_prompt\nreadonly PROMPT_COMMAND\nset +o history\nset -T\n"
+            + "PROMPT_COMMAND=__lmc_prompt\nreadonly PROMPT_COMMAND\nset +o history\nset -T -b\n"
             + f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
         )
 
-    def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
-        # The trap is set only while tracking: it costs every command some time.
-        trap = 'trap "$__lmc_trap" DEBUG' if track else "trap - DEBUG"
-        return (
-            f"__lmc_n={run} __lmc_l='' "
-            f"__lmc_f={shlex.quote(str(cell))}; {trap}; "
-            + super().run_line(run, cell, stdin, track)
-        )
 
-
-class ZshDialect(Dialect):
+class ZshDialect(_Traced):
     """zsh without rc files or ZLE; its DEBUG trap sees the sourced file's line numbers."""
 
     program = "zsh"
-    tracks_lines = True
+    rearm = "precmd_functions=(__lmc_prompt) "
 
     def argv(self, path: str) -> list[str]:
         return [path, "-f", "+Z", "-i"]
@@ -127,12 +141,4 @@ class ZshDialect(Dialect):
             + prompt
             + "precmd_functions=(__lmc_prompt)\n"
             + f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
-        )
-
-    def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
-        trap = 'trap "$__lmc_trap" DEBUG' if track else "trap - DEBUG"
-        return (
-            f"precmd_functions=(__lmc_prompt) __lmc_n={run} __lmc_l='' "
-            f"__lmc_f={shlex.quote(str(cell))}; {trap}; "
-            + super().run_line(run, cell, stdin, track)
         )

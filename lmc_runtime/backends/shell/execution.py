@@ -4,14 +4,10 @@ The core runs the deadline, the ladder, line pacing and the final message.
 What is the shell's: an interrupt goes to the terminal's foreground process
 group (the job running, or the shell itself); a job that ignores it is killed
 while the shell keeps its state; once the run is over, what is left of the
-interrupted job goes too.
-
-A program reading stdin announces nothing. So, with an input callback, the
-feeder waits for the output to go quiet (any output restarts the wait), then
-asks ``/proc`` once whether a process of the shell's session is blocked
-reading the run's stdin FIFO; if not, it waits again, twice as long each
-time, up to a second. When one is, the callback gets the last unfinished
-output line as the prompt, and its answer is written to the FIFO and echoed.
+interrupted job goes too. With an input callback, the feeder answers reads of
+the run's stdin FIFO (see :mod:`.stdin`): once the output has gone quiet (any
+output restarts the wait) it looks for a blocked reader, then again, twice as
+long each time, up to a second.
 """
 
 from __future__ import annotations
@@ -59,12 +55,21 @@ class ShellExecution(Execution):
     # -- the ladder ---------------------------------------------------------------
 
     async def interrupt_code(self) -> None:
-        self.stopped_group = self.shell.foreground_group()
-        signal_group(self.stopped_group, signal.SIGINT)
+        """SIGINT to the terminal's foreground group; again if that group just ended."""
+        for _ in range(3):
+            self.stopped_group = self.shell.foreground_group()
+            if signal_group(self.stopped_group, signal.SIGINT):
+                return
 
     async def escalate(self) -> bool:
-        """A foreground job that ignores SIGINT gets SIGKILL; the shell itself does not."""
+        """The code went on (the interrupt came as a job ended): interrupt it again.
+
+        A foreground job that ignores SIGINT gets SIGKILL; the shell itself does not.
+        """
         group = self.shell.foreground_group()
+        if group != self.stopped_group:
+            await self.interrupt_code()
+            return True
         if group == self.shell.pid:
             return False
         self.job_killed = signal_group(group, signal.SIGKILL)
@@ -102,9 +107,8 @@ class ShellExecution(Execution):
             self._leftovers()
 
     async def _feed(self) -> None:
-        route = self._route
-        delay = _QUIET
-        while not route.finished.is_set():
+        route, delay = self._route, _QUIET
+        while True:
             route.activity = anyio.Event()
             with anyio.move_on_after(delay):
                 await first_of(route.activity, route.finished)
@@ -112,37 +116,30 @@ class ShellExecution(Execution):
                 return
             if route.activity.is_set():
                 delay = _QUIET
-                continue
-            waiting = await anyio.to_thread.run_sync(self.stdin.reader_waiting, self.shell.pid)
-            if not waiting:
+            elif not await anyio.to_thread.run_sync(self.stdin.reader_waiting, self.shell.pid):
                 delay = min(delay * 2, _LONGEST)
-                continue
-            if not await self._answer():
+            elif await self._answer():
+                delay = _QUIET
+            else:
                 return
-            delay = _QUIET
 
     async def _answer(self) -> bool:
         """Ask the callback for a line; False (and the run is stopped) if that failed."""
-        route = self._route
-        prompt = route.tail
-        callback = self.options.on_input
+        route, callback = self._route, self.options.on_input
         assert callback is not None
-        failure: str | None = None
-        value = ""
+        prompt = route.tail
         try:
             with anyio.fail_after(self.options.input_timeout):
                 value = await call_input(callback, prompt)
             value.encode("utf-8")
-        except TimeoutError:
-            failure = "no answer in time"
         except Exception as exc:
-            failure = repr(exc)
-        if route.finished.is_set():
+            if not route.finished.is_set():
+                failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
+                text = f"input({prompt!r}) could not be answered: {failure}"
+                await route.put(replies.notice(text, "error", self.reply_to))
+                await self.request_stop("input")
             return False
-        if failure is not None:
-            text = f"input({prompt!r}) could not be answered: {failure}"
-            await route.put(replies.notice(text, "error", self.reply_to))
-            await self.request_stop("input")
+        if route.finished.is_set():
             return False
         self.stdin.answer(value)
         await route.put(Output(value + "\n"))

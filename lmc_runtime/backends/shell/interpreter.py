@@ -28,7 +28,7 @@ from anyio.abc import TaskGroup
 
 from ...errors import KernelStartError
 from ...replies import Status
-from ..base import ExecutionOptions
+from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Finished, Gone, Line, Output, Route
 from ..core.procs import describe_exit, kill_session, read_available, signal_group, wait_for_exit
 from ..core.pty import spawn_pty
@@ -56,30 +56,21 @@ class ShellInterpreter:
         self,
         dialect: Dialect,
         argv: Sequence[str],
-        *,
-        cwd: Path,
+        settings: SessionSettings,
         env: Mapping[str, str],
-        work_dir: Path,
-        startup_timeout: float,
     ) -> None:
         self.dialect = dialect
-        self.work_dir = work_dir
-        self._argv = list(argv)
-        self._cwd = cwd
-        self._env = dict(env)
-        self._startup_timeout = startup_timeout
+        self.work_dir = settings.work_dir
+        self._argv, self._cwd, self._env = list(argv), settings.cwd, dict(env)
+        self._startup_timeout = settings.timeouts.startup
         self._token = secrets.token_hex(8)
         self._parser = MarkerParser(self._token)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._child: Any = None
-        self.pid = -1
-        self._fd = -1
-        self._ctl = -1
+        self.pid = self._fd = self._ctl = -1
         self._deliver: Deliver | None = None
         self._scope = anyio.CancelScope()
-        self._ready = anyio.Event()
-        self._ended = anyio.Event()
-        self._pty_closed = anyio.Event()
+        self._ready, self._ended, self._pty_closed = anyio.Event(), anyio.Event(), anyio.Event()
         #: Popen-style: the exit status, or minus the signal; None while it runs.
         self._returncode: int | None = None
         self._reaped = False
@@ -103,10 +94,9 @@ class ShellInterpreter:
             with contextlib.suppress(termios.error, OSError):
                 self._modes = termios.tcgetattr(self._fd)
             return
+        why = f"no prompt within {self._startup_timeout:g} s"
         if self._ended.is_set():
             why = describe_exit(self._returncode, "the shell")
-        else:
-            why = f"no prompt within {self._startup_timeout:g} s"
         early = self._early.decode("utf-8", "replace").strip()
         await self.kill()
         raise KernelStartError(
@@ -176,10 +166,9 @@ class ShellInterpreter:
         os.set_blocking(ctl_read, False)
 
     async def _type(self, text: str) -> None:
-        """Type ``text`` into the shell, in the terminal modes it had when it was ready.
+        """Type ``text`` in the terminal modes the shell had when ready (not ``stty echo``'s).
 
-        Code that ran ``stty echo`` (or ``stty raw``) would otherwise see the
-        line echoed back. A terminal that is gone is the exit watcher's news.
+        A terminal that is gone is the exit watcher's news.
         """
         if self._modes is not None:
             with contextlib.suppress(termios.error, OSError):
@@ -266,10 +255,8 @@ class ShellInterpreter:
             else:
                 self._early = (self._early + item)[-_EARLY_LIMIT:]
             return
-        if isinstance(item, Done):
-            text = self._decoder.decode(b"", final=True)
-        else:
-            text = self._decoder.decode(item, final=final)
+        data = b"" if isinstance(item, Done) else item
+        text = self._decoder.decode(data, final=final or isinstance(item, Done))
         if text:
             await self._deliver(Output(text), None)
         if isinstance(item, Done):
