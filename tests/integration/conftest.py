@@ -45,8 +45,8 @@ def run(computer: Computer, code: str, language: str = "python", **kwargs: Any) 
     return Result(list(computer.run(language, code, **kwargs)))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def computer() -> Iterator[Computer]:
-    """One Python session shared by a module's tests (as an agent loop would use it)."""
+    """A fresh Computer for one test (its Python kernel starts on the first run)."""
     with Computer(timeouts=Timeouts(interrupt_grace=2.0)) as c:
         yield c

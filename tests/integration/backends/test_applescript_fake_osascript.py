@@ -45,7 +45,7 @@ def fake_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def mac(fake_bin: Path) -> Iterator[Computer]:
     """A Computer whose AppleScript backend believes it runs on macOS."""
     path = f"{fake_bin}{os.pathsep}{os.environ.get('PATH', '')}"

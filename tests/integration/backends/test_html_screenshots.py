@@ -72,7 +72,7 @@ def loopback_server() -> Iterator[tuple[int, list[str]]]:
         thread.join(timeout=10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser() -> Iterator[Computer]:
     with Computer(timeouts=Timeouts(interrupt_grace=1.0)) as c:
         yield c

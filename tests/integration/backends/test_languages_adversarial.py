@@ -1,5 +1,8 @@
 """Careless and hostile code against the shell and JavaScript backends.
 
+What every language must do (one final message, stops, deaths) is in
+``tests/contract``; these are the shells' and node's own traps.
+
 Each test names what it guards. Every execution must end with exactly one
 ``active_line`` null whose status is accurate, and the session must answer the
 next execution. Hang bounds are the execution timeouts (generous, so a loaded
@@ -32,7 +35,7 @@ def ends_once(result: Result) -> None:
     assert nulls == [len(result.messages) - 1], result.messages
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def shells() -> Iterator[Computer]:
     with Computer(timeouts=Timeouts(interrupt_grace=1.0)) as c:
         yield c
@@ -89,14 +92,12 @@ def test_stty_echo_does_not_echo_the_runtime_command_line(shells: Computer, shel
 @pytest.mark.parametrize(
     ("code", "status"),
     [
-        ("", "ok"),
         ("# only a comment\n", "ok"),
         ("printf 'a\\0b\\n'", "ok"),
         ("printf '\\xff\\xfe\\n'", "ok"),
         ("false", "error"),
         ("set -e\nfalse\necho unreached", "restarted"),
         ("exec true", "restarted"),
-        ("kill -9 $$", "kernel_died"),
     ],
 )
 def test_bash_odd_cells_end_once_with_an_accurate_status(
@@ -117,7 +118,7 @@ def test_bash_user_traps_do_not_break_the_runtime(shells: Computer) -> None:
     assert run(shells, "trap - INT DEBUG; echo ok", "bash", timeout=HANG).output == "ok\n"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def node() -> Iterator[Computer]:
     with Computer(timeouts=Timeouts(interrupt_grace=1.0)) as c:
         yield c
@@ -127,11 +128,9 @@ def node() -> Iterator[Computer]:
 @pytest.mark.parametrize(
     ("code", "status"),
     [
-        ("", "ok"),
         ("// only a comment", "ok"),
         ("function deep() { return deep() }\ndeep()", "error"),
         ("Promise.reject(new Error('nope'))", "error"),
-        ("require('fs').readFileSync(0, 'utf8')", "ok"),
         ("syntax error here(", "error"),
         ("process.stdout.write('\\u0000\\uFFFD\\n')", "ok"),
     ],
@@ -144,13 +143,3 @@ def test_node_odd_cells_end_once_and_keep_the_session(
     ends_once(result)
     assert result.status == status, result.messages
     assert run(node, "kept + 1", "javascript", timeout=HANG).output == "42\n"
-
-
-@needs_node
-def test_node_printing_loop_is_stopped_by_a_timeout_with_state_kept(node: Computer) -> None:
-    run(node, "var before = 'kept'", "javascript", timeout=HANG)
-    result = run(node, "while (true) { console.log('spam') }", "javascript", timeout=0.5)
-    ends_once(result)
-    assert result.status == "timeout"
-    assert "spam" in result.output
-    assert run(node, "before", "javascript", timeout=HANG).output == "'kept'\n"

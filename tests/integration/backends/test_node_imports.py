@@ -47,7 +47,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def js(project: Path) -> Iterator[Computer]:
     with Computer(cwd=project, timeouts=Timeouts(interrupt_grace=2.0)) as c:
         yield c

@@ -44,8 +44,3 @@ def test_reports_come_at_a_bounded_rate(computer: Computer) -> None:
     code = "import time\nt = time.time()\nwhile time.time() - t < 1:\n    a = 1\n    b = 2\n"
     lines = run(computer, code).lines
     assert 1 < len(lines) <= 60  # at most one sample every 20 ms
-
-
-def test_tracking_can_be_switched_off() -> None:
-    with Computer(track_active_line=False) as c:
-        assert run(c, "import time\ntime.sleep(0.5)").lines == [None]

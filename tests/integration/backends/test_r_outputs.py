@@ -1,4 +1,7 @@
-"""R on IRkernel: output, errors, plots, the active line and input, on a real R."""
+"""R on IRkernel: printed values, errors, plots, the active line and flush.console, on a real R.
+
+What every language does alike (input, stops, deaths, streaming) is in ``tests/contract``.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def r() -> Iterator[Computer]:
     with Computer(timeouts=Timeouts(interrupt_grace=5.0)) as c:
         yield c
@@ -106,31 +109,6 @@ def test_flush_console_streams_output_before_the_expression_ends(
         last = message
     assert chunks == ["1 \n", "2 \n"]
     assert last.extras["status"] == "ok"  # type: ignore[index]
-
-
-def test_tracking_can_be_switched_off() -> None:
-    with Computer(track_active_line=False) as c:
-        assert run(c, "Sys.sleep(0.2)\n1", "r").lines == [None]
-
-
-def test_readline_without_an_input_callback_fails_at_once(r: Computer) -> None:
-    result = run(r, 'x <- readline("name? ")', "r", timeout=30)
-    assert result.status == "error"
-    assert "input is not available" in result.output
-
-
-def test_readline_is_answered_by_the_input_callback_in_order() -> None:
-    prompts: list[str] = []
-
-    def answer(prompt: str) -> str:
-        prompts.append(prompt)
-        return "bob"
-
-    with Computer(on_input=answer) as c:
-        result = run(c, 'cat("before\\n"); x <- readline("name? "); cat("got", x, "\\n")', "r")
-    assert prompts == ["name? "]
-    assert result.output == "before\nname? bob\ngot bob \n"
-    assert result.status == "ok"
 
 
 class Recording:

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from lmc_runtime import Computer, Timeouts
+from lmc_runtime import Computer
 from lmc_runtime.backends.shell import ZshBackend
 from lmc_runtime.backends.shell.dialect import ZshDialect
 
@@ -21,15 +21,12 @@ def test_aliases_run(alias: str) -> None:
         assert run(c, "echo hi", alias).output == "hi\n"
 
 
-def test_sh_basics_state_exit_code_and_timeout() -> None:
-    with Computer(timeouts=Timeouts(interrupt_grace=1.0)) as c:
+def test_sh_keeps_cwd_and_functions_and_reports_the_exit_code() -> None:
+    with Computer() as c:
         run(c, 'cd /\nx=5\nf() { echo "f:$1"; }', "sh")
         result = run(c, "pwd\necho $x\nf a\nfalse", "sh")
         assert result.output == "/\n5\nf:a\n"
         assert result.final.extras is not None and result.final.extras["exit_code"] == 1
-        stopped = run(c, "sleep 100", "sh", timeout=1)
-        assert stopped.status == "timeout"
-        assert run(c, "echo ok; echo $x", "sh").output == "ok\n5\n"
 
 
 def test_sh_heredoc_and_read_eof() -> None:
@@ -39,16 +36,11 @@ def test_sh_heredoc_and_read_eof() -> None:
 
 
 @needs_zsh
-def test_zsh_basics_state_lines_and_interrupt() -> None:
-    with Computer(timeouts=Timeouts(interrupt_grace=1.0)) as c:
+def test_zsh_keeps_arrays_and_aliases_and_reports_the_exit_code() -> None:
+    with Computer() as c:
         run(c, "cd /tmp\ntypeset -a arr=(p q)\nalias hey='echo HEY'\nz=1", "zsh")
         result = run(c, "pwd\necho ${arr[2]} $z\nhey", "zsh")
         assert result.output == "/tmp\nq 1\nHEY\n"
-        lines = run(c, "true\nsleep 0.5\n", "zsh").lines
-        assert 2 in lines and lines[-1] is None
-        stopped = run(c, "sleep 100", "zsh", timeout=1)
-        assert stopped.status == "timeout"
-        assert run(c, "echo ok $z", "zsh").output == "ok 1\n"
         exited = run(c, "exit 4", "zsh")
         assert exited.status == "restarted"
         assert exited.final.extras is not None and exited.final.extras["exit_code"] == 4

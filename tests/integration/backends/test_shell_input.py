@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmc_runtime import Computer, Timeouts
+from lmc_runtime import Computer
 
 from ..conftest import run
 
@@ -22,33 +22,7 @@ def test_reading_stdin_never_swallows_the_runtimes_own_input() -> None:
         assert run(c, "echo two", "bash").output == "two\n"
 
 
-def test_read_gets_the_callbacks_answer_with_the_prompt() -> None:
-    prompts: list[str] = []
-
-    def answer(prompt: str) -> str:
-        prompts.append(prompt)
-        return "Ada"
-
-    with Computer(on_input=answer) as c:
-        result = run(c, "printf 'name? '\nread name\necho \"hello $name\"", "bash")
-    assert prompts == ["name? "]
-    assert result.output == "name? Ada\nhello Ada\n"
-    assert result.status == "ok"
-
-
 def test_an_external_program_reading_stdin_gets_the_answer_too() -> None:
     with Computer(on_input=lambda prompt: "42") as c:
         result = run(c, "head -n 1 | sed 's/^/got /'", "bash")
     assert result.output.endswith("got 42\n")
-
-
-def test_a_failing_callback_stops_the_code_with_a_notice() -> None:
-    def broken(prompt: str) -> str:
-        raise RuntimeError("no input here")
-
-    with Computer(on_input=broken, timeouts=Timeouts(interrupt_grace=1.0)) as c:
-        result = run(c, "read x\necho never", "bash")
-        assert "could not be answered" in result.output
-        assert "never" not in result.output
-        assert result.status == "interrupted"
-        assert run(c, "echo fine", "bash").output == "fine\n"

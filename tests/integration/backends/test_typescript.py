@@ -21,7 +21,7 @@ pytestmark = [
 PAUSE = "await new Promise<void>((r) => setTimeout(r, 60))"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def ts() -> Iterator[Computer]:
     with Computer(timeouts=Timeouts(interrupt_grace=2.0)) as c:
         yield c
