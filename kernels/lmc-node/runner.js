@@ -158,13 +158,52 @@ function unexported(statement) {
   return inner && inner.id && inner.type.endsWith('Declaration') ? inner : statement;
 }
 
-async function runStatement(cell, statement) {
+// Cells that were interrupted: their own awaits never resume (see gated()).
+const stoppedCells = new Set();
+Object.defineProperty(globalThis, '__lmc_gate', {
+  value: (value, id) =>
+    Promise.resolve(value).then(
+      (result) => (stoppedCells.has(id) ? new Promise(() => {}) : result),
+      (error) => (stoppedCells.has(id) ? new Promise(() => {}) : Promise.reject(error)),
+    ),
+  enumerable: false,
+});
+
+// The statement's source with each of its own awaits (not those of functions it
+// defines) going through __lmc_gate: once the cell is interrupted, it stops at its next
+// await instead of going on in the background. Only text on one line is added.
+function gated(cell, statement, id) {
+  const inserts = [];
+  const visit = (node) => {
+    if (!node || typeof node.type !== 'string') return;
+    if (/Function/.test(node.type)) return;
+    if (node.type === 'AwaitExpression' && node.argument) {
+      inserts.push([node.argument.start, '__lmc_gate(']);
+      inserts.push([node.argument.end, `, ${id})`]);
+    }
+    for (const key of Object.keys(node)) {
+      const child = node[key];
+      if (Array.isArray(child)) child.forEach(visit);
+      else if (child && typeof child.type === 'string' && key !== 'loc') visit(child);
+    }
+  };
+  visit(statement);
+  let source = cell.code.slice(statement.start, statement.end);
+  inserts.sort((a, b) => b[0] - a[0]);
+  for (const [at, text] of inserts) {
+    const offset = at - statement.start;
+    source = source.slice(0, offset) + text + source.slice(offset);
+  }
+  return source;
+}
+
+async function runStatement(cell, statement, id) {
   const { line, column } = statement.loc.start;
   if (statement.type === 'ImportDeclaration') {
     const at = cell.position(line, column);
     return imports.run(statement, `${cell.filename}:${at.line}:${at.column + 1}`);
   }
-  const source = cell.code.slice(statement.start, statement.end);
+  const source = gated(cell, statement, id);
   const rewritten =
     topLevelAwait && source.includes('await') ? topLevelAwait.processTopLevelAwait(source) : null;
   if (rewritten === null) return runScript(source, cell.filename, line, column);
@@ -198,7 +237,7 @@ async function runCode(state, cell) {
     if (state.stopped) break;
     const { line, column } = statement.loc.start;
     if (state.lines) emit({ k: 'l', id: state.id, n: cell.position(line, column).line });
-    value = await runStatement(cell, statement);
+    value = await runStatement(cell, statement, state.id);
   }
   return value;
 }
@@ -263,6 +302,7 @@ async function execute(request) {
 process.on('SIGINT', () => {
   if (current !== null && !current.stopped) {
     current.stopped = true;
+    stoppedCells.add(current.id);
     current.stop();
   }
 });

@@ -7,8 +7,11 @@ deadlines, the stop ladder, restarts) is the core's.
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import Mapping
 from pathlib import Path
+
+import anyio
 
 from ..base import Availability, SessionSettings
 from ..core import Execution, SupervisedBackend
@@ -26,11 +29,31 @@ def runner_path() -> Path:
     return kernels_dir() / "lmc-node" / "runner.js"
 
 
+#: How often an interrupt is sent again until node says the run stopped.
+REINTERRUPT = 0.2
+
+
 class NodeExecution(Execution):
-    """A run on node: its first line shows at once, then at most 50 lines a second."""
+    """A run on node: its first line shows at once, then at most 50 lines a second.
+
+    An interrupt is sent again every :data:`REINTERRUPT` seconds until node
+    reports the run over: a SIGINT that lands just as one statement's
+    ``breakOnSigint`` ends is dropped by node (its listeners are swapped then).
+    Only the node that got the first one is signalled again, never its successor.
+    """
 
     dwell = 0.0
     interval = 0.02
+
+    async def background(self) -> None:
+        await self.route.attention.wait()
+        target = self.supervisor.current
+        finished = self.route.finished
+        while target is not None and not finished.is_set():
+            with anyio.move_on_after(REINTERRUPT):
+                await finished.wait()
+            if not finished.is_set() and target is self.supervisor.current:
+                await target.send_signal(signal.SIGINT)
 
 
 class NodeBackend(SupervisedBackend):
