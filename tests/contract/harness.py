@@ -35,8 +35,9 @@ __all__ = [
 
 #: Bounds a run or a wait that must end well before it: only a hang reaches it.
 GUARD = 30.0
-#: How long stopped code has to stop before its interpreter is restarted.
-GRACE = 2.0
+#: How long stopped code has to stop before its interpreter is restarted: short,
+#: but long enough that a busy machine does not turn an interrupt into a restart.
+GRACE = 4.0
 
 #: Opens a fresh Computer (the ``make_computer`` fixture); keywords go to ``Computer``.
 ComputerFactory = Callable[..., Computer]
