@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,29 @@ class Result:
 
 def run(computer: Computer, code: str, language: str = "python", **kwargs: Any) -> Result:
     return Result(list(computer.run(language, code, **kwargs)))
+
+
+def run_interrupting(
+    computer: Computer,
+    code: str,
+    language: str,
+    when: Callable[[Message], bool],
+    **kwargs: Any,
+) -> Result:
+    """Run ``code``; once ``when`` accepts a message, ``interrupt()`` from another thread."""
+    seen = threading.Event()
+    thread = threading.Thread(target=lambda: seen.wait(60) and computer.interrupt(), daemon=True)
+    thread.start()
+    messages: list[Message] = []
+    try:
+        for message in computer.run(language, code, **kwargs):
+            messages.append(message)
+            if when(message):
+                seen.set()
+    finally:
+        seen.set()
+        thread.join(60)
+    return Result(messages)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from lmc_runtime import Computer, Timeouts
 from lmc_runtime.backends import BackendEntry, Registry
 from lmc_runtime.backends.applescript import AppleScriptBackend
 
-from ..conftest import run
+from ..conftest import run, run_interrupting
 
 FAKE_OSASCRIPT = (
     '#!/bin/sh\n# a stand-in for macOS\'s osascript: run the script with sh\nexec /bin/sh "$1"\n'
@@ -125,13 +124,10 @@ def test_a_process_that_ignores_sigint_is_killed_after_the_grace(mac: Computer) 
 
 def test_interrupt_stops_the_process_and_its_children(mac: Computer, tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
-    code = f"sleep 100 &\necho $! > '{pid_file}'\nwait"
-    timer = threading.Timer(1.0, mac.interrupt)
-    timer.start()
-    try:
-        result = run(mac, code, "applescript", timeout=60)
-    finally:
-        timer.cancel()
+    code = f"sleep 100 &\necho $! > '{pid_file}'\necho started\nwait"
+    result = run_interrupting(
+        mac, code, "applescript", lambda m: "started" in str(m.content), timeout=60
+    )
     assert result.status == "interrupted"
     assert not running(int(pid_file.read_text()))
 

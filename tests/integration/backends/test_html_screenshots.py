@@ -18,7 +18,7 @@ from lmc_runtime import Computer, Timeouts
 from lmc_runtime.backends import BackendEntry, Registry
 from lmc_runtime.backends.html import HtmlBackend, find_chromium
 
-from ..conftest import Result, run
+from ..conftest import Result, run, run_interrupting
 
 needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
 
@@ -133,12 +133,14 @@ def test_a_page_that_never_finishes_is_stopped_by_the_timeout(tmp_path: Path) ->
 
 @needs_chromium
 def test_interrupt_stops_the_render(browser: Computer) -> None:
-    timer = threading.Timer(1.0, browser.interrupt)
-    timer.start()
-    try:
-        result = run(browser, "<script>while (true) {}</script>", "html", timeout=60)
-    finally:
-        timer.cancel()
+    # The page comes back as code/html first, then the render (stuck here) begins.
+    result = run_interrupting(
+        browser,
+        "<script>while (true) {}</script>",
+        "html",
+        lambda m: m.type == "code",
+        timeout=60,
+    )
     assert result.status == "interrupted"
     assert "interrupted" in result.output
 
