@@ -19,6 +19,8 @@ _LIMIT = 8 << 20
 
 @pytest.fixture(scope="module")
 def server(account: Account) -> Iterator[Server]:
+    """The server under attack, shared by the module's tests on purpose: each test
+    makes sessions of its own, and one server facing them all is the setting."""
     with serve_as(account, "--pool-size", "0", "--max-sessions", "2") as running:
         yield running
 

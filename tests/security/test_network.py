@@ -85,6 +85,7 @@ class HostServices:
 
 @pytest.fixture(scope="module")
 def host() -> Iterator[HostServices]:
+    """Services on the host the sandboxes must not reach, shared by the module's probes."""
     services = HostServices()
     yield services
     services.close()

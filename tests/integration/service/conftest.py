@@ -24,6 +24,10 @@ def _bwrap_required() -> None:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    """``lmc serve`` with a token, the sandbox, a pool of one and at most 4 sessions."""
+    """``lmc serve`` with a token, the sandbox, a pool of one and at most 4 sessions.
+
+    Shared by a module's tests on purpose: each test makes sessions of its own,
+    and one server serving them all is how it runs (starting one takes seconds).
+    """
     with running_server("--pool-size", "1", "--max-sessions", "4") as running:
         yield running

@@ -16,7 +16,11 @@ from .server import TOKEN, Server, final_status, output, running_server
 
 @pytest.fixture(scope="module")
 def culling_server() -> Iterator[Server]:
-    """``lmc serve`` that culls sessions idle for 2 s."""
+    """``lmc serve`` that culls sessions idle for 2 s.
+
+    Shared by the module's tests on purpose: each makes sessions of its own,
+    and culling is the server's work across all of them.
+    """
     with running_server("--pool-size", "0", "--idle-timeout", "2") as server:
         yield server
 
