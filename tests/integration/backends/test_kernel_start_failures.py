@@ -47,7 +47,8 @@ def make_spec(root: Path, provisioner: str | None = PROVISIONER_NAME) -> Path:
 
 
 def test_a_kernel_that_dies_while_starting_is_reported_at_once(tmp_path: Path) -> None:
-    """Regression: the death watcher once waited on the lock held by start(), hanging until the startup timeout."""
+    """A kernel that exits while starting is reported at once, with its exit code
+    and what it printed, on every run: never a wait for the startup timeout."""
     registry = Registry([])
     registry.add(
         BackendEntry("broken", "unused:unused"), BrokenBackend(make_spec(tmp_path / "specs"))
