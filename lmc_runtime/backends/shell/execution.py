@@ -48,8 +48,9 @@ class ShellExecution(Execution):
         self._route = route
         self.stdin = StdinSource(shell.work_dir, route.key, options.on_input is not None)
         route.stdin = self.stdin.path
-        #: The process group the interrupt went to.
-        self.stopped_group: int | None = None
+        #: The process groups interrupts went to, and the last one tried.
+        self.stopped: set[int] = set()
+        self._last: int | None = None
         self.job_killed = False
 
     # -- the ladder ---------------------------------------------------------------
@@ -57,8 +58,9 @@ class ShellExecution(Execution):
     async def interrupt_code(self) -> None:
         """SIGINT to the terminal's foreground group; again if that group just ended."""
         for _ in range(3):
-            self.stopped_group = self.shell.foreground_group()
-            if signal_group(self.stopped_group, signal.SIGINT):
+            group = self._last = self.shell.foreground_group()
+            if signal_group(group, signal.SIGINT):
+                self.stopped.add(group)
                 return
 
     async def escalate(self) -> bool:
@@ -67,7 +69,7 @@ class ShellExecution(Execution):
         A foreground job that ignores SIGINT gets SIGKILL; the shell itself does not.
         """
         group = self.shell.foreground_group()
-        if group != self.stopped_group:
+        if group != self._last:
             await self.interrupt_code()
             return True
         if group == self.shell.pid:
@@ -76,9 +78,8 @@ class ShellExecution(Execution):
         return self.job_killed
 
     def _leftovers(self) -> None:
-        """The run is over: what is left of the interrupted job goes; the FIFO closes."""
-        group = self.stopped_group
-        if group is not None and group != self.shell.pid:
+        """The run is over: what is left of interrupted jobs goes; the FIFO closes."""
+        for group in self.stopped - {self.shell.pid}:
             signal_group(group, signal.SIGKILL)  # children that ignored SIGINT
         self.stdin.close()
 
