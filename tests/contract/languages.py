@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["PROFILES", "Profile", "quoted", "single_quoted"]
+__all__ = ["GOT", "PROFILES", "Profile", "quoted", "single_quoted"]
 
 #: What the read-a-line snippet prints around the line it got.
 GOT = "got:[{}]"
@@ -55,7 +55,7 @@ class Profile:
     fail: str
     #: A busy CPU loop that never ends.
     busy_loop: str
-    #: Sleeps for ``seconds``.
+    #: Sleeps for ``seconds``; the sleeping statement is the snippet's last line.
     sleep: Callable[[float], str]
     #: Prints ``tick`` every 50 ms, forever.
     tick_forever: str
