@@ -98,6 +98,7 @@ class RBackend(JupyterBackend):
 
     kernel_name = "lmc-r"
     announces_input = True
+    native_output = True
 
     def __init__(
         self,

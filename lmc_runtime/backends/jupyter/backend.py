@@ -39,6 +39,9 @@ class JupyterBackend(SupervisedBackend):
     kernel_name: ClassVar[str] = ""
     #: Whether the kernel's startup code also publishes input requests on IOPub.
     announces_input: ClassVar[bool] = False
+    #: Whether what the kernel process writes itself is the code's output (the
+    #: kernel does not forward its children's output, as IRkernel does not).
+    native_output: ClassVar[bool] = False
 
     def spec_manager(self) -> KernelSpecManager:
         """Where this backend's kernelspecs come from (the shipped ``kernels/``)."""
@@ -77,5 +80,6 @@ class JupyterBackend(SupervisedBackend):
             env=env,
             startup_timeout=settings.timeouts.startup,
             announces_input=self.announces_input,
+            native_output=self.native_output,
             wrap_command=settings.command if settings.launcher is not None else None,
         )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,13 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from ...errors import KernelStartError
 from ..base import ExecutionOptions
-from ..core import Deliver, Gone, Route
+from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit, read_tail
 from ..turns import first_of
 from .channels import Channels
 from .items import asks_exit, is_idle, to_item
 from .manager import Manager, adopt_sockets, reserve_sockets
+from .native import NativeOutput
 
 __all__ = ["WHO", "JupyterInterpreter"]
 
@@ -58,6 +59,7 @@ class JupyterInterpreter:
         env: Mapping[str, str],
         startup_timeout: float,
         announces_input: bool = False,
+        native_output: bool = False,
         wrap_command: Callable[[Sequence[str]], list[str]] | None = None,
     ) -> None:
         sockets = f"{work_dir.name}-kernel"
@@ -69,24 +71,21 @@ class JupyterInterpreter:
         )
         if shared_dir is not None:
             self._km.host_ip = str(work_dir / sockets)
-        self._shared, self._work_dir = shared_dir, work_dir
-        self._launch_args: dict[str, Any] = {
-            "cwd": str(cwd),
-            "env": dict(env),
-            "log_path": str(work_dir / "kernel.log"),
-            "wrap_command": wrap_command,
-        }
+        self._shared, self._work_dir, self._log = shared_dir, work_dir, work_dir / "kernel.log"
+        self._launch_args = {"cwd": str(cwd), "env": dict(env), "wrap_command": wrap_command}
         self._startup_timeout = startup_timeout
         #: The kernel publishes each input_request on IOPub too (its startup code).
         self._announces_input = announces_input
+        #: What the kernel process writes itself is the code's output (see NativeOutput).
+        self._native_output = native_output
         self._deliver: Deliver | None = None
         self._channels: Channels | None = None
-        self._reading, self._watching = anyio.CancelScope(), anyio.CancelScope()
-        self._ended = anyio.Event()
+        self._native: NativeOutput | None = None
+        self._scopes: list[anyio.CancelScope] = []
+        self._ended, self._answered = anyio.Event(), anyio.Event()
         self._gone: Gone | None = None
         self._ready = self._killed = self._shut = self._exiting = False
         self._probes: dict[str, set[str]] = {}
-        self._answered = anyio.Event()
         self._exit_asked = self._last_idle = ""
 
     # -- the Interpreter protocol ---------------------------------------------------
@@ -95,11 +94,16 @@ class JupyterInterpreter:
         self._deliver = deliver
         if self._shared is not None:
             reserve_sockets(self._km, self._shared)
+        forward = self._forward if self._native_output else None
+        native = self._native = NativeOutput(self._log, forward)
         try:
-            await self._km.start_kernel(**self._launch_args)
+            await self._km.start_kernel(**self._launch_args, **native.launch_args)
         except Exception as exc:
             raise KernelStartError(f"the kernel could not be launched: {exc}") from exc
-        task_group.start_soon(self._watch)
+        finally:
+            native.launched()
+        task_group.start_soon(self._guarded, native.read)
+        task_group.start_soon(self._guarded, self._watch)
         if self._shared is not None:
             await adopt_sockets(
                 self._km,
@@ -114,7 +118,7 @@ class JupyterInterpreter:
         if self._km.host_ip is not None:
             client.ip = info["ip"] = self._km.host_ip
         self._channels = Channels(client, info, self._dispatch)
-        task_group.start_soon(self._read, self._channels)
+        task_group.start_soon(self._guarded, self._channels.read)
         await self._until_ready(self._channels)
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
@@ -144,11 +148,12 @@ class JupyterInterpreter:
 
     async def kill(self) -> None:
         self._killed = True
-        self._reading.cancel()
-        self._watching.cancel()
-        if self._channels is not None:
-            self._channels.close()
-            self._channels = None
+        for scope in self._scopes:
+            scope.cancel()
+        for part in (self._channels, self._native):
+            if part is not None:
+                part.close()
+        self._channels = self._native = None
         provisioner = self._km.provisioner
         if provisioner is None:
             return
@@ -193,9 +198,13 @@ class JupyterInterpreter:
 
     # -- the readers and the exit -------------------------------------------------------
 
-    async def _read(self, channels: Channels) -> None:
-        with self._reading:
-            await channels.read()
+    async def _guarded(self, func: Callable[[], Awaitable[None]]) -> None:
+        """Run ``func`` until it returns or :meth:`kill` stops it (even before it started)."""
+        with anyio.CancelScope() as scope:
+            self._scopes.append(scope)
+            if self._killed:
+                scope.cancel()
+            await func()
 
     async def _dispatch(self, channel: str, msg: dict[str, Any]) -> None:
         parent = str((msg.get("parent_header") or {}).get("msg_id", ""))
@@ -223,15 +232,20 @@ class JupyterInterpreter:
         if self._channels is not None:
             self._channels.send_input(value)
 
+    async def _forward(self, output: Output) -> None:
+        assert self._deliver is not None
+        await self._deliver(output, None)
+
     async def _watch(self) -> None:
-        """Wait for the kernel to end, hand on what it sent, then say how it ended."""
+        """Wait for the kernel to end, hand on what it said, then say how it ended."""
         code: int | None = None
         try:
-            with self._watching:
-                assert self._km.provisioner is not None, "watched once launched"
-                code = await self._km.provisioner.wait()
-                if self._ready and self._channels is not None:
-                    await self._channels.drain()
+            assert self._km.provisioner is not None, "watched once launched"
+            code = await self._km.provisioner.wait()
+            if self._ready and self._channels is not None:
+                await self._channels.drain()
+            if self._native is not None:
+                await self._native.drained()
         finally:
             if self._exiting:
                 self._gone = Gone.exited("asked the kernel to exit", None)
@@ -241,4 +255,4 @@ class JupyterInterpreter:
             self._ended.set()
 
     def _tail(self) -> str:
-        return read_tail(Path(self._launch_args["log_path"]), skip="running over TCP")
+        return read_tail(self._log, skip="running over TCP")

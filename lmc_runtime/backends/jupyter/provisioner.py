@@ -3,8 +3,8 @@
 jupyter-client creates it from ``metadata.kernel_provisioner`` in ``kernel.json``
 (the ``lmc-provisioner`` entry point). It starts the kernel's command line
 through the session's launcher (``wrap_command``, the sandbox of ``lmc serve``)
-in a session and process group of its own, with stdout and stderr in
-``log_path`` (each launch starts it anew). Signals go to the whole group;
+in a session and process group of its own, its stdout and stderr where the
+launch says (the kernel's log). Signals go to the whole group;
 :meth:`LmcProvisioner.kill` also ends what left it; :meth:`LmcProvisioner.wait`
 waits on a pidfd, never polls.
 """
@@ -26,15 +26,13 @@ __all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
 #: The name ``kernel.json`` gives it, as registered in ``pyproject.toml``.
 PROVISIONER_NAME = "lmc-provisioner"
 
-_LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-
 
 class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
     """A kernel process on this host, in its own session, started through a launcher.
 
-    Launch keywords besides jupyter-client's own (``cwd``, ``env``): ``log_path``,
-    where the kernel's stdout and stderr go, and ``wrap_command``, which turns
-    the kernel's command line into the one to run.
+    Launch keywords besides jupyter-client's own (``cwd``, ``env``, and
+    ``stdout``/``stderr``, as for ``Popen``): ``wrap_command``, which turns the
+    kernel's command line into the one to run.
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -64,21 +62,15 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         return result
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
-        log_path = kwargs.get("log_path")
-        log = os.open(log_path, _LOG_FLAGS, 0o600) if log_path else subprocess.DEVNULL
-        try:
-            self.process = subprocess.Popen(
-                cmd,
-                cwd=kwargs.get("cwd"),
-                env=kwargs.get("env"),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-            )
-        finally:
-            if log_path:
-                os.close(log)
+        self.process = subprocess.Popen(
+            cmd,
+            cwd=kwargs.get("cwd"),
+            env=kwargs.get("env"),
+            stdin=subprocess.DEVNULL,
+            stdout=kwargs.get("stdout", subprocess.DEVNULL),
+            stderr=kwargs.get("stderr", subprocess.DEVNULL),
+            start_new_session=True,
+        )
         self.pid, self.exit_code = self.process.pid, None
         return self.connection_info
 
@@ -112,12 +104,3 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
 
     async def cleanup(self, restart: bool = False) -> None:
         """Nothing is held besides the process, which :meth:`wait` reaps."""
-
-    async def get_provisioner_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = await super().get_provisioner_info()
-        info["pid"] = self.pid
-        return info
-
-    async def load_provisioner_info(self, provisioner_info: dict[str, Any]) -> None:
-        await super().load_provisioner_info(provisioner_info)
-        self.pid = int(provisioner_info.get("pid", 0))

@@ -37,18 +37,21 @@ def _gone(pid: int) -> bool:
 
 async def _launch(tmp_path: Path, script: str) -> LmcProvisioner:
     provisioner = LmcProvisioner(kernel_id="k", kernel_spec=None, parent=None)
-    await provisioner.launch_kernel(
-        [sys.executable, "-c", script],
-        cwd=str(tmp_path),
-        env=dict(os.environ),
-        log_path=str(tmp_path / "kernel.log"),
-    )
+    with open(tmp_path / "kernel.log", "ab") as log:
+        await provisioner.launch_kernel(
+            [sys.executable, "-c", script],
+            cwd=str(tmp_path),
+            env=dict(os.environ),
+            stdout=log,
+            stderr=log,
+        )
     assert provisioner.has_process
     return provisioner
 
 
-async def test_output_goes_to_the_log_and_wait_reaps_with_the_exit_code(tmp_path: Path) -> None:
-    (tmp_path / "kernel.log").write_text("the last kernel's words\n")
+async def test_output_goes_where_the_launch_says_and_wait_reaps_with_the_exit_code(
+    tmp_path: Path,
+) -> None:
     script = "import sys; print('out', flush=True); print('err', file=sys.stderr); sys.exit(3)"
     provisioner = await _launch(tmp_path, script)
     with anyio.fail_after(10):

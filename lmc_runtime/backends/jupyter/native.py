@@ -1,0 +1,86 @@
+"""What a kernel process writes to its own stdout and stderr.
+
+The kernel's stdout and stderr are pipes; everything on them is kept in the
+kernel's log (whose tail says why a kernel died). ipykernel forwards what its
+code's child processes write there itself (and echoes it), but IRkernel does
+not: for such a kernel it is also handed on as the code's output, to the run
+open at the time, or as late output when none is.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+
+from ..core import Output
+from ..core.procs import read_available
+
+__all__ = ["NativeOutput"]
+
+#: How long, after the kernel ended, its pipes may stay open (a child of the
+#: code may hold them) before what they said is taken as complete.
+_DRAIN_BOUND = 1.0
+_LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+_STREAMS = ("stdout", "stderr")
+
+
+class NativeOutput:
+    """Pipes for a kernel's stdout and stderr, their readers, and the kernel's log."""
+
+    def __init__(self, log_path: Path, forward: Callable[[Output], Awaitable[None]] | None) -> None:
+        self._forward = forward
+        self._log = os.open(log_path, _LOG_FLAGS, 0o600)
+        self._read: dict[str, int] = {}
+        #: The write ends, for the kernel: the launch keywords ``stdout`` and ``stderr``.
+        self.launch_args: dict[str, int] = {}
+        for stream in _STREAMS:
+            self._read[stream], self.launch_args[stream] = os.pipe2(os.O_CLOEXEC)
+            os.set_blocking(self._read[stream], False)
+        self._done = anyio.Event()
+
+    def launched(self) -> None:
+        """The kernel holds the write ends now: close ours, so its end is an end of file."""
+        for fd in self.launch_args.values():
+            os.close(fd)
+        self.launch_args = {}
+
+    async def read(self) -> None:
+        """Read both pipes until the kernel and everything it started closed them."""
+        try:
+            async with anyio.create_task_group() as tg:
+                for stream, fd in self._read.items():
+                    tg.start_soon(self._reader, stream, fd)
+        finally:
+            self._done.set()
+
+    async def drained(self) -> None:
+        """After the kernel ended: return once its pipes are read to the end (bounded)."""
+        with anyio.move_on_after(_DRAIN_BOUND):
+            await self._done.wait()
+
+    async def _reader(self, stream: str, fd: int) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        while True:
+            await anyio.wait_readable(fd)
+            data = read_available(fd)
+            if data is None:
+                return
+            if data:
+                with contextlib.suppress(OSError):  # a full disk loses log lines, not output
+                    os.write(self._log, data)
+                text = decoder.decode(data)
+                if self._forward is not None and text:
+                    await self._forward(Output(text, stream))
+
+    def close(self) -> None:
+        for fd in [*self._read.values(), *self.launch_args.values(), self._log]:
+            if fd in self._read.values():
+                anyio.notify_closing(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._read, self.launch_args, self._log = {}, {}, -1
