@@ -27,6 +27,8 @@
 # so far is sent at once by flush.console(), before every Sys.sleep(), and when
 # an interrupt (a timeout, or interrupt()) stops the code.
 #
+# IRkernel ends each message() with a second newline; it is sent as it is.
+#
 # Plots
 # -----
 # PNG only, 7 x 5 inches at 100 dpi (700 x 500 pixels).
@@ -76,6 +78,15 @@ local({
     handler
   }
 
+  # IRkernel adds a newline to each message, which already ends with its own:
+  # a message is sent as it is.
+  exact_messages <- function(handler, request, send) {
+    handler$message <- function(m) {
+      send("stream", request, "iopub", list(name = "stderr", text = conditionMessage(m)))
+    }
+    handler
+  }
+
   # flush.console() sends what the cell printed so far, at once.
   flush_console <- function() invisible(evaluate::flush_console())
 
@@ -113,6 +124,7 @@ local({
       }
       replace_in_package("utils", "flush.console", flush_console)
       replace_in_package("base", "Sys.sleep", sleep_flushed)
+      output_handler <- exact_messages(output_handler, request, send)
       if (isTRUE(request$metadata$lmc_active_line)) {
         output_handler <- track_lines(output_handler, input, request, send)
       }
