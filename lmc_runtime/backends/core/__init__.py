@@ -4,7 +4,8 @@
 - :class:`~.supervisor.Supervisor`: its lifecycle (start failure, death, restart, close);
 - :class:`~.execution.Execution`: one run (deadline, stop ladder, final message);
 - :class:`~.session.SupervisedSession` and :class:`~.session.SupervisedBackend`;
-- :mod:`.items` (what a route carries, and :class:`~.items.Gone`) and :mod:`.procs`.
+- :mod:`.items` (what a route carries, and :class:`~.items.Gone`) and :mod:`.procs`;
+- :mod:`.stdin`: the code's reads answered by the caller's input callback.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .interpreter import Deliver, Interpreter, InterpreterFactory
 from .items import Finished, Gone, Line, Output
 from .route import LateOutput, Route
 from .session import SupervisedBackend, SupervisedSession
+from .stdin import StdinChannel, feed_stdin
 from .supervisor import Supervisor
 
 __all__ = [
@@ -27,7 +29,9 @@ __all__ = [
     "Line",
     "Output",
     "Route",
+    "StdinChannel",
     "SupervisedBackend",
     "SupervisedSession",
     "Supervisor",
+    "feed_stdin",
 ]

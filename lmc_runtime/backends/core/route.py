@@ -5,7 +5,9 @@ run's messages are read from it at the caller's pace. ``finished`` is set by the
 reader (never by the caller) when the interpreter is done with the run, so the
 watchdog knows whatever pace the caller reads at. A route's buffer is bounded:
 a reader waits for a slow caller, never holds unbounded memory; once the caller
-leaves (``close``), what still comes is dropped and never blocks.
+leaves (``close``), what still comes is dropped and never blocks. A route also
+keeps the run's last unfinished output line (the prompt of a read) and signals
+each piece of output, for whoever answers the code's reads (see :mod:`.stdin`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ _ROUTE_BUFFER = 1024
 _LATE_LIMIT = 64 * 1024
 #: Finished runs whose late output is still accepted.
 _RETIRED_KEPT = 16
+#: How much of an unfinished output line is kept as the prompt of a read.
+_PROMPT_LIMIT = 400
 
 
 class Route:
@@ -42,12 +46,21 @@ class Route:
         self.attention = anyio.Event()
         #: Why the stream ended without a ``Finished``, once it did.
         self.gone: Gone | None = None
+        #: The unfinished last line of the run's output: the prompt of a read.
+        self.tail = ""
+        #: Set by each piece of output; whoever waits for quiet replaces it.
+        self.activity = anyio.Event()
 
     def observe(self, item: Any) -> bool:
         """Whether ``item`` ends the run; backends whose end takes two items override it."""
         return isinstance(item, Finished)
 
     async def put(self, item: Any) -> None:
+        if isinstance(item, Output):
+            cut = item.text.rfind("\n")
+            tail = item.text[cut + 1 :] if cut >= 0 else self.tail + item.text
+            self.tail = tail[-_PROMPT_LIMIT:]
+            self.activity.set()
         if self.observe(item):
             self.finished.set()
             self.attention.set()

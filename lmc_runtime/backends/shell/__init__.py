@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .backend import BashBackend, ShBackend, ShellBackend, ShellSession, ZshBackend
+from .backend import BashBackend, ShBackend, ShellBackend, ZshBackend
 
-__all__ = ["BashBackend", "ShBackend", "ShellBackend", "ShellSession", "ZshBackend"]
+__all__ = ["BashBackend", "ShBackend", "ShellBackend", "ZshBackend"]

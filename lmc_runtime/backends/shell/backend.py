@@ -12,13 +12,12 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from ..base import Availability, SessionSettings
-from ..core import Route, SupervisedBackend, SupervisedSession
+from ..core import SupervisedBackend
 from .dialect import BashDialect, Dialect, ShDialect, ZshDialect
 from .execution import ShellExecution
 from .interpreter import ShellInterpreter
-from .stdin import ShellRoute
 
-__all__ = ["BashBackend", "ShBackend", "ShellBackend", "ShellSession", "ZshBackend"]
+__all__ = ["BashBackend", "ShBackend", "ShellBackend", "ZshBackend"]
 
 #: Defaults for programs that would otherwise page or colour their output, and
 #: for a virtualenv's ``activate``, which would otherwise set the prompt.
@@ -30,19 +29,11 @@ _QUIET_ENV = {
 }
 
 
-class ShellSession(SupervisedSession):
-    """The core's session, on routes that carry a run's stdin."""
-
-    def route(self, key: object, tag: str) -> Route:
-        return ShellRoute(key, tag)
-
-
 class ShellBackend(SupervisedBackend):
     """A shell on a PTY; subclasses pick the shell through their :class:`Dialect`."""
 
     who = "the shell"
     execution = ShellExecution
-    session = ShellSession
     dialect: ClassVar[Dialect] = ShDialect()
 
     def availability(self) -> Availability:

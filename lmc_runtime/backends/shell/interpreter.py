@@ -35,7 +35,6 @@ from ..core.pty import spawn_pty
 from ..turns import first_of
 from .dialect import Dialect
 from .protocol import Done, MarkerParser, parse_records
-from .stdin import ShellRoute
 
 __all__ = ["ShellInterpreter"]
 
@@ -112,7 +111,7 @@ class ShellInterpreter:
         if self._cell is not None:
             self._cell.unlink(missing_ok=True)
         self._cell, self._run = cell, route.key
-        stdin = route.stdin if isinstance(route, ShellRoute) else os.devnull
+        stdin = str(self.stdin_path(route.key)) if options.on_input is not None else os.devnull
         await self._type(self.dialect.run_line(route.key, cell, stdin, options.track_lines))
 
     async def send_signal(self, signum: int) -> None:
@@ -137,6 +136,10 @@ class ShellInterpreter:
                 with anyio.move_on_after(_KILL_WAIT):
                     await wait_for_exit(self.pid, self._wait_blocking)
         self._close()
+
+    def stdin_path(self, run: int) -> Path:
+        """The FIFO a run with an input callback reads (its execution makes it)."""
+        return self.work_dir / f"stdin-{run}"
 
     def foreground_group(self) -> int:
         """The process group that owns the terminal now (the shell's own when idle)."""

@@ -10,10 +10,9 @@ import anyio
 import pytest
 
 from lmc_runtime.backends import ExecutionOptions, SessionSettings
-from lmc_runtime.backends.core import Finished, Line, Output
+from lmc_runtime.backends.core import Finished, Line, Output, Route
 from lmc_runtime.backends.shell.dialect import BashDialect, Dialect, ShDialect
 from lmc_runtime.backends.shell.interpreter import ShellInterpreter
-from lmc_runtime.backends.shell.stdin import ShellRoute
 from lmc_runtime.config import Timeouts
 from lmc_runtime.replies import Status
 
@@ -73,7 +72,7 @@ async def started(
 
 
 async def submit(shell: ShellInterpreter, code: str, key: int, **options: Any) -> None:
-    await shell.submit(code, ExecutionOptions("c", **options), ShellRoute(key, "c"))
+    await shell.submit(code, ExecutionOptions("c", **options), Route(key, "c"))
 
 
 @pytest.fixture

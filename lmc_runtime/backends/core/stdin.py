@@ -1,0 +1,189 @@
+"""The code's stdin as a FIFO the caller's input callback answers, for every backend.
+
+A program that wants input says nothing: it blocks in ``read``. So once a
+run's output has gone quiet, :func:`feed_stdin` looks, once, at the
+interpreter's session in ``/proc``: a process blocked reading the run's FIFO
+(as its stdin) is waiting for input, and the callback is asked for a line,
+with the run's last unfinished output line as the prompt. The answer is
+echoed as output and written to the FIFO. A callback that fails or takes
+longer than ``input_timeout`` ends in a notice and the run is stopped.
+
+A :class:`StdinChannel` is the runtime's end of that FIFO: either a FIFO it
+makes for one run and holds read-write (:meth:`StdinChannel.create`), or the
+write end of a FIFO the interpreter holds the read end of for its whole life
+(:meth:`StdinChannel.writer`): with no writer open, such a read returns
+end-of-input at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+
+import anyio
+
+from ... import replies
+from ..inputs import call_input
+from ..turns import first_of
+from .execution import Execution
+from .items import Output
+from .procs import session_members
+
+__all__ = ["StdinChannel", "feed_stdin", "make_fifo"]
+
+logger = logging.getLogger(__name__)
+
+#: Kernel wait channels of a process blocked in read, select or poll.
+_READING = ("pipe_read", "do_select", "do_sys_poll", "core_sys_select")
+#: Quiet time before the first look for a reader, and the longest wait between looks.
+QUIET = 0.1
+LONGEST = 1.0
+
+
+def make_fifo(path: Path) -> Path:
+    """A fresh FIFO at ``path`` (replacing what was there) that any user may open.
+
+    The interpreter may run as another user (the sandbox's); the folder, which
+    only the host writes and that user's group may enter, guards it.
+    """
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    os.mkfifo(path, 0o600)
+    os.chmod(path, 0o666)
+    return path
+
+
+class StdinChannel:
+    """The runtime's end of a FIFO some code reads as its stdin."""
+
+    def __init__(self, path: Path, fd: int, *, owned: bool) -> None:
+        self.path = path
+        self._fd = fd
+        self._owned = owned
+        info = os.fstat(fd)
+        self._identity = (info.st_dev, info.st_ino)
+
+    @classmethod
+    def create(cls, path: Path) -> StdinChannel:
+        """Make the FIFO and hold it read-write: opening never blocks, and readers
+        never see end-of-input before :meth:`close`, which removes it."""
+        make_fifo(path)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            path.unlink(missing_ok=True)
+            raise
+        return cls(path, fd, owned=True)
+
+    @classmethod
+    def writer(cls, path: Path) -> StdinChannel:
+        """The write end of a FIFO whose reader holds it open (``ENXIO`` if none does)."""
+        return cls(path, os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC), owned=False)
+
+    @property
+    def closed(self) -> bool:
+        return self._fd < 0
+
+    def reader_waiting(self, session: int) -> bool:
+        """Whether a process of ``session`` is blocked reading this FIFO as its stdin."""
+        if self._fd < 0:
+            return False
+        for pid in session_members(session):
+            try:
+                info = os.stat(f"/proc/{pid}/fd/0")
+                if (info.st_dev, info.st_ino) != self._identity:
+                    continue
+                with open(f"/proc/{pid}/wchan") as fh:
+                    wchan = fh.read()
+            except OSError:
+                continue
+            if any(name in wchan for name in _READING):
+                return True
+        return False
+
+    def answer(self, line: str) -> None:
+        """Give the waiting reader ``line`` and a newline (nothing once closed)."""
+        if self._fd >= 0:
+            os.write(self._fd, (line + "\n").encode("utf-8"))
+
+    def close(self) -> None:
+        """Readers get end-of-input; what they left unread is dropped. Idempotent."""
+        if self._fd < 0:
+            return
+        os.close(self._fd)
+        self._fd = -1
+        if self._owned:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        else:
+            self._drain()
+
+    def _drain(self) -> None:
+        """Drop what the code did not read, so a later run never reads it."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return
+        try:
+            while os.read(fd, 65536):
+                pass
+        except OSError:  # EAGAIN: empty, with a writer still open somewhere
+            pass
+        finally:
+            os.close(fd)
+
+
+async def feed_stdin(run: Execution, channel: StdinChannel, session: int) -> None:
+    """Answer reads of ``channel`` in ``session`` from the run's input callback.
+
+    Returns when the run is over, or when the callback failed (and the run was
+    asked to stop). Any output restarts the wait for quiet; a look that finds
+    no reader waits twice as long before the next, up to :data:`LONGEST`.
+    """
+    route, delay = run.route, QUIET
+    while True:
+        route.activity = anyio.Event()
+        with anyio.move_on_after(delay):
+            await first_of(route.activity, route.finished)
+        if route.finished.is_set() or channel.closed:
+            return
+        if route.activity.is_set():
+            delay = QUIET
+        elif not await anyio.to_thread.run_sync(channel.reader_waiting, session):
+            delay = min(delay * 2, LONGEST)
+        elif await _answer(run, channel):
+            delay = QUIET
+        else:
+            return
+
+
+async def _answer(run: Execution, channel: StdinChannel) -> bool:
+    """Ask the callback for a line; False (and the run is stopped) if that failed."""
+    route, callback = run.route, run.options.on_input
+    if callback is None:
+        return False
+    prompt = route.tail
+    try:
+        with anyio.fail_after(run.options.input_timeout):
+            value = await call_input(callback, prompt)
+        value.encode("utf-8")
+    except Exception as exc:
+        logger.debug("the input callback failed", exc_info=True)
+        if not route.finished.is_set():
+            failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
+            text = f"input({prompt!r}) could not be answered: {failure}"
+            await route.put(replies.notice(text, "error", run.reply_to))
+            await run.request_stop("input")
+        return False
+    if route.finished.is_set() or run.stop_reason is not None:
+        return False
+    # The echo goes first, so it comes before whatever the code prints next.
+    await route.put(Output(value + "\n"))
+    try:
+        channel.answer(value)
+    except OSError:
+        logger.info("the answer could not be written", exc_info=True)
+        return False
+    return True
