@@ -123,8 +123,17 @@ def _cmd_setup(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import format_report, run_benchmark
+    from .bench import format_memory, format_report, run_benchmark, run_memory
 
+    if args.only == "memory":
+        from dataclasses import asdict
+
+        flat, notes = run_memory(quick=args.quick)
+        if args.json:
+            _write(sys.stdout, {"flat_memory": asdict(flat), "passed": flat.passed, "notes": notes})
+        else:
+            sys.stdout.write(format_memory(flat, notes))
+        return 0
     report = run_benchmark(quick=args.quick)
     if args.json:
         _write(sys.stdout, report.to_dict())
@@ -162,6 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure against raw jupyter-client")
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    bench.add_argument("--only", choices=["memory"], help=argparse.SUPPRESS)
     bench.set_defaults(func=_cmd_bench)
     from .repl import add_arguments as configure_repl
 

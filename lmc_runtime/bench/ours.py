@@ -7,7 +7,6 @@ blocking portal, see :mod:`.runner`), so their timings hold no thread hop.
 from __future__ import annotations
 
 import time
-import tracemalloc
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -17,14 +16,15 @@ from ..computer import Computer
 from ..config import Limits
 from ..messages import Message
 from ..replies import Status
+from .rss import Method, RssGrowth
 from .workloads import BenchError
 
 __all__ = [
     "Outcome",
     "cold_start",
     "measure",
-    "peak_memory_kib",
     "round_trips",
+    "rss_growth_kib",
     "sync_round_trips",
 ]
 
@@ -125,16 +125,10 @@ async def cold_start(code: str, *, timeout: float, limits: Limits) -> float:
     return outcome.seconds
 
 
-async def peak_memory_kib(
-    computer: Computer, code: str, *, timeout: float
+async def rss_growth_kib(
+    computer: Computer, code: str, *, timeout: float, method: Method
 ) -> tuple[float, Outcome]:
-    """Peak traced Python memory of this process while ``code`` runs, in KiB."""
-    if tracemalloc.is_tracing():
-        raise BenchError("tracemalloc is already tracing; the memory figure would be skewed")
-    tracemalloc.start()
-    try:
+    """How far this process's RSS rose, in KiB, while ``code`` ran on ``computer``."""
+    with RssGrowth(method) as growth:
         outcome = await measure(computer, code, timeout=timeout)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak / 1024, outcome
+    return growth.kib, outcome

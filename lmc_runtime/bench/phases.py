@@ -10,13 +10,12 @@ from anyio.from_thread import BlockingPortal
 from ..computer import Computer
 from ..config import Limits
 from . import ours
-from .model import Timing
+from .model import FlatMemory, MemoryGrowth, Timing
 from .raw import raw_cold_start
 from .rig import Plan, Rig, Sampler, alternate
+from .rss import SAMPLE_INTERVAL_S, choose_method
 from .workloads import (
-    LINES_HUGE,
     LINES_LARGE,
-    LINES_SMALL,
     LOOP,
     PLOT,
     PLOT_WARMUP,
@@ -29,6 +28,9 @@ from .workloads import (
 __all__ = ["active_line", "cold_starts", "memory", "plots", "round_trips", "throughput"]
 
 logger = logging.getLogger(__name__)
+
+#: The slowest printing the memory runs' timeouts allow for.
+_MIN_LINES_PER_S = 50_000
 
 
 def cold_starts(portal: BlockingPortal, plan: Plan, limits: Limits) -> dict[str, list[float]]:
@@ -92,19 +94,46 @@ def throughput(rig: Rig, notes: list[str]) -> dict[str, list[float]]:
     return alternate({"raw": raw, "ours": lmc}, plan.throughput, 1)
 
 
-def memory(rig: Rig) -> list[float]:
-    """Peak traced memory (KiB) of this process for the small, large and huge cells."""
-    counts = (LINES_SMALL, LINES_LARGE, LINES_HUGE)
-    logger.info("memory: %s lines under tracemalloc", ", ".join(map(str, counts)))
-    peaks = []
-    for count in counts:
-        peak, _ = rig.portal.call(
-            partial(
-                ours.peak_memory_kib, rig.tracked, print_lines(count), timeout=rig.plan.long_timeout
-            )
+def memory(rig: Rig, notes: list[str]) -> FlatMemory:
+    """RSS growth of this process while the tracked Computer prints the plan's two
+    line counts, runs of the two interleaved, after a warm-up run that spills."""
+    plan = rig.plan
+    method, why = choose_method()
+    if why:
+        notes.append(
+            f"flat memory: VmHWM cannot be reset here ({why}); the growth is VmRSS "
+            f"sampled every {SAMPLE_INTERVAL_S * 1000:g} ms, which can miss a shorter peak."
         )
-        peaks.append(peak)
-    return peaks
+    small, large = plan.memory_lines
+    logger.info("memory: %d run(s) each of %d and %d lines (%s)", plan.memory, small, large, method)
+    rig.ours_outcome(rig.tracked, print_lines(LINES_LARGE), plan.long_timeout)
+
+    def sampler(count: int) -> Sampler:
+        code = print_lines(count)
+        timeout = max(plan.long_timeout, count / _MIN_LINES_PER_S)
+        grow = partial(ours.rss_growth_kib, rig.tracked, code, timeout=timeout, method=method)
+
+        def run(n: int) -> list[float]:
+            growths = []
+            for _ in range(n):
+                kib, outcome = rig.portal.call(grow)
+                if not outcome.truncated:
+                    raise BenchError(f"{count} printed lines did not spill past the budget")
+                logger.info(
+                    "memory: %d lines in %.1f s, RSS grew %.1f MiB",
+                    count,
+                    outcome.seconds,
+                    kib / 1024,
+                )
+                growths.append(kib)
+            return growths
+
+        return run
+
+    got = alternate({"small": sampler(small), "large": sampler(large)}, plan.memory, 1)
+    return FlatMemory(
+        method, MemoryGrowth.of(small, got["small"]), MemoryGrowth.of(large, got["large"])
+    )
 
 
 def plots(rig: Rig) -> dict[str, list[float]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .model import BenchReport, Figure
+from .model import BenchReport, Figure, FlatMemory
 
-__all__ = ["format_report"]
+__all__ = ["format_memory", "format_report"]
 
 _HEADERS = ("figure", "ours", "raw / baseline", "ratio", "target", "result")
 
@@ -16,8 +16,8 @@ def _number(value: float, unit: str) -> str:
         return "n/a"
     if unit == "lines/s":
         return f"{value:,.0f} {unit}"
-    if unit == "KiB":
-        return f"{value:,.0f} {unit}"
+    if unit == "MiB":
+        return f"{value:,.1f} {unit}"
     if unit == "ms" and value >= 100:
         return f"{value:,.0f} {unit}"
     return f"{value:.2f} {unit}"
@@ -71,6 +71,28 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     return [line(rows[0]), rule, *(line(r) for r in rows[1:])]
 
 
+def _memory_runs(flat: FlatMemory) -> list[str]:
+    """Every memory run's growth, the medians and the verdict."""
+    lines = [f"flat memory, RSS growth of this process per run ({flat.method}), MiB:"]
+    for growth in (flat.small, flat.large):
+        runs = ", ".join(f"{kib / 1024:.1f}" for kib in growth.growth_kib)
+        lines.append(f"  {growth.lines:>12,} lines: {runs} (median {growth.median_kib / 1024:.1f})")
+    verdict = "PASS" if flat.passed else "FAIL"
+    lines.append(
+        f"  {flat.large.label} - {flat.small.label}: {flat.extra_mib:+.1f} MiB "
+        f"(bound +{flat.max_extra_mib:g} MiB) -> {verdict}"
+    )
+    return lines
+
+
+def format_memory(flat: FlatMemory, notes: list[str]) -> str:
+    """The flat-memory figure alone, as text."""
+    lines = [*_table([_HEADERS, _row(flat.figure())]), "", *_memory_runs(flat)]
+    if notes:
+        lines += ["", "notes:", *(f"- {note}" for note in notes)]
+    return "\n".join(lines) + "\n"
+
+
 def format_report(report: BenchReport) -> str:
     """The report as text: a header, the figures table, the verdict and any notes."""
     mode = "quick" if report.quick else "full"
@@ -91,6 +113,8 @@ def format_report(report: BenchReport) -> str:
         f"targets met: {met}/{len(hard)} -> {'PASS' if report.passed else 'FAIL'}",
         "ratio = ours / baseline; the round-trip target applies to the async core (arun); "
         "'info' rows have no hard target.",
+        "",
+        *_memory_runs(report.flat_memory),
     ]
     if report.notes:
         lines += ["", "notes:", *(f"- {note}" for note in report.notes)]

@@ -21,13 +21,13 @@ from ..computer import Computer
 from ..config import Limits
 from . import ours
 from .raw import RawKernel
-from .workloads import PRINT_ONE
+from .workloads import MEMORY_LINES, MEMORY_LINES_QUICK, PRINT_ONE
 
 __all__ = ["Plan", "Rig", "Sampler", "alternate"]
 
 logger = logging.getLogger(__name__)
 
-#: Takes ``n`` samples (seconds) from one contender.
+#: Takes ``n`` samples (seconds, or KiB for memory) from one contender.
 Sampler = Callable[[int], list[float]]
 
 
@@ -42,6 +42,8 @@ class Plan:
     throughput: int = 3
     plot: int = 10
     loop: int = 12
+    memory_lines: tuple[int, int] = MEMORY_LINES
+    memory: int = 3
     timeout: float = 30.0
     long_timeout: float = 180.0
 
@@ -50,7 +52,14 @@ class Plan:
         if repeat < 1:
             raise ValueError(f"repeat must be at least 1, got {repeat}")
         if quick:
-            return cls(repeat=min(repeat, 30), cold=1, throughput=1, plot=3, loop=4)
+            return cls(
+                repeat=min(repeat, 30),
+                cold=1,
+                throughput=1,
+                plot=3,
+                loop=4,
+                memory_lines=MEMORY_LINES_QUICK,
+            )
         return cls(repeat=repeat)
 
 

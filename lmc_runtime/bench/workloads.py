@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 __all__ = [
-    "LINES_HUGE",
     "LINES_LARGE",
-    "LINES_SMALL",
     "LOOP",
+    "MEMORY_LINES",
+    "MEMORY_LINES_QUICK",
     "PLOT",
     "PLOT_WARMUP",
     "PRINT_ONE",
@@ -18,11 +18,12 @@ __all__ = [
 #: The warm round trip and the cold start's first answer.
 PRINT_ONE = "print(1)"
 
-#: The throughput run, and the small run the memory figure compares it with.
+#: The throughput run.
 LINES_LARGE = 200_000
-LINES_SMALL = 20_000
-#: Far past the output budget: shows whether memory stays flat once output spills.
-LINES_HUGE = 2_000_000
+#: The memory runs, both far past the output budget: whether memory stays flat
+#: once output spills, ten times the lines for the same growth.
+MEMORY_LINES = (2_000_000, 20_000_000)
+MEMORY_LINES_QUICK = (1_000_000, 4_000_000)
 
 #: Imported once in each kernel before the plot is timed.
 PLOT_WARMUP = "import matplotlib.pyplot as plt"

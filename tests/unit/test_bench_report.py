@@ -9,10 +9,21 @@ from typing import Any
 import pytest
 
 from lmc_runtime.bench import BenchReport, Timing, format_report
+from lmc_runtime.bench.model import FlatMemory, MemoryGrowth
+from lmc_runtime.bench.report import format_memory
 
 
 def _ms(median: float, p90: float | None = None, samples: int = 10) -> Timing:
     return Timing(median, median if p90 is None else p90, samples)
+
+
+def _flat(small: list[float], large: list[float]) -> FlatMemory:
+    """Growths in MiB, run by run, of 2M and 20M printed lines."""
+    return FlatMemory(
+        "vmhwm",
+        MemoryGrowth.of(2_000_000, [m * 1024 for m in small]),
+        MemoryGrowth.of(20_000_000, [m * 1024 for m in large]),
+    )
 
 
 def make_report(**changes: Any) -> BenchReport:
@@ -27,11 +38,7 @@ def make_report(**changes: Any) -> BenchReport:
         lines=200_000,
         throughput_raw=400_000.0,
         throughput_ours=300_000.0,
-        memory_lines_small=20_000,
-        memory_peak_small_kib=1000.0,
-        memory_peak_large_kib=1200.0,
-        memory_lines_huge=2_000_000,
-        memory_peak_huge_kib=1300.0,
+        flat_memory=_flat([2.0, 1.5, 3.0], [2.5, 2.0, 9.0]),
         plot_raw=_ms(50.0, samples=3),
         plot_ours=_ms(52.0, samples=3),
         loop_tracked=_ms(181.0, samples=4),
@@ -71,10 +78,12 @@ def test_rows_show_values_ratios_targets_and_verdicts() -> None:
     throughput = _result(text, "200,000 printed lines")
     assert "300,000 lines/s" in throughput and "400,000 lines/s" in throughput
     assert "0.75x" in throughput and ">= 0.50x" in throughput
-    memory = _result(text, "peak traced memory, 200k lines")
-    assert "1,200 KiB" in memory and "1,000 KiB (20k lines)" in memory and "1.20x" in memory
-    assert _result(text, "peak traced memory, 200k lines").endswith("info")
-    assert _result(text, "peak traced memory, 2M lines").endswith("PASS")
+    memory = _result(text, "RSS growth, 20M lines, median of 3")
+    assert "2.5 MiB" in memory and "2.0 MiB (2M lines)" in memory and "1.25x" in memory
+    assert "<= 2M lines + 16 MiB" in memory and memory.endswith("PASS")
+    assert "     2,000,000 lines: 2.0, 1.5, 3.0 (median 2.0)" in text
+    assert "    20,000,000 lines: 2.5, 2.0, 9.0 (median 2.5)" in text
+    assert "20M lines - 2M lines: +0.5 MiB (bound +16 MiB) -> PASS" in text
     assert _result(text, "cold start").split()[-1] == "info"
     line = _result(text, "3M-iteration loop")
     assert "(line off)" in line and "+0.6%" in line and "<= +5%" in line
@@ -84,8 +93,7 @@ def test_failures_are_reported() -> None:
     report = make_report(
         round_trip_async=_ms(2.4, 3.0, 30),  # 1.20x
         throughput_ours=150_000.0,  # 0.375x
-        memory_peak_large_kib=4000.0,  # 4x the 20k run: informational
-        memory_peak_huge_kib=8000.0,  # 2x the 200k run: memory grows with output
+        flat_memory=_flat([2.0, 2.1, 1.9], [30.0, 31.0, 29.0]),  # grows with output
         loop_tracked=_ms(200.0, samples=4),  # +11%
         plot_ours=_ms(80.0, samples=3),  # informational only
     )
@@ -94,8 +102,8 @@ def test_failures_are_reported() -> None:
     assert "targets met: 0/4 -> FAIL" in text
     assert _result(text, "print(1) round trip, arun, median").endswith("FAIL")
     assert _result(text, "200,000 printed lines").endswith("FAIL")
-    assert _result(text, "peak traced memory, 200k lines").endswith("info")
-    assert _result(text, "peak traced memory, 2M lines").endswith("FAIL")
+    assert _result(text, "RSS growth, 20M lines").endswith("FAIL")
+    assert "20M lines - 2M lines: +28.0 MiB (bound +16 MiB) -> FAIL" in text
     assert _result(text, "3M-iteration loop").endswith("FAIL")
     assert _result(text, "plot round trip").endswith("FAIL (info)")
 
@@ -123,7 +131,6 @@ def test_to_dict_is_strict_json_with_every_figure() -> None:
         "cold_start",
         "throughput",
         "flat_memory",
-        "flat_memory_huge",
         "plot",
         "active_line_overhead",
     ]
@@ -133,6 +140,49 @@ def test_to_dict_is_strict_json_with_every_figure() -> None:
     assert by_key["cold_start"]["passed"] is None
     assert by_key["plot"]["informational"] is True
     assert decoded["notes"] == ["a note"]
+    assert decoded["flat_memory"] == {
+        "method": "vmhwm",
+        "small": {"lines": 2_000_000, "growth_kib": [2048.0, 1536.0, 3072.0], "median_kib": 2048.0},
+        "large": {
+            "lines": 20_000_000,
+            "growth_kib": [2560.0, 2048.0, 9216.0],
+            "median_kib": 2560.0,
+        },
+        "max_extra_mib": 16.0,
+    }
+    assert by_key["flat_memory"]["unit"] == "MiB"
+    assert by_key["flat_memory"]["ratio"] == pytest.approx(1.25)
+
+
+@pytest.mark.parametrize(
+    ("small", "large", "passed"),
+    [
+        ([0.0, 0.1, 0.0], [16.0, 15.0, 14.0], True),  # a huge ratio of tiny growths passes
+        ([1.0, 1.0, 1.0], [17.0, 17.5, 16.5], True),  # exactly the bound
+        ([1.0, 1.0, 1.0], [17.5, 18.0, 40.0], False),
+        ([1.0, 1.0, 1.0], [1.0, 90.0, 1.0], True),  # one outlier run: the median holds
+        ([50.0, 50.0, 50.0], [40.0, 40.0, 40.0], True),
+    ],
+)
+def test_flat_memory_is_an_absolute_bound_on_the_medians(
+    small: list[float], large: list[float], passed: bool
+) -> None:
+    flat = _flat(small, large)
+    assert flat.passed is passed
+    assert make_report(flat_memory=flat).passed is passed
+    assert flat.figure().passed is passed
+
+
+def test_flat_memory_zero_baseline_and_its_own_text() -> None:
+    flat = _flat([0.0, 0.0, 0.0], [0.5, 0.0, 0.25])
+    figure = flat.figure()
+    assert figure.ratio == float("inf") and figure.passed
+    data = make_report(flat_memory=flat).to_dict()
+    assert next(f for f in data["figures"] if f["key"] == "flat_memory")["ratio"] is None
+    text = format_memory(flat, ["a memory note"])
+    assert "n/a" in _result(text, "RSS growth, 20M lines")
+    assert "20M lines - 2M lines: +0.2 MiB (bound +16 MiB) -> PASS" in text
+    assert text.endswith("- a memory note\n")
 
 
 def test_zero_baseline_gives_null_ratio_and_na() -> None:
@@ -167,3 +217,27 @@ def test_language_round_trips_become_informational_rows() -> None:
     assert row.passed is None and row.baseline_label == "bash on a PTY"
     assert "echo 1 round trip (shell)" in format_report(report)
     assert json.loads(json.dumps(report.to_dict()))["languages"][0]["language"] == "shell"
+
+
+def test_rss_growth_sees_a_peak_that_is_gone_by_the_end() -> None:
+    from lmc_runtime.bench.rss import RssGrowth, choose_method
+
+    method, why = choose_method()
+    if method != "vmhwm":
+        pytest.skip(f"the RSS peak cannot be reset here: {why}")
+    with RssGrowth(method) as growth:
+        block = b"\x01" * (64 << 20)
+        del block
+    assert growth.kib >= 60 * 1024
+    with RssGrowth(method) as quiet:
+        pass
+    assert 0 <= quiet.kib < 16 * 1024
+
+
+def test_sampled_rss_growth_counts_what_is_still_held_at_the_end() -> None:
+    from lmc_runtime.bench.rss import RssGrowth
+
+    with RssGrowth("sampled") as growth:
+        block = b"\x01" * (64 << 20)
+    assert growth.kib >= 60 * 1024
+    del block
