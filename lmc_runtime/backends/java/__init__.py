@@ -1,0 +1,7 @@
+"""Java through ``jshell`` on a PTY."""
+
+from __future__ import annotations
+
+from .backend import JavaBackend
+
+__all__ = ["JavaBackend"]
