@@ -30,7 +30,7 @@ __all__ = ["active_line", "cold_starts", "memory", "plots", "round_trips", "thro
 logger = logging.getLogger(__name__)
 
 #: The slowest printing the memory runs' timeouts allow for.
-_MIN_LINES_PER_S = 50_000
+_MIN_LINES_PER_S = 25_000
 
 
 def cold_starts(portal: BlockingPortal, plan: Plan, limits: Limits) -> dict[str, list[float]]:
