@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from lmc_runtime.bench import BenchReport, Timing, format_report
-from lmc_runtime.bench.model import FlatMemory, MemoryGrowth
-from lmc_runtime.bench.report import format_memory
+from lmc_runtime.bench import BenchReport, FlatMemory, Timing, format_memory, format_report
+from lmc_runtime.bench.model import MemoryGrowth
 
 
 def _ms(median: float, p90: float | None = None, samples: int = 10) -> Timing:
