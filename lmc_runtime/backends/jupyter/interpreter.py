@@ -95,14 +95,15 @@ class JupyterInterpreter:
         if self._shared is not None:
             reserve_sockets(self._km, self._shared)
         forward = self._forward if self._native_output else None
-        native = self._native = NativeOutput(self._log, forward)
         try:
-            await self._km.start_kernel(**self._launch_args, **native.launch_args)
+            self._native = NativeOutput(self._log, forward)
+            await self._km.start_kernel(**self._launch_args, **self._native.launch_args)
         except Exception as exc:
             raise KernelStartError(f"the kernel could not be launched: {exc}") from exc
         finally:
-            native.launched()
-        task_group.start_soon(self._guarded, native.read)
+            if self._native is not None:
+                self._native.launched()
+        task_group.start_soon(self._guarded, self._native.read)
         task_group.start_soon(self._guarded, self._watch)
         if self._shared is not None:
             await adopt_sockets(
