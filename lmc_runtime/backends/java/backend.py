@@ -86,12 +86,13 @@ class JavaBackend(SupervisedBackend):
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> JshellInterpreter:
         prefs = settings.interpreter_dir / "jshell-prefs"
-        argv = [self.jshell() or "jshell", *JSHELL_FLAGS, f"-J-Djava.util.prefs.userRoot={prefs}"]
+        init = settings.work_dir / "jshell-init.jsh"
+        jshell = self.jshell() or "jshell"
+        argv = [jshell, *JSHELL_FLAGS, f"-J-Djava.util.prefs.userRoot={prefs}", str(init)]
         return JshellInterpreter(
-            settings.command,
-            argv,
+            settings.command(argv),
+            init=init,
             cwd=settings.cwd,
             env=env,
-            work_dir=settings.work_dir,
             startup_timeout=settings.timeouts.startup,
         )

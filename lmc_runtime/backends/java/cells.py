@@ -90,6 +90,7 @@ class _Scan:
     unclosed: set[int]  # lines that end in an unterminated string or char literal
     comment_at: dict[int, int]  # where a trailing ``//`` comment starts
     starts: list[int]  # lines where a multi-line comment or text block starts
+    unfinished: int | None = None  # the line of a comment or text block the cell ends in
 
 
 def _scan(code: str) -> _Scan:
@@ -102,9 +103,13 @@ def _scan(code: str) -> _Scan:
             scan.unclosed.add(line)
         if kind == "comment":
             scan.comment_at[line] = match.start() - line_start
-        elif newlines and kind in ("block", "text"):
-            scan.spans.update(range(line, line + newlines))
-            scan.starts.append(line)
+        if kind in ("block", "text"):
+            closing = "*/" if kind == "block" else '"""'
+            if len(text) < 2 * len(closing) or not text.endswith(closing):
+                scan.unfinished = line
+            if newlines:
+                scan.spans.update(range(line, line + newlines))
+                scan.starts.append(line)
         if kind in ("text", "string", "char", "word", "number", "op"):
             scan.tokens.append(_Tok(text, line))
         if newlines:
@@ -172,6 +177,9 @@ def plan_cell(code: str) -> Plan:
     code = _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", code.replace("\r\n", "\n"))
     lines = code.split("\n")
     scan = _scan(code)
+    if scan.unfinished is not None:
+        problem = "reached end of input while parsing: a comment or text block is never closed"
+        return Plan(problem=(scan.unfinished + 1, problem))
     chunks: list[Chunk] = []
     start: int | None = None
     taken: list[_Tok] = []
@@ -201,10 +209,14 @@ def plan_cell(code: str) -> Plan:
                 return Plan(problem=(start + 1, "jshell commands (such as /vars) are not run here"))
             chunks.append(_chunk(lines, start, index, scan, taken))
         start, stack = None, []
-    if start is not None and taken:
-        line = stack[-1][1] + 1 if stack else start + 1
-        what = f"this '{stack[-1][0]}'" if stack else "a comment or text block"
-        return Plan(problem=(line, f"reached end of input while parsing: {what} is never closed"))
+    if start is not None and taken and stack:
+        opened, line = stack[-1]
+        return Plan(
+            problem=(
+                line + 1,
+                f"reached end of input while parsing: this '{opened}' is never closed",
+            )
+        )
     return Plan(tuple(chunks))
 
 

@@ -1,0 +1,188 @@
+"""Java on a real jshell: state, output, errors with their line, stops, deaths, input."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from lmc_runtime import Computer, Timeouts
+from tests.integration.conftest import Result, run
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(shutil.which("jshell") is None, reason="jshell is not installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def java() -> Iterator[Computer]:
+    with Computer(timeouts=Timeouts(interrupt_grace=3.0)) as c:
+        yield c
+
+
+@pytest.fixture
+def fresh() -> Iterator[Computer]:
+    with Computer(timeouts=Timeouts(interrupt_grace=3.0)) as c:
+        yield c
+
+
+def java_run(computer: Computer, code: str, **kwargs: object) -> Result:
+    kwargs.setdefault("timeout", 60)
+    return run(computer, code, "java", **kwargs)
+
+
+def stderr(result: Result) -> str:
+    return "".join(
+        str(m.content)
+        for m in result.of("console", "output")
+        if (m.extras or {}).get("stream") == "stderr"
+    )
+
+
+def test_variables_methods_classes_and_imports_persist(java: Computer) -> None:
+    code = (
+        "import java.time.Duration;\n"
+        "int base = 40;\n"
+        "int twice(int n) { return 2 * n; }\n"
+        "record Point(int x, int y) {}"
+    )
+    assert java_run(java, code).status == "ok"
+    result = java_run(java, "System.out.println(twice(base) + new Point(1, 1).x());")
+    assert (result.status, result.output) == ("ok", "81\n")
+    assert java_run(java, "System.out.println(Duration.ofSeconds(60).toMinutes());").output == "1\n"
+
+
+def test_stdout_and_stderr_keep_their_order_and_stderr_is_marked(java: Computer) -> None:
+    code = (
+        'System.out.println("o1");\n'
+        "for (int i = 0; i < 2; i++) {\n"
+        '  System.err.println("e" + i);\n'
+        '  System.out.println("o" + (i + 2));\n'
+        "}"
+    )
+    result = java_run(java, code)
+    assert result.status == "ok"
+    assert result.output == "o1\ne0\no2\ne1\no3\n"
+    assert stderr(result) == "e0\ne1\n"
+
+
+def test_multi_line_statements_run_whole(java: Computer) -> None:
+    code = (
+        'String joined = java.util.List.of("a", "b").stream()\n'
+        "    .map(s -> s.toUpperCase())\n"
+        '    .collect(java.util.stream.Collectors.joining(","));\n'
+        "if (joined.isEmpty()) {\n"
+        '  System.out.println("empty");\n'
+        "}\n"
+        "else {\n"
+        "  System.out.println(joined);\n"
+        "}"
+    )
+    result = java_run(java, code)
+    assert (result.status, result.output) == ("ok", "A,B\n")
+
+
+def test_a_compile_error_names_its_line_and_stops_the_run(java: Computer) -> None:
+    result = java_run(
+        java, 'System.out.println("before");\nint wrong = "text";\nSystem.out.println("after");'
+    )
+    assert result.status == "error"
+    assert result.output.startswith("before\n")
+    assert "after" not in result.output
+    assert "Error at line 2:" in stderr(result)
+    assert 'int wrong = "text";' in stderr(result)
+    assert "incompatible types" in stderr(result)
+
+
+def test_an_exception_names_its_line_and_the_line_of_the_method(java: Computer) -> None:
+    assert (
+        java_run(
+            java, 'void explode() {\n  int x = 1;\n  throw new IllegalStateException("boom");\n}'
+        ).status
+        == "ok"
+    )
+    result = java_run(java, 'System.out.println("start");\n\nexplode();')
+    assert result.status == "error"
+    text = stderr(result)
+    assert "Exception java.lang.IllegalStateException: boom" in text
+    assert "at explode (line 3 of an earlier run)" in text
+    assert "at (line 3)" in text
+
+
+def test_a_cell_that_ends_mid_statement_runs_nothing(java: Computer) -> None:
+    result = java_run(java, 'System.out.println("not run");\nvoid broken() {\n  int x = 1;')
+    assert result.status == "error"
+    assert "not run" not in result.output
+    assert "Error at line 2:" in stderr(result)
+
+
+def test_the_running_line_is_reported(java: Computer) -> None:
+    result = java_run(
+        java, 'System.out.println("a");\nThread.sleep(400);\nSystem.out.println("b");'
+    )
+    assert result.status == "ok"
+    assert 2 in result.lines
+    assert result.lines[-1] is None
+
+
+def test_unicode_goes_both_ways(java: Computer) -> None:
+    result = java_run(
+        java, 'String größe = "héllo ☃ 日本";\nSystem.out.println(größe + " " + größe.length());'
+    )
+    assert (result.status, result.output) == ("ok", "héllo ☃ 日本 10\n")
+
+
+def test_a_timeout_interrupts_a_busy_loop_and_keeps_the_state(fresh: Computer) -> None:
+    assert java_run(fresh, 'String kept = "still";').status == "ok"
+    result = java_run(fresh, 'System.out.println("started");\nwhile (true) {}', timeout=2)
+    assert result.status == "timeout"
+    assert result.final.extras is not None and result.final.extras["state_lost"] is False
+    after = java_run(fresh, "System.out.println(kept);")
+    assert (after.status, after.output) == ("ok", "still\n")
+
+
+def test_system_exit_restarts_jshell(fresh: Computer) -> None:
+    assert java_run(fresh, 'String kept = "gone";').status == "ok"
+    result = java_run(fresh, 'System.out.println("bye");\nSystem.exit(3);')
+    assert result.status == "restarted"
+    assert "System.exit(3)" in result.output
+    after = java_run(fresh, 'System.out.println("back");')
+    assert (after.status, after.output) == ("ok", "back\n")
+    assert java_run(fresh, "System.out.println(kept);").status == "error"
+
+
+def test_a_killed_jvm_is_reported_and_restarted(fresh: Computer) -> None:
+    kill = (
+        'new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid()))'
+        ".start().waitFor();"
+    )
+    result = java_run(fresh, kill)
+    assert result.status == "kernel_died"
+    assert "SIGKILL" in result.output
+    after = java_run(fresh, 'System.out.println("alive");')
+    assert (after.status, after.output) == ("ok", "alive\n")
+
+
+READ = (
+    'System.out.print("name? ");\n'
+    "String line = new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();\n"
+    'System.out.println("got:[" + line + "]");'
+)
+
+
+def test_input_is_answered_by_the_callback_or_reads_its_end() -> None:
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Ada"
+
+    with Computer(on_input=answer) as c:
+        result = java_run(c, READ)
+    assert (result.status, prompts) == ("ok", ["name? "])
+    assert result.output.endswith("got:[Ada]\n")
+    with Computer() as c:
+        result = java_run(c, READ)
+    assert (result.status, result.output) == ("ok", "name? got:[null]\n")

@@ -1,0 +1,115 @@
+"""Splitting what jshell writes to its terminal into output and tagged words."""
+
+from __future__ import annotations
+
+from lmc_runtime.backends.java.stream import (
+    Err,
+    Event,
+    Prompt,
+    Said,
+    Synced,
+    TagParser,
+    Wants,
+    init_script,
+    setup_snippet,
+)
+
+
+def _tag(body: str) -> bytes:
+    return f"\x1b]lmc;tok;{body}\x07".encode()
+
+
+STREAM = (
+    b"hello "
+    + _tag("p1")
+    + b" \x08out\n"
+    + _tag("e")
+    + b"Error:"
+    + _tag("f")
+    + _tag("e")
+    + b"bad"
+    + _tag("f")
+    + _tag("n")
+    + b"note"
+    + _tag("f")
+    + b"x"
+    + _tag("x")
+    + "err é\n".encode()
+    + _tag("f")
+    + _tag("p2")
+    + b" \x08"
+    + _tag("i")
+    + _tag("s3")
+    + "é".encode()
+)
+EXPECTED: list[Event] = [
+    "hello ",
+    Prompt(1),
+    "out\n",
+    Said("Error:", error=True),
+    Said("bad", error=True),
+    Said("note", error=False),
+    "x",
+    Err("err é\n"),
+    Prompt(2),
+    Wants(),
+    Synced(3),
+    "é",
+]
+
+
+def _joined(events: list[Event]) -> list[Event]:
+    """Adjacent pieces of one stream joined, however the bytes were cut."""
+    out: list[Event] = []
+    for event in events:
+        last = out[-1] if out else None
+        if isinstance(event, str) and isinstance(last, str):
+            out[-1] = last + event
+        elif isinstance(event, Err) and isinstance(last, Err):
+            out[-1] = Err(last.text + event.text)
+        else:
+            out.append(event)
+    return out
+
+
+def test_every_cut_of_the_stream_gives_the_same_events() -> None:
+    for cut in range(len(STREAM) + 1):
+        parser = TagParser("tok")
+        events = parser.feed(STREAM[:cut]) + parser.feed(STREAM[cut:]) + parser.flush()
+        assert _joined(events) == EXPECTED, cut
+
+
+def test_byte_by_byte() -> None:
+    parser = TagParser("tok")
+    events: list[Event] = []
+    for index in range(len(STREAM)):
+        events += parser.feed(STREAM[index : index + 1])
+    assert _joined(events + parser.flush()) == EXPECTED
+
+
+def test_what_only_looks_like_a_tag_is_output() -> None:
+    parser = TagParser("tok")
+    data = b"\x1b]lmc;other;p1\x07 and \x1b]lmc;tok;zz\x07" + b"." * 40
+    assert "".join(str(e) for e in parser.feed(data) + parser.flush()) == data.decode()
+
+
+def test_a_space_after_a_prompt_is_output_when_no_backspace_follows() -> None:
+    parser = TagParser("tok")
+    events = parser.feed(_tag("p1") + b" ") + parser.feed(b"x") + parser.flush()
+    assert _joined(events) == [Prompt(1), " x"]
+
+
+def test_a_stream_that_ends_inside_a_tag_keeps_its_bytes() -> None:
+    parser = TagParser("tok")
+    assert parser.feed(b"a\x1b]lm") == ["a"]
+    assert parser.flush() == ["\x1b]lm"]
+
+
+def test_the_setup_names_the_token_and_the_fifo() -> None:
+    script = init_script("tok")
+    assert "/set feedback" not in script  # the command line picks the mode
+    assert "\x1b]lmc;tok;p%s\x07" in script
+    java = setup_snippet("tok", "/work/jshell-stdin")
+    assert "\n" not in java
+    assert '"/work/jshell-stdin"' in java
+    assert "\\u001b]lmc;tok;i\\u0007" in java
