@@ -3,8 +3,9 @@
 Shell and JavaScript are compared with ``bash`` and ``node`` driven directly
 (a PTY with a sentinel, and a bare eval loop over pipes), TypeScript with that
 loop transpiling each snippet with ``transpileModule``; R with the stock
-``ir`` kernel through jupyter-client's blocking client. A language that cannot
-run here is left out with a note, not failed.
+``ir`` kernel through jupyter-client's blocking client; Java with ``jshell`` on
+a PTY with a sentinel prompt. A language that cannot run here is left out with
+a note, not failed.
 """
 
 from __future__ import annotations
@@ -64,6 +65,13 @@ def _raw_ir(timeout: float) -> _Raw:
     return _Raw(lambda n: kernel.round_trips("cat(1)", n, timeout=timeout), kernel.shutdown)
 
 
+def _raw_jshell(timeout: float) -> _Raw:
+    from .raw_java import RawJshell
+
+    jshell = RawJshell(timeout=timeout * 2)
+    return _Raw(partial(jshell.round_trips, timeout=timeout), jshell.close)
+
+
 @dataclass(frozen=True)
 class LanguageCase:
     """One language's warm round trip: its code and its raw baseline."""
@@ -81,6 +89,7 @@ LANGUAGE_CASES: tuple[LanguageCase, ...] = (
         "typescript", "console.log(1 as number)", "node, transpileModule + eval loop", _raw_ts
     ),
     LanguageCase("r", "cat(1)", "ir kernel, jupyter-client", _raw_ir),
+    LanguageCase("java", "System.out.println(1);", "jshell on a PTY", _raw_jshell),
 )
 
 
