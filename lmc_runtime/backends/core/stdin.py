@@ -86,10 +86,11 @@ class StdinChannel:
     def closed(self) -> bool:
         return self._fd < 0
 
-    def reader_waiting(self, session: int) -> bool:
-        """Whether a process of ``session`` is blocked reading this FIFO as its stdin."""
+    def readers(self, session: int) -> list[int]:
+        """The processes of ``session`` blocked reading this FIFO as their stdin."""
+        found: list[int] = []
         if self._fd < 0:
-            return False
+            return found
         for pid in session_members(session):
             try:
                 info = os.stat(f"/proc/{pid}/fd/0")
@@ -100,8 +101,12 @@ class StdinChannel:
             except OSError:
                 continue
             if any(name in wchan for name in _READING):
-                return True
-        return False
+                found.append(pid)
+        return found
+
+    def reader_waiting(self, session: int) -> bool:
+        """Whether a process of ``session`` is blocked reading this FIFO as its stdin."""
+        return bool(self.readers(session))
 
     def answer(self, line: str) -> None:
         """Give the waiting reader ``line`` and a newline (nothing once closed)."""
@@ -127,8 +132,10 @@ class StdinChannel:
         except OSError:
             return
         try:
-            while os.read(fd, 65536):
-                pass
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) == self._identity:  # not a new FIFO there
+                while os.read(fd, 65536):
+                    pass
         except OSError:  # EAGAIN: empty, with a writer still open somewhere
             pass
         finally:

@@ -6,6 +6,7 @@ deadlines, the stop ladder, restarts) is the core's.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import signal
 from collections.abc import Mapping
@@ -13,12 +14,16 @@ from pathlib import Path
 
 import anyio
 
-from ..base import Availability, SessionSettings
-from ..core import Execution, SupervisedBackend
+from ..base import Availability, ExecutionOptions, SessionSettings
+from ..core import Execution, Route, StdinChannel, SupervisedBackend, Supervisor, feed_stdin
+from ..core.procs import signal_group
 from ..kernelspecs import kernels_dir
 from .interpreter import NodeInterpreter
+from .interrupt import interrupt_sparing_reads
 
-__all__ = ["NODE_FLAGS", "NodeBackend", "runner_path"]
+__all__ = ["NODE_FLAGS", "NodeBackend", "NodeExecution", "runner_path"]
+
+logger = logging.getLogger(__name__)
 
 #: Node's own parser and REPL rewrite of top-level await live behind this flag.
 NODE_FLAGS = ("--expose-internals", "--no-warnings")
@@ -40,20 +45,74 @@ class NodeExecution(Execution):
     reports the run over: a SIGINT that lands just as one statement's
     ``breakOnSigint`` ends is dropped by node (its listeners are swapped then).
     Only the node that got the first one is signalled again, never its successor.
+
+    With an input callback, the run holds the write end of node's stdin FIFO
+    and the core's feeder answers reads there. To stop code blocked in such a
+    read, the interrupt spares the read (see :mod:`.interrupt`) and, at the
+    first re-interrupt, the write end closes instead of a second signal: the
+    read returns end-of-input and node ends the code there, never past it.
+    (A read made outside ``breakOnSigint``, after an ``await`` in the same
+    statement, is not ended by node: the code goes on to its next ``await``.)
     """
 
     dwell = 0.0
     interval = 0.02
 
+    def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
+        super().__init__(supervisor, route, options)
+        node = supervisor.current
+        self.stdin: StdinChannel | None = None
+        if options.on_input is not None and isinstance(node, NodeInterpreter):
+            try:
+                self.stdin = StdinChannel.writer(node.stdin_path)
+            except OSError:  # node is gone: its watcher says so
+                logger.info("node's stdin could not be opened", exc_info=True)
+        #: The interrupt spared a read of the code's stdin.
+        self._spared = False
+
+    async def interrupt_code(self) -> None:
+        node = self.supervisor.current
+        if not isinstance(node, NodeInterpreter) or self.stdin is None or self.stdin.closed:
+            await super().interrupt_code()
+            return
+        stdin, group = self.stdin, node.pid
+
+        def interrupt() -> bool:
+            readers = stdin.readers(group)
+            if readers:
+                return interrupt_sparing_reads(group, readers)
+            signal_group(group, signal.SIGINT)
+            return False
+
+        self._spared = await anyio.to_thread.run_sync(interrupt) or self._spared
+
     async def background(self) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                node = self.supervisor.current
+                if self.stdin is not None and isinstance(node, NodeInterpreter):
+                    tg.start_soon(feed_stdin, self, self.stdin, node.pid)
+                await self._reinterrupt()
+        finally:
+            self._close_stdin()
+
+    async def _reinterrupt(self) -> None:
         await self.route.attention.wait()
         target = self.supervisor.current
         finished = self.route.finished
         while target is not None and not finished.is_set():
             with anyio.move_on_after(REINTERRUPT):
                 await finished.wait()
-            if not finished.is_set() and target is self.supervisor.current:
+            if finished.is_set() or target is not self.supervisor.current:
+                continue
+            if not self._spared:
                 await target.send_signal(signal.SIGINT)
+            self._spared = False
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self.stdin is not None:
+            self.stdin.close()
 
 
 class NodeBackend(SupervisedBackend):

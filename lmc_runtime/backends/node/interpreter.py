@@ -4,8 +4,11 @@ The runtime makes two FIFOs in the session's control folder before node
 starts: it holds the events FIFO open for reading (and writing, so it never
 sees a false end of file) and the control FIFO open read-write; the runner
 opens both by path, so they carry ``O_CLOEXEC`` and no child of the code
-inherits them. The code's stdin is ``/dev/null``. One reader per descriptor
-hands each event on the moment it is readable; a pidfd tells when node ends.
+inherits them. The code's stdin is a third FIFO there, whose read end node
+holds for its whole life (blocking) and the runtime does not: with no writer,
+a read gets end-of-input at once; a run with an input callback opens the write
+end (see :mod:`.backend`). One reader per descriptor hands each event on the
+moment it is readable; a pidfd tells when node ends.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ...errors import KernelStartError
 from ..base import ExecutionOptions
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit, read_available, signal_group, wait_for_exit
+from ..core.stdin import make_fifo
 from .protocol import Decoder, Event, Exiting, Ready, encode_request
 
 __all__ = ["NodeInterpreter"]
@@ -47,6 +51,8 @@ class NodeInterpreter:
         self._cwd = cwd
         self._env = dict(env)
         self._fifo_dir = fifo_dir
+        #: The code's stdin; node holds its read end.
+        self.stdin_path = fifo_dir / "stdin"
         self._startup_timeout = startup_timeout
         self._popen: subprocess.Popen[bytes] | None = None
         self._fds: dict[str, int] = {}
@@ -94,6 +100,11 @@ class NodeInterpreter:
             except BlockingIOError:
                 await anyio.wait_writable(fd)
 
+    @property
+    def pid(self) -> int:
+        """Node's pid, which is also its session's id (-1 before it started)."""
+        return self._popen.pid if self._popen is not None else -1
+
     async def send_signal(self, signum: int) -> None:
         if self._popen is not None:
             signal_group(self._popen.pid, signum)
@@ -119,18 +130,18 @@ class NodeInterpreter:
     # -- start --------------------------------------------------------------------
 
     def _spawn(self) -> None:
-        """Make the FIFOs and start node (its command ends with their two paths)."""
+        """Make the FIFOs and start node (its command ends with the paths of two)."""
         paths = {name: self._fifo_dir / name for name in ("events", "control")}
         self._fifo_dir.mkdir(parents=True, exist_ok=True)
+        stdin = -1
         try:
             for name, path in paths.items():
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-                os.mkfifo(path, 0o600)
-                # The interpreter may run as another user (the sandbox's); the folder,
-                # which only the host writes and that user's group may enter, guards it.
-                os.chmod(path, 0o666)
+                make_fifo(path)
                 self._fds[name] = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+            # Opened without blocking (there is no writer), then handed to node blocking.
+            make_fifo(self.stdin_path)
+            stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            os.set_blocking(stdin, True)
             out_r, out_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
             self._fds["stdout"] = out_r
             err_r, err_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
@@ -140,7 +151,7 @@ class NodeInterpreter:
                     [*self._command, str(paths["events"]), str(paths["control"])],
                     cwd=self._cwd,
                     env=self._env,
-                    stdin=subprocess.DEVNULL,
+                    stdin=stdin,
                     stdout=out_w,
                     stderr=err_w,
                     start_new_session=True,
@@ -153,6 +164,9 @@ class NodeInterpreter:
                 os.close(fd)
             self._fds = {}
             raise KernelStartError(f"node could not be started: {exc}") from exc
+        finally:
+            if stdin >= 0:
+                os.close(stdin)
 
     # -- the readers ----------------------------------------------------------------
 
