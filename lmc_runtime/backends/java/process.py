@@ -162,10 +162,11 @@ class JshellProcess:
         kill_session(self.pid)
         with anyio.move_on_after(_DRAIN_GRACE):
             await self._closed.wait()
-        if child.signalstatus is not None:
-            code = -child.signalstatus
+        code = -child.signalstatus if child.signalstatus is not None else child.exitstatus
+        if code is not None and code > 128:  # a launcher tells a signal as 128 + its number
+            code = 128 - code
+        if code is None or code < 0:
             self.gone = Gone(describe_exit(code, "jshell"), exit_code=code)
         else:
-            status = child.exitstatus
-            self.gone = Gone.exited(f"called System.exit({status})", status)
+            self.gone = Gone.exited(f"called System.exit({code})", code)
         self.ended.set()
