@@ -18,6 +18,7 @@ end-of-input at once.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 from pathlib import Path
@@ -109,9 +110,15 @@ class StdinChannel:
         return bool(self.readers(session))
 
     def answer(self, line: str) -> None:
-        """Give the waiting reader ``line`` and a newline (nothing once closed)."""
-        if self._fd >= 0:
-            os.write(self._fd, (line + "\n").encode("utf-8"))
+        """Give the waiting reader ``line`` and a newline (nothing once closed).
+
+        Raises :class:`OSError` if it does not fit in what the FIFO has free.
+        """
+        if self._fd < 0:
+            return
+        data = (line + "\n").encode("utf-8")
+        if os.write(self._fd, data) < len(data):
+            raise BlockingIOError(errno.EAGAIN, "the FIFO is full")
 
     def close(self) -> None:
         """Readers get end-of-input; what they left unread is dropped. Idempotent."""
@@ -178,11 +185,8 @@ async def _answer(run: Execution, channel: StdinChannel) -> bool:
         value.encode("utf-8")
     except Exception as exc:
         logger.debug("the input callback failed", exc_info=True)
-        if not route.finished.is_set():
-            failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
-            text = f"input({prompt!r}) could not be answered: {failure}"
-            await route.put(replies.notice(text, "error", run.reply_to))
-            await run.request_stop("input")
+        failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
+        await _give_up(run, prompt, failure)
         return False
     if route.finished.is_set() or run.stop_reason is not None:
         return False
@@ -190,7 +194,15 @@ async def _answer(run: Execution, channel: StdinChannel) -> bool:
     await route.put(Output(value + "\n"))
     try:
         channel.answer(value)
-    except OSError:
-        logger.info("the answer could not be written", exc_info=True)
+    except OSError as exc:
+        await _give_up(run, prompt, f"the answer could not be written ({exc})")
         return False
     return True
+
+
+async def _give_up(run: Execution, prompt: str, failure: str) -> None:
+    """Tell why a read got no answer, and stop the run (unless it is over)."""
+    if not run.route.finished.is_set():
+        text = f"input({prompt!r}) could not be answered: {failure}"
+        await run.route.put(replies.notice(text, "error", run.reply_to))
+        await run.request_stop("input")

@@ -319,3 +319,17 @@ async def test_a_reader_holding_the_fifo_gets_answers_then_end_of_input(tmp_path
         output = await _feeding(run, channel, child)
         channel.close()
     assert output == "name? Ada\nread:Ada\nagain? Ada\nread:Ada\nbye\n"
+
+
+async def test_an_answer_too_long_for_the_fifo_stops_the_run(tmp_path: Path) -> None:
+    run = _Run(ExecutionOptions("c", on_input=lambda prompt: "x" * 1_000_000))
+    channel = StdinChannel.create(tmp_path / "stdin-7")
+    try:
+        async with _reading(channel.path) as child:
+            with anyio.fail_after(LIMIT):
+                await feed_stdin(run, channel, child.pid)
+    finally:
+        channel.close()
+    assert run.stop_reason == "input" and run.interrupts == 1
+    (notice,) = [item for item in _drain(run.route) if isinstance(item, Message)]
+    assert "the answer could not be written" in str(notice.content)
