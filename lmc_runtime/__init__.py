@@ -2,99 +2,19 @@
 
 Hand it an assistant ``code`` message in the LMC format; it runs the code on a
 real backend for that language and streams computer-role messages back.
+
+Every exception of :mod:`lmc_runtime.errors` is importable from here too.
 """
 
 from __future__ import annotations
 
+from . import errors
 from .computer import Computer, LanguageStatus
 from .config import Limits, Timeouts
-from .errors import (
-    BackendError,
-    BackendUnavailable,
-    BadPath,
-    CapacityExceeded,
-    DiskLimitExceeded,
-    HostNotAllowed,
-    InvalidRequest,
-    InvalidThreadId,
-    KernelDied,
-    KernelStartError,
-    LanguageUnavailable,
-    LimitTooHigh,
-    LMCError,
-    MalformedRequest,
-    MessageError,
-    NetworkNotAllowed,
-    NotARegularFile,
-    OriginNotAllowed,
-    PathIsDirectory,
-    PathRefused,
-    RequestTooLarge,
-    SandboxError,
-    SandboxUnavailable,
-    ServiceError,
-    ServiceUnavailable,
-    SessionBusy,
-    SessionEnded,
-    SessionFileNotFound,
-    SessionNotFound,
-    SessionStartFailed,
-    ShuttingDown,
-    StoreError,
-    ThreadExists,
-    ThreadNotFound,
-    TokenRejected,
-    UnknownLanguage,
-    UnsafePath,
-    UsageError,
-)
+from .errors import *  # noqa: F403  (the exception tree, as errors.__all__ lists it)
 from .messages import Message, parse_message
 
-__all__ = [
-    "BackendError",
-    "BackendUnavailable",
-    "BadPath",
-    "CapacityExceeded",
-    "Computer",
-    "DiskLimitExceeded",
-    "HostNotAllowed",
-    "InvalidRequest",
-    "InvalidThreadId",
-    "KernelDied",
-    "KernelStartError",
-    "LMCError",
-    "LanguageStatus",
-    "LanguageUnavailable",
-    "LimitTooHigh",
-    "Limits",
-    "MalformedRequest",
-    "Message",
-    "MessageError",
-    "NetworkNotAllowed",
-    "NotARegularFile",
-    "OriginNotAllowed",
-    "PathIsDirectory",
-    "PathRefused",
-    "RequestTooLarge",
-    "SandboxError",
-    "SandboxUnavailable",
-    "ServiceError",
-    "ServiceUnavailable",
-    "SessionBusy",
-    "SessionEnded",
-    "SessionFileNotFound",
-    "SessionNotFound",
-    "SessionStartFailed",
-    "ShuttingDown",
-    "StoreError",
-    "ThreadExists",
-    "ThreadNotFound",
-    "Timeouts",
-    "TokenRejected",
-    "UnknownLanguage",
-    "UnsafePath",
-    "UsageError",
-    "parse_message",
-]
+__all__ = ["Computer", "LanguageStatus", "Limits", "Message", "Timeouts", "parse_message"]
+__all__ += errors.__all__
 
 __version__ = "0.1.0"
