@@ -123,7 +123,8 @@ class JupyterInterpreter:
         await self._until_ready(self._channels)
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
-        assert self._channels is not None
+        if self._channels is None:
+            return  # the kernel has just ended: its watcher ends this run with that
         content = {
             "code": code,
             "silent": False,
