@@ -58,7 +58,7 @@ class JupyterBackend(SupervisedBackend):
             )
         except Exception as exc:
             return Availability.no(f"its kernelspec {self.kernel_name!r} is unreadable: {exc}")
-        # The launch passes keywords of the runtime's provisioners (log_path, wrap_command).
+        # The launch passes a keyword of the runtime's provisioners (wrap_command).
         if "provisioner_name" not in spec.metadata.get("kernel_provisioner", {}):
             return Availability.no(f"its kernelspec {self.kernel_name!r} names no provisioner")
         return Availability.yes()
