@@ -162,10 +162,11 @@ class JshellInterpreter:
         for _ in range(_INTERRUPTS):
             if run.sync is not None or self._run is not run:
                 return
-            if run.waiting:  # a read of the input FIFO does not see a stop
-                self._process.feed(abort_word(self._process.token))
             if not run.typing:
                 await self._process.write("\x03")
+            if run.waiting:  # a read of the input FIFO sees the stop once it returns
+                run.waiting = False
+                self._process.feed(abort_word(self._process.token))
             with anyio.move_on_after(_INTERRUPT_EVERY):
                 await run.stopped.wait()
 
