@@ -28,7 +28,6 @@ from collections.abc import (
 )
 from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
 from pathlib import Path
-from types import TracebackType
 
 import anyio
 from anyio.abc import TaskGroup
@@ -157,12 +156,7 @@ class Computer:
         self._stack = stack
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -261,12 +255,7 @@ class Computer:
         self._ensure_portal()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def run(
