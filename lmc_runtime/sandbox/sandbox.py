@@ -24,14 +24,11 @@ from .hostprep import unreachable_paths
 from .identity import Identity, Lease, UidRange, UserReaper
 from .launch import SandboxLauncher
 from .policy import SandboxPolicy, session_env
-from .stale import clean_session_dir
+from .stale import clean_session_dir, remove_cgroup
 
 __all__ = ["Sandbox", "Usage"]
 
 logger = logging.getLogger(__name__)
-
-#: How long teardown waits for a killed session's processes to be gone.
-_TEARDOWN_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -263,23 +260,10 @@ class Sandbox:
                 except Exception:
                     logger.warning("closing a sandboxed Computer failed", exc_info=True)
             cgroup, self._cgroup = self._cgroup, None
-            if cgroup is not None:
-                await self._remove_cgroup(cgroup)
+            if cgroup is not None and not await remove_cgroup(cgroup):
+                logger.warning("the cgroup of %s could not be removed", self.root)
             lease, self._lease = self._lease, None
             if lease is not None:  # whatever escaped the cgroup, if any
                 await anyio.to_thread.run_sync(lease.release)
             await self._disk.teardown()
             await anyio.to_thread.run_sync(remove_tree, self.root)
-
-    async def _remove_cgroup(self, cgroup: Cgroup) -> None:
-        """Kill what is left and remove the cgroup; killed processes take a moment to
-        be reaped, so removal is retried, with a bounded wait."""
-        delay = 0.01
-        with anyio.move_on_after(_TEARDOWN_SECONDS):
-            while True:
-                cgroup.kill()
-                if cgroup.remove():
-                    return
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.5)
-        logger.warning("the cgroup of %s could not be removed", self.root)

@@ -22,14 +22,20 @@ import anyio
 from ..backends.hostfs import remove_tree
 from .cgroups import Cgroup, cgroup_parents
 
-__all__ = ["clean_session_dir", "clean_stale_sessions", "mounts_under", "stale_cgroups"]
+__all__ = [
+    "clean_session_dir",
+    "clean_stale_sessions",
+    "mounts_under",
+    "remove_cgroup",
+    "stale_cgroups",
+]
 
 logger = logging.getLogger(__name__)
 
 #: umount2 flags (linux/fs.h): detach lazily; do not follow a final symbolic link.
 _MNT_DETACH = 2
 _UMOUNT_NOFOLLOW = 8
-#: How long the processes of a stale cgroup may take to go away.
+#: How long the processes of a cgroup may take to go away.
 _CGROUP_WAIT = 10.0
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
@@ -87,18 +93,19 @@ def stale_cgroups(name: str, parents: list[tuple[int, str, Path]] | None = None)
     return list(groups.values())
 
 
-async def _remove_cgroup(cgroup: Cgroup) -> None:
-    """Kill what is left in ``cgroup`` and remove it (bounded; retried while the
-    killed processes are being reaped)."""
+async def remove_cgroup(cgroup: Cgroup) -> bool:
+    """Kill what is left in ``cgroup`` and remove it; False if it is still there
+    after a bounded wait (the killed processes take a moment to be reaped, so
+    removal is retried)."""
     delay = 0.01
     with anyio.move_on_after(_CGROUP_WAIT):
         while True:
             cgroup.kill()
             if cgroup.remove():
-                return
+                return True
             await anyio.sleep(delay)
             delay = min(delay * 2, 0.5)
-    logger.warning("the stale cgroup %s could not be removed", list(cgroup.dirs.values()))
+    return False
 
 
 def _remove_tree(root: Path) -> None:
@@ -111,7 +118,10 @@ async def clean_session_dir(root: Path, *, cgroups: bool = True) -> None:
     root = root.parent.resolve() / root.name  # the folder itself is never resolved
     if cgroups:
         for cgroup in await anyio.to_thread.run_sync(stale_cgroups, root.name):
-            await _remove_cgroup(cgroup)
+            if not await remove_cgroup(cgroup):
+                logger.warning(
+                    "the stale cgroup %s could not be removed", list(cgroup.dirs.values())
+                )
     for point in await anyio.to_thread.run_sync(mounts_under, root):
         await anyio.to_thread.run_sync(_umount, point)
     await anyio.to_thread.run_sync(_remove_tree, root)
