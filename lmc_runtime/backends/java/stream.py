@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "Err",
+    "Event",
     "Prompt",
     "Said",
     "Synced",
