@@ -8,9 +8,10 @@ target format's metadata and rebuild the message from envelope plus content.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ..errors import MessageError
 from ..messages import Message, parse_message
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "envelope",
     "image_format",
     "mime_of",
+    "objects",
     "parse_data_url",
     "restore",
     "text_of",
@@ -42,6 +44,14 @@ _MIMES = {
 def as_messages(messages: Iterable[Message | Mapping[str, Any]]) -> list[Message]:
     """Validate every item (dicts become :class:`Message`)."""
     return [parse_message(m) for m in messages]
+
+
+def objects(items: Iterable[Any], what: str) -> Iterator[Mapping[str, Any]]:
+    """Each of ``items``, which must be an object: MessageError names ``what`` if one is not."""
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise MessageError(f"{what} must be an object, not {type(item).__name__}")
+        yield item
 
 
 def envelope(message: Message, *, with_content: bool) -> dict[str, Any]:

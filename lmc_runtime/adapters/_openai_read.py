@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import MessageError
 from ..messages import Message, parse_message
-from ._common import LMC_KEY, image_format, parse_data_url, restore
+from ._common import LMC_KEY, image_format, objects, parse_data_url, restore
 
 __all__ = ["from_openai"]
 
@@ -243,11 +243,7 @@ def from_openai(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     reader = _Reader()
     out: list[Message] = []
     call: list[tuple[int, Message]] = []  # a tool call's messages, spread over two messages
-    for message in messages:
-        if not isinstance(message, Mapping):
-            raise MessageError(
-                f"a Chat Completions message must be an object, not {type(message).__name__}"
-            )
+    for message in objects(messages, "a Chat Completions message"):
         items = message.get(LMC_KEY)
         if isinstance(items, list):
             for seq, restored in _with_metadata(message, items):

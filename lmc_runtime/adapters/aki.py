@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import MessageError
 from ..messages import Message, parse_message
 from ._common import (
     LMC_KEY,
@@ -33,6 +32,7 @@ from ._common import (
     data_url,
     envelope,
     image_format,
+    objects,
     parse_data_url,
     restore,
     text_of,
@@ -113,9 +113,7 @@ def _foreign(item: Any, base: dict[str, Any]) -> Message:
 def from_aki(context: Iterable[Mapping[str, Any]]) -> list[Message]:
     """LMC messages for an AKI chat context (see the module docstring)."""
     out: list[Message] = []
-    for message in context:
-        if not isinstance(message, Mapping):
-            raise MessageError(f"an AKI message must be an object, not {type(message).__name__}")
+    for message in objects(context, "an AKI message"):
         role = message.get("role")
         base: dict[str, Any] = {"role": "assistant" if role == "assistant" else "user"}
         if role not in ("user", "assistant"):

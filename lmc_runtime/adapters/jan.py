@@ -24,9 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import MessageError
 from ..messages import Message, parse_message
-from ._common import LMC_KEY, as_messages, data_url, image_format, parse_data_url, text_of
+from ._common import LMC_KEY, as_messages, data_url, image_format, objects, parse_data_url, text_of
 
 __all__ = ["from_jan", "seconds", "to_jan"]
 
@@ -136,9 +135,7 @@ def _foreign(message: Mapping[str, Any]) -> list[Message]:
 def from_jan(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     """LMC messages for Jan thread messages (see the module docstring)."""
     out: list[Message] = []
-    for message in messages:
-        if not isinstance(message, Mapping):
-            raise MessageError(f"a Jan message must be an object, not {type(message).__name__}")
+    for message in objects(messages, "a Jan message"):
         metadata = message.get("metadata")
         if isinstance(metadata, Mapping) and isinstance(metadata.get(LMC_KEY), Mapping):
             out.append(parse_message(metadata[LMC_KEY]))
