@@ -23,6 +23,11 @@ def json_line(data: Any) -> str:
     return line + "\n"
 
 
+def _put(stream: IO[str], text: str) -> None:
+    stream.write(text)
+    stream.flush()
+
+
 class PlainRun:
     """One execution as plain text: output as it comes, files for images."""
 
@@ -34,8 +39,7 @@ class PlainRun:
 
     def _write(self, text: str) -> None:
         if text:
-            self.out.write(text)
-            self.out.flush()
+            _put(self.out, text)
             self._at_line_start = text.endswith("\n")
 
     def _line(self, text: str) -> None:
@@ -92,12 +96,10 @@ class PlainView:
         return PlainRun(self.out, self.images)
 
     def info(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        _put(self.out, text + "\n")
 
     def error(self, text: str) -> None:
-        self.out.write(f"error: {text}\n")
-        self.out.flush()
+        _put(self.out, f"error: {text}\n")
 
 
 class JsonlRun:
@@ -108,12 +110,10 @@ class JsonlRun:
         self.notes = notes
 
     def add(self, message: Message) -> None:
-        self.out.write(json_line(message.to_dict()))
-        self.out.flush()
+        _put(self.out, json_line(message.to_dict()))
 
     def note(self, text: str) -> None:
-        self.notes.write(text + "\n")
-        self.notes.flush()
+        _put(self.notes, text + "\n")
 
     def suspend(self) -> None:
         return
@@ -136,14 +136,11 @@ class JsonlView:
         self.notes = notes
 
     def begin(self, request: Mapping[str, Any], language: str, code: str) -> RunDisplay:
-        self.out.write(json_line(dict(request)))
-        self.out.flush()
+        _put(self.out, json_line(dict(request)))
         return JsonlRun(self.out, self.notes)
 
     def info(self, text: str) -> None:
-        self.notes.write(text + "\n")
-        self.notes.flush()
+        _put(self.notes, text + "\n")
 
     def error(self, text: str) -> None:
-        self.notes.write(f"error: {text}\n")
-        self.notes.flush()
+        _put(self.notes, f"error: {text}\n")
