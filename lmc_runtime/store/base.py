@@ -56,7 +56,11 @@ class Thread:
 
 @runtime_checkable
 class ThreadStore(Protocol):
-    """Where conversations are kept. Sync and thread-safe."""
+    """Where conversations are kept. Sync and thread-safe.
+
+    The stores of this package derive from it and share :meth:`create`, which
+    makes the :class:`Thread` (its id checked, or a fresh one) for their ``_add``.
+    """
 
     def create(
         self,
@@ -66,6 +70,12 @@ class ThreadStore(Protocol):
         metadata: Mapping[str, Any] | None = None,
     ) -> Thread:
         """A new empty thread (a fresh id if none is given); ThreadExists if taken."""
+        thread = Thread.new(thread_id, title, metadata)
+        self._add(thread)
+        return thread
+
+    def _add(self, thread: Thread) -> None:
+        """Keep ``thread``, new and empty; ThreadExists if its id is taken."""
         ...
 
     def list(self) -> builtins.list[Thread]:

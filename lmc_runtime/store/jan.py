@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from ..adapters.jan import from_jan, seconds, to_jan
 from ..errors import MessageError, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, new_id
 from ._files import append_lines, fsync_dir, locked, read_json_lines, write_json_atomic
-from .base import Thread, matches, stamp, validate_thread_id
+from .base import Thread, ThreadStore, matches, stamp, validate_thread_id
 
 __all__ = ["JanThreadStore"]
 
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 ASSISTANT_ID = "lmc-runtime"
 
 
-class JanThreadStore:
+class JanThreadStore(ThreadStore):
     """A :class:`~lmc_runtime.store.base.ThreadStore` in Jan's folder layout under ``root``."""
 
     def __init__(self, root: Path | str, *, lock_timeout: float = 10.0) -> None:
@@ -82,14 +82,7 @@ class JanThreadStore:
         finally:
             os.close(fd)
 
-    def create(
-        self,
-        thread_id: str | None = None,
-        *,
-        title: str = "",
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Thread:
-        thread = Thread.new(thread_id, title, metadata)
+    def _add(self, thread: Thread) -> None:
         folder = self._dir(thread.id)
         with self._store_lock():
             if self._load(thread.id) is not None:
@@ -108,7 +101,6 @@ class JanThreadStore:
                 if os.path.lexists(folder) and self._load(thread.id) is not None:
                     raise ThreadExists(thread.id) from exc  # made by someone else meanwhile
                 raise StoreError(f"cannot create thread {thread.id!r}: {exc}") from exc
-        return thread
 
     def _set_aside(self, folder: Path) -> None:
         """Move a folder that is not a thread out of the way; drop it if it holds no messages."""

@@ -16,13 +16,13 @@ import logging
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import MessageError, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, parse_message
-from .base import Thread, searchable_text, stamp, validate_thread_id
+from .base import Thread, ThreadStore, searchable_text, stamp, validate_thread_id
 
 __all__ = ["SqliteThreadStore"]
 
@@ -84,7 +84,7 @@ def _messages(bodies: Iterable[str]) -> Iterator[Message | None]:
             yield None
 
 
-class SqliteThreadStore:
+class SqliteThreadStore(ThreadStore):
     """A :class:`~lmc_runtime.store.base.ThreadStore` in the SQLite file at ``path``."""
 
     def __init__(self, path: Path | str, *, busy_timeout: float = 5.0) -> None:
@@ -122,14 +122,7 @@ class SqliteThreadStore:
         row = db.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()
         return row is not None
 
-    def create(
-        self,
-        thread_id: str | None = None,
-        *,
-        title: str = "",
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Thread:
-        thread = Thread.new(thread_id, title, metadata)
+    def _add(self, thread: Thread) -> None:
         with self._using("create a thread") as db:
             try:
                 db.execute(
@@ -143,7 +136,6 @@ class SqliteThreadStore:
                 )
             except sqlite3.IntegrityError:
                 raise ThreadExists(thread.id) from None
-        return thread
 
     def list(self) -> builtins.list[Thread]:
         with self._using("list threads") as db:
