@@ -52,14 +52,17 @@ class JshellExecution(Execution):
             failure = "no answer in time"
         except Exception as exc:  # the caller's callback: any failure stops the run
             failure = repr(exc)
+        interpreter = self.supervisor.current
+        if not failure and isinstance(interpreter, JshellInterpreter):
+            try:
+                value = interpreter.answer(self.route.key, value)
+            except (OSError, ValueError) as exc:
+                failure = f"the answer could not be written ({exc})"
         if failure:  # the stop fails the read, and the run ends interrupted
             await self.request_stop("input")
             text = f"input({item.prompt!r}) could not be answered: {failure}"
             yield replies.notice(text, Status.ERROR, self.reply_to)
             return
-        interpreter = self.supervisor.current
-        if isinstance(interpreter, JshellInterpreter):
-            interpreter.answer(self.route.key, value)
         yield Output(value + "\n")
 
 

@@ -148,12 +148,25 @@ class JshellInterpreter:
     async def kill(self) -> None:
         await self._process.kill()
 
-    def answer(self, key: object, line: str) -> None:
-        """Give the waiting code of run ``key`` its line of input."""
+    def answer(self, key: object, text: str) -> str:
+        """Give the waiting code of run ``key`` the first line of ``text``; returns that line.
+
+        Raises :class:`OSError` if it does not fit in the FIFO.
+        """
+        line = text.splitlines()[0] if text else ""
         run = self._run
         if run is not None and run.key == key and run.waiting:
-            run.waiting = False
             self._process.feed(line)
+            run.waiting = False
+        return line
+
+    def _say(self, word: str) -> bool:
+        """End or fail the read that waits, with one of the words the code's stdin knows."""
+        try:
+            self._process.feed(word)
+        except OSError:  # the FIFO is full: the code has yet to read what is there
+            return False
+        return True
 
     # -- typing -------------------------------------------------------------------------
 
@@ -165,8 +178,7 @@ class JshellInterpreter:
             if not run.typing:
                 await self._process.write("\x03")
             if run.waiting:  # a read of the input FIFO sees the stop once it returns
-                run.waiting = False
-                self._process.feed(abort_word(self._process.token))
+                run.waiting = not self._say(abort_word(self._process.token))
             with anyio.move_on_after(_INTERRUPT_EVERY):
                 await run.stopped.wait()
 
@@ -212,7 +224,7 @@ class JshellInterpreter:
 
     async def _wanted(self, run: _Run | None) -> None:
         if run is None or run.options.on_input is None or run.sync is not None:
-            self._process.feed(eof_word(self._process.token))
+            self._say(eof_word(self._process.token))
             return
         run.waiting = True
         await self._give(InputWanted(run.tail), run.key)

@@ -26,6 +26,7 @@ from ...errors import KernelStartError
 from ..core import Gone
 from ..core.procs import describe_exit, kill_session, wait_for_exit
 from ..core.pty import spawn_pty
+from ..core.stdin import StdinChannel
 from .stream import Event, TagParser, init_script
 
 __all__ = ["JshellProcess"]
@@ -50,7 +51,8 @@ class JshellProcess:
         self.gone: Gone | None = None
         self._parser = TagParser(self.token)
         self._child: Any = None
-        self._fd = self._stdin = -1
+        self._fd = -1
+        self._stdin: StdinChannel | None = None
         self._scope = anyio.CancelScope()
         self._closed = anyio.Event()
 
@@ -58,7 +60,7 @@ class JshellProcess:
         """Spawn jshell; ``on`` gets what it says, in order, from a task of ``task_group``."""
         nothing = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)  # no descriptor to pass on
         try:
-            self._make_fifo()
+            self._stdin = StdinChannel.create(self.fifo)
             self._init.write_text(init_script(self.token), encoding="utf-8")
             self._child = await anyio.to_thread.run_sync(
                 spawn_pty, self._argv, self._cwd, self._env, nothing
@@ -76,16 +78,6 @@ class JshellProcess:
         os.set_blocking(self._fd, False)
         task_group.start_soon(self._pump, on)
 
-    def _make_fifo(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.fifo.unlink()
-        os.mkfifo(self.fifo, 0o600)
-        # jshell may run as another user (the sandbox's); the folder, which only
-        # the host writes and that user's group may enter, guards it.
-        os.chmod(self.fifo, 0o666)
-        # Read-write: opening it never blocks, and its reader never sees an end.
-        self._stdin = os.open(self.fifo, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-
     async def write(self, text: str) -> None:
         """Type ``text`` into jshell's terminal (nothing, once it is gone)."""
         data = memoryview(text.encode("utf-8"))
@@ -98,10 +90,9 @@ class JshellProcess:
                 return  # jshell is gone: the watcher says so
 
     def feed(self, line: str) -> None:
-        """One line for the code's ``System.in`` (only the first line of ``line``)."""
-        first = line.splitlines()[0] if line else ""
-        with contextlib.suppress(OSError):
-            os.write(self._stdin, (first + "\n").encode("utf-8", "replace"))
+        """One line for the code's ``System.in``; :class:`OSError` if it does not fit."""
+        if self._stdin is not None:
+            self._stdin.answer(line)
 
     def signal(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -122,9 +113,8 @@ class JshellProcess:
             with contextlib.suppress(Exception):
                 self._child.close(force=True)
             self._child = None
-        if self._stdin >= 0:
-            os.close(self._stdin)
-            self._stdin = -1
+        if self._stdin is not None:
+            self._stdin.close()
 
     # -- the reader and the watcher ---------------------------------------------------
 

@@ -186,3 +186,20 @@ def test_input_is_answered_by_the_callback_or_reads_its_end() -> None:
     with Computer() as c:
         result = java_run(c, READ)
     assert (result.status, result.output) == ("ok", "name? got:[null]\n")
+
+
+def test_an_answer_too_long_for_the_fifo_stops_the_run_and_keeps_the_state() -> None:
+    with Computer(on_input=lambda prompt: "x" * 1_000_000) as c:
+        assert java_run(c, 'String kept = "v";').status == "ok"
+        result = java_run(c, READ, timeout=30)
+        assert result.status == "interrupted"
+        assert "could not be written" in result.output
+        assert result.final.extras is not None and result.final.extras["state_lost"] is False
+        after = java_run(c, "System.out.println(kept);")
+    assert (after.status, after.output) == ("ok", "v\n")
+
+
+def test_only_the_first_line_of_an_answer_is_given_and_echoed() -> None:
+    with Computer(on_input=lambda prompt: "first\nsecond") as c:
+        result = java_run(c, READ)
+    assert (result.status, result.output) == ("ok", "name? first\ngot:[first]\n")
