@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from .. import replies
@@ -33,6 +34,7 @@ SYSTEM_PROMPT = (
 )
 
 
+@dataclass(eq=False, repr=False)
 class Agent:
     """Drives ``computer`` with the model behind ``client``.
 
@@ -40,25 +42,15 @@ class Agent:
     gets ``conversation_id`` when one is given), ready for a thread store.
     """
 
-    def __init__(
-        self,
-        computer: Computer,
-        client: ChatClient,
-        *,
-        system_prompt: str | None = SYSTEM_PROMPT,
-        max_steps: int = 20,
-        conversation_id: str | None = None,
-        timeout: float | None = None,
-        on_text: TextCallback | None = None,
-    ) -> None:
-        self.computer = computer
-        self.client = client
-        self.system_prompt = system_prompt
-        self.max_steps = max_steps
-        self.conversation_id = conversation_id
-        self.timeout = timeout
-        self.on_text = on_text
-        self.history: list[Message] = []
+    computer: Computer
+    client: ChatClient
+    _: KW_ONLY
+    system_prompt: str | None = SYSTEM_PROMPT
+    max_steps: int = 20
+    conversation_id: str | None = None
+    timeout: float | None = None
+    on_text: TextCallback | None = None
+    history: list[Message] = field(default_factory=list, init=False)
 
     def _languages(self) -> list[str]:
         return sorted(name for name, status in self.computer.languages.items() if status.available)
