@@ -86,14 +86,11 @@ def code_view(code: str, language: str, active: int | None, max_lines: int = 20)
 class RichRun:
     """One execution on the rich display."""
 
-    def __init__(
-        self, console: Console, language: str, code: str, images: ImageStore, preview: Preview
-    ) -> None:
-        self.console = console
+    def __init__(self, view: RichView, language: str, code: str) -> None:
+        self.view = view
+        self.console = view.console
         self.language = language
         self.code = code
-        self.images = images
-        self.preview = preview
         self.line: int | None = None
         self._note: str | None = None
         self._live: Live | None = None
@@ -128,7 +125,7 @@ class RichRun:
 
     def _image(self, message: Message) -> None:
         try:
-            path = self.images.save_image(str(message.content), message.format)
+            path = self.view.images.save_image(str(message.content), message.format)
         except OSError as exc:
             self._print(Text(f"[image could not be saved: {exc}]", style="red"))
             return
@@ -137,7 +134,7 @@ class RichRun:
 
     def _html(self, message: Message) -> None:
         try:
-            path = self.images.save_html(str(message.content))
+            path = self.view.images.save_html(str(message.content))
         except OSError as exc:
             self._print(Text(f"[HTML could not be saved: {exc}]", style="red"))
             return
@@ -232,11 +229,11 @@ class RichRun:
 
     def _show_preview(self, path: Path) -> None:
         try:
-            if self.preview is Preview.KITTY:
+            if self.view.preview is Preview.KITTY:
                 escape = kitty_escape(as_png(path), min(self.console.width - 1, 80))
                 self.console.file.write(escape + "\n")
                 self.console.file.flush()
-            elif self.preview is Preview.BLOCKS:
+            elif self.view.preview is Preview.BLOCKS:
                 self.console.print(HalfBlocks(path))
         except (OSError, ValueError) as exc:
             logger.info("no preview for %s: %s", path, exc)
@@ -251,7 +248,7 @@ class RichView:
         self.preview = preview
 
     def begin(self, request: Mapping[str, Any], language: str, code: str) -> RunDisplay:
-        return RichRun(self.console, language, code, self.images, self.preview)
+        return RichRun(self, language, code)
 
     def info(self, text: str) -> None:
         self.console.print(Text(text, style="cyan"), highlight=False)

@@ -49,7 +49,7 @@ def _png(width: int = 40, height: int = 20, colour: tuple[int, int, int] = (255,
 
 
 def _run(console: Console, tmp_path: Path, code: str = "print(1)") -> RichRun:
-    return RichRun(console, "python", code, ImageStore(tmp_path / "images"), Preview.NONE)
+    return RichRun(RichView(console, ImageStore(tmp_path / "images"), Preview.NONE), "python", code)
 
 
 def test_output_streams_line_by_line_and_keeps_the_unfinished_line(tmp_path: Path) -> None:
@@ -167,7 +167,7 @@ def test_images_are_saved_and_their_path_printed(tmp_path: Path) -> None:
 
 def test_half_block_preview_draws_two_pixels_per_cell(tmp_path: Path) -> None:
     console = _console()
-    run = RichRun(console, "python", "", ImageStore(tmp_path), Preview.BLOCKS)
+    run = RichRun(RichView(console, ImageStore(tmp_path), Preview.BLOCKS), "python", "")
     run.add(replies.image(_png(40, 20, (0, 255, 0)), "image/png", "r"))
     run.close()
     rows = [line for line in console.export_text(clear=False).splitlines() if "\u2580" in line]
@@ -194,7 +194,7 @@ def test_kitty_escape_is_chunked_and_ends_the_transfer() -> None:
 def test_kitty_preview_writes_the_escape_after_the_run(tmp_path: Path) -> None:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=80)
-    run = RichRun(console, "python", "", ImageStore(tmp_path), Preview.KITTY)
+    run = RichRun(RichView(console, ImageStore(tmp_path), Preview.KITTY), "python", "")
     run.add(replies.image(_png(), "image/png", "r"))
     run.close()
     assert "\x1b_Ga=T,f=100" in out.getvalue()
