@@ -141,7 +141,7 @@ def _r() -> Profile:
         # without the later package): a background job is what prints late.
         late_output=lambda path: (
             "invisible(system("
-            + quoted(f"(sleep 0.3; echo late-line; sleep 0.2; touch {single_quoted(path)}) &")
+            + quoted(f"sleep 0.3; echo late-line; sleep 0.2; touch {single_quoted(path)}")
             + ", wait = FALSE))"
         ),
         read_line='line <- readline("name? ")\ncat("got:[", line, "]\\n", sep = "")',
