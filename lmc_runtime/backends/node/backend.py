@@ -61,21 +61,24 @@ class NodeExecution(Execution):
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
         node = supervisor.current
+        #: The node this run went to, with its stdin's write end (with a callback).
+        self.node = node if isinstance(node, NodeInterpreter) else None
         self.stdin: StdinChannel | None = None
-        if options.on_input is not None and isinstance(node, NodeInterpreter):
+        if options.on_input is not None and self.node is not None:
             try:
-                self.stdin = StdinChannel.writer(node.stdin_path)
+                self.stdin = StdinChannel.writer(self.node.stdin_path)
             except OSError:  # node is gone: its watcher says so
                 logger.info("node's stdin could not be opened", exc_info=True)
         #: The interrupt spared a read of the code's stdin.
         self._spared = False
 
     async def interrupt_code(self) -> None:
-        node = self.supervisor.current
-        if not isinstance(node, NodeInterpreter) or self.stdin is None or self.stdin.closed:
+        """SIGINT to node's group; a read of the code's stdin it is blocked in is spared."""
+        node, stdin = self.node, self.stdin
+        if node is None or node is not self.supervisor.current or stdin is None or stdin.closed:
             await super().interrupt_code()
             return
-        stdin, group = self.stdin, node.pid
+        group = node.pid
 
         def interrupt() -> bool:
             readers = stdin.readers(group)
@@ -89,9 +92,8 @@ class NodeExecution(Execution):
     async def background(self) -> None:
         try:
             async with anyio.create_task_group() as tg:
-                node = self.supervisor.current
-                if self.stdin is not None and isinstance(node, NodeInterpreter):
-                    tg.start_soon(feed_stdin, self, self.stdin, node.pid)
+                if self.stdin is not None and self.node is not None:
+                    tg.start_soon(feed_stdin, self, self.stdin, self.node.pid)
                 await self._reinterrupt()
         finally:
             self._close_stdin()
