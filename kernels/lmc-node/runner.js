@@ -3,7 +3,8 @@
 //
 //   node --expose-internals runner.js EVENTS_FIFO CONTROL_FIFO
 //
-// Requests come as JSON lines on CONTROL_FIFO: {"id": 1, "code": "...", "lines": true}.
+// Requests come as JSON lines on CONTROL_FIFO: {"id": 1, "code": "...", "lines": true}, or
+// {"stop": 1}: stop run 1 if it is the one going on (an interrupt that names its run).
 // Everything goes back as JSON lines on EVENTS_FIFO, in the order it happened:
 //   {"k":"r","pid":N}                  ready
 //   {"k":"o"|"e","d":TEXT}             stdout / stderr (console.log, console.error, writes)
@@ -299,13 +300,17 @@ async function execute(request) {
 
 // -- the process --------------------------------------------------------------------------
 
-process.on('SIGINT', () => {
-  if (current !== null && !current.stopped) {
+// Stop the run going on (run `id` only, when given): its statements stop, and so do its
+// awaits (see gated()).
+function stopRun(id) {
+  if (current !== null && !current.stopped && (id === undefined || current.id === id)) {
     current.stopped = true;
     stoppedCells.add(current.id);
     current.stop();
   }
-});
+}
+
+process.on('SIGINT', () => stopRun());
 
 process.on('uncaughtException', (error) => {
   if (current !== null) current.status = 'error';
@@ -329,7 +334,8 @@ control.on('data', (chunk) => {
   for (const line of lines) {
     if (line.trim() === '') continue;
     const request = parseJSON(line);
-    queue = queue.then(() => execute(request));
+    if (request.stop !== undefined) stopRun(request.stop);
+    else queue = queue.then(() => execute(request));
   }
 });
 control.on('end', () => process.exit(0));

@@ -41,10 +41,10 @@ REINTERRUPT = 0.2
 class NodeExecution(Execution):
     """A run on node: its first line shows at once, then at most 50 lines a second.
 
-    An interrupt is sent again every :data:`REINTERRUPT` seconds until node
-    reports the run over: a SIGINT that lands just as one statement's
-    ``breakOnSigint`` ends is dropped by node (its listeners are swapped then).
-    Only the node that got the first one is signalled again, never its successor.
+    A stop is asked again every :data:`REINTERRUPT` seconds until node reports
+    the run over, on the control FIFO and naming the run: a SIGINT that lands
+    just as one statement's ``breakOnSigint`` ends is held back by node and
+    raised later, so a second signal could stop the next run instead.
 
     With an input callback, the run holds the write end of node's stdin FIFO
     and the core's feeder answers reads there. To stop code blocked in such a
@@ -107,8 +107,8 @@ class NodeExecution(Execution):
                 await finished.wait()
             if finished.is_set() or target is not self.supervisor.current:
                 continue
-            if not self._spared:
-                await target.send_signal(signal.SIGINT)
+            if not self._spared and isinstance(target, NodeInterpreter):
+                await target.stop(self.route)
             self._spared = False
             self._close_stdin()
 

@@ -28,7 +28,7 @@ from ..base import ExecutionOptions
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit, read_available, signal_group, wait_for_exit
 from ..core.stdin import make_fifo
-from .protocol import Decoder, Event, Exiting, Ready, encode_request
+from .protocol import Decoder, Event, Exiting, Ready, encode_request, encode_stop
 
 __all__ = ["NodeInterpreter"]
 
@@ -92,8 +92,18 @@ class NodeInterpreter:
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
         assert isinstance(route.key, int)
-        data = memoryview(encode_request(route.key, code, lines=options.track_lines))
-        fd = self._fds["control"]
+        await self._send(encode_request(route.key, code, lines=options.track_lines))
+
+    async def stop(self, route: Route) -> None:
+        """Ask the runner to stop run ``route`` if it still runs (never a later one)."""
+        assert isinstance(route.key, int)
+        await self._send(encode_stop(route.key))
+
+    async def _send(self, request: bytes) -> None:
+        data = memoryview(request)
+        fd = self._fds.get("control", -1)
+        if fd < 0:
+            return
         while data:
             try:
                 data = data[os.write(fd, data) :]

@@ -17,7 +17,16 @@ from typing import Any
 from ...replies import Status
 from ..core import Finished, Line, Output
 
-__all__ = ["Decoder", "Event", "Exiting", "Keyed", "Ready", "decode_event", "encode_request"]
+__all__ = [
+    "Decoder",
+    "Event",
+    "Exiting",
+    "Keyed",
+    "Ready",
+    "decode_event",
+    "encode_request",
+    "encode_stop",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +67,11 @@ _STATUSES = {"ok": Status.OK, "error": Status.ERROR, "interrupted": Status.INTER
 def encode_request(request: int, code: str, *, lines: bool) -> bytes:
     """One request as the runner reads it: a JSON line."""
     return (json.dumps({"id": request, "code": code, "lines": lines}) + "\n").encode("utf-8")
+
+
+def encode_stop(request: int) -> bytes:
+    """Stop request ``request`` if it is the one running; ignored otherwise."""
+    return (json.dumps({"stop": request}) + "\n").encode("utf-8")
 
 
 def _done(data: Any) -> Keyed:
