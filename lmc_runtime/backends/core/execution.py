@@ -23,11 +23,11 @@ from ... import replies
 from ...messages import Message
 from ...replies import Status
 from ..base import ExecutionOptions
-from ..turns import stop_phrase
 from .items import Finished, Gone, Line, Output
 from .pacing import LinePacer
 from .route import Route
 from .supervisor import Supervisor
+from .turns import stop_phrase
 
 __all__ = ["Execution"]
 

@@ -19,11 +19,11 @@ from anyio.abc import TaskGroup
 
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
-from ..turns import Turns
 from .execution import Execution
 from .interpreter import Interpreter
 from .route import Route
 from .supervisor import Supervisor
+from .turns import Turns
 
 __all__ = ["SupervisedBackend", "SupervisedSession"]
 

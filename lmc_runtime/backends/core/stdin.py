@@ -27,10 +27,10 @@ import anyio
 
 from ... import replies
 from ..inputs import call_input
-from ..turns import first_of
 from .execution import Execution
 from .items import Output
 from .procs import session_members
+from .turns import first_of
 
 __all__ = ["StdinChannel", "feed_stdin", "make_fifo"]
 

@@ -21,10 +21,10 @@ from ...config import Timeouts
 from ...errors import KernelStartError
 from ...messages import Message
 from ...replies import Status
-from ..turns import news_between_runs
 from .interpreter import Interpreter, InterpreterFactory
 from .items import Gone, Output
 from .route import LateOutput, Route
+from .turns import news_between_runs
 
 __all__ = ["Supervisor"]
 

@@ -23,7 +23,7 @@ from ...errors import KernelStartError
 from ...replies import Status
 from ..base import ExecutionOptions
 from ..core import Deliver, Finished, Gone, Line, Output, Route
-from ..turns import first_of
+from ..core.turns import first_of
 from .cells import Chunk, plan_cell
 from .process import JshellProcess
 from .report import Report, Snippets

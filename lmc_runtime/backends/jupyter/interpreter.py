@@ -27,7 +27,7 @@ from ...errors import KernelStartError
 from ..base import ExecutionOptions
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit, read_tail
-from ..turns import first_of
+from ..core.turns import first_of
 from .channels import Channels
 from .items import asks_exit, is_idle, to_item
 from .manager import Manager, adopt_sockets, reserve_sockets

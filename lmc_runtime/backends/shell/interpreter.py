@@ -32,7 +32,7 @@ from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Finished, Gone, Line, Output, Route
 from ..core.procs import describe_exit, kill_session, read_available, signal_group, wait_for_exit
 from ..core.pty import spawn_pty
-from ..turns import first_of
+from ..core.turns import first_of
 from .dialect import Dialect
 from .protocol import Done, MarkerParser, parse_records
 

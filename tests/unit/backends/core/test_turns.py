@@ -1,4 +1,4 @@
-"""lmc_runtime.backends.turns: turn-taking, the stop ladder and the between-runs news."""
+"""lmc_runtime.backends.core.turns: turn-taking and the between-runs news."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from lmc_runtime import replies
-from lmc_runtime.backends.turns import Once, Turns, news_between_runs, stop_ladder
+from lmc_runtime.backends.core.turns import Once, Turns, news_between_runs
 from lmc_runtime.messages import Message
 
 pytestmark = pytest.mark.anyio
@@ -98,47 +98,6 @@ async def test_a_caller_that_leaves_early_stops_the_code() -> None:
         await stream.aclose()
     assert runs[0].stops == ["interrupt"]
     assert runs[0].abandoned, "what the code still prints must never block the reader"
-
-
-async def test_stop_ladder_interrupts_at_the_deadline_then_restarts_after_the_grace() -> None:
-    finished = anyio.Event()
-    steps: list[str] = []
-
-    async def stop(reason: str) -> None:
-        steps.append(reason)
-
-    async def restart() -> None:
-        steps.append("restart")
-
-    with anyio.fail_after(10):
-        await stop_ladder(
-            deadline=anyio.current_time() + 0.05,
-            attention=anyio.Event().wait,
-            finished=finished,
-            stop=stop,
-            grace=0.05,
-            restart=restart,
-        )
-    assert steps == ["timeout", "restart"]
-
-
-async def test_stop_ladder_does_nothing_once_the_run_finished() -> None:
-    finished = anyio.Event()
-    finished.set()
-    steps: list[str] = []
-
-    async def record(*_: Any) -> None:
-        steps.append("called")
-
-    await stop_ladder(
-        deadline=float("inf"),
-        attention=finished.wait,
-        finished=finished,
-        stop=record,
-        grace=1.0,
-        restart=record,
-    )
-    assert steps == []
 
 
 def test_news_between_runs_reports_a_death_late_output_and_drops() -> None:

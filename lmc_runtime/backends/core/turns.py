@@ -14,10 +14,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 
-from .. import replies
-from ..messages import Message
+from ... import replies
+from ...messages import Message
 
-__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs", "stop_ladder", "stop_phrase"]
+__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs", "stop_phrase"]
 
 
 class Once:
@@ -166,33 +166,6 @@ def news_between_runs(
             )
         )
     return news
-
-
-async def stop_ladder(
-    *,
-    deadline: float,
-    attention: Callable[[], Awaitable[None]],
-    finished: anyio.Event,
-    stop: Callable[[str], Awaitable[None]],
-    grace: float,
-    restart: Callable[[], Awaitable[None]],
-) -> None:
-    """A watchdog's ladder, whatever pace the caller reads at.
-
-    Waits until ``deadline`` or until ``attention()`` returns (a stop was
-    requested, or the run finished); past the deadline, ``stop("timeout")``
-    (an interrupt); if the run is still not ``finished`` ``grace`` seconds after
-    a stop, ``restart()`` the interpreter.
-    """
-    with anyio.CancelScope(deadline=deadline):
-        await attention()
-    if finished.is_set():
-        return
-    await stop("timeout")
-    with anyio.move_on_after(grace):
-        await finished.wait()
-    if not finished.is_set():
-        await restart()
 
 
 _STOP_WORDS = {
