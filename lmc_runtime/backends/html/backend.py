@@ -34,8 +34,6 @@ NO_CHROMIUM = (
 class HtmlSession:
     """Renders each execution's HTML with a fresh Chromium; one at a time."""
 
-    language = "html"
-
     def __init__(
         self,
         settings: SessionSettings,
@@ -131,9 +129,6 @@ class HtmlBackend:
     found. ``window`` is the viewport in pixels; ``render_timeout`` bounds a
     render when the execution has no shorter timeout.
     """
-
-    name = "html"
-    aliases: tuple[str, ...] = ()
 
     def __init__(
         self,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from anyio.abc import Process
 
 from ..base import SessionSettings
 from ..hostfs import HostDir, UnsafeEntry
@@ -130,6 +131,16 @@ async def take_screenshot(
             env={**os.environ, **settings.env},
             start_new_session=True,
         )
+    status, code = await _wait(process, timeout=timeout, stop=stop)
+    if status == "timeout":
+        return Screenshot(status, problem=f"Chromium did not finish within {timeout:g} s")
+    if status == "interrupted":
+        return Screenshot(status, problem="the screenshot was interrupted")
+    return _read_png(folder, png, log, code)
+
+
+async def _wait(process: Process, *, timeout: float, stop: anyio.Event) -> tuple[str, int | None]:
+    """Wait for Chromium: ("ok", its code), or "timeout"/"interrupted"; its group is killed."""
     status = "ok"
     code: int | None = None
     try:
@@ -151,10 +162,11 @@ async def take_screenshot(
         _kill_group(process.pid)  # the renderer, GPU and zygote processes too
         with anyio.CancelScope(shield=True):
             await process.wait()
-    if status == "timeout":
-        return Screenshot(status, problem=f"Chromium did not finish within {timeout:g} s")
-    if status == "interrupted":
-        return Screenshot(status, problem="the screenshot was interrupted")
+    return status, code
+
+
+def _read_png(folder: HostDir, png: str, log: Path, code: int | None) -> Screenshot:
+    """The screenshot Chromium wrote (exit ``code``), or why there is none."""
     data: bytes | None = None
     problem = f"Chromium exited with code {code}"
     if code == 0:  # code is set: neither stopped nor timed out
