@@ -65,15 +65,7 @@ class Channels:
     async def _reader(self, channel: str, socket: Any) -> None:
         session = self._client.session
         try:
-            while True:
-                try:
-                    frames = await socket.recv_multipart(flags=zmq.NOBLOCK)
-                except zmq.Again:
-                    if self._draining:
-                        return
-                    with anyio.CancelScope() as self._waits[channel]:
-                        await socket.poll(flags=zmq.POLLIN)
-                    continue
+            while (frames := await self._receive(channel, socket)) is not None:
                 try:
                     msg = session.deserialize(session.feed_identities(frames)[1])
                 except Exception:
@@ -87,6 +79,18 @@ class Channels:
                 self._reading -= 1
                 if not self._reading:
                     self._drained.set()
+
+    async def _receive(self, channel: str, socket: Any) -> list[bytes] | None:
+        """The next message; once draining, only one already there (None when none is)."""
+        if not self._draining:
+            with anyio.CancelScope() as self._waits[channel]:
+                frames: list[bytes] = await socket.recv_multipart()
+                return frames
+        try:
+            frames = await socket.recv_multipart(flags=zmq.NOBLOCK)
+        except zmq.Again:
+            return None
+        return frames
 
     async def drain(self) -> None:
         """After the kernel ended: hand on everything it sent, then stop reading."""

@@ -6,7 +6,7 @@ binds them in a shared folder, connects a client, and returns once the kernel
 answers ``kernel_info`` on shell and IOPub and its stdin link is up. Each
 message goes to the run whose ``execute_request`` it answers: a route's key is
 that request's ``msg_id``. The provisioner's ``wait`` tells when the kernel
-ended; its log's tail is what it said last. Only the provisioner knows how
+ended; its last lines on stdout and stderr are what it said last. Only the provisioner knows how
 and where the kernel runs.
 """
 
@@ -26,7 +26,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from ...errors import KernelStartError
 from ..base import ExecutionOptions
 from ..core import Deliver, Gone, Output, Route
-from ..core.procs import describe_exit, read_tail
+from ..core.procs import describe_exit
 from ..core.turns import first_of
 from .channels import Channels
 from .items import asks_exit, is_idle, to_item
@@ -197,6 +197,8 @@ class JupyterInterpreter:
         if scope.cancelled_caught:
             logger.warning("the kernel's stdin channel did not confirm its connection")
         self._ready = True
+        if self._native is not None:
+            self._native.mark()
 
     # -- the readers and the exit -------------------------------------------------------
 
@@ -257,4 +259,4 @@ class JupyterInterpreter:
             self._ended.set()
 
     def _tail(self) -> str:
-        return read_tail(self._log, skip="running over TCP")
+        return self._native.tail() if self._native is not None else ""

@@ -1,10 +1,11 @@
 """What a kernel process writes to its own stdout and stderr.
 
-The kernel's stdout and stderr are pipes; everything on them is kept in the
-kernel's log (whose tail says why a kernel died). ipykernel forwards what its
-code's child processes write there itself (and echoes it), but IRkernel does
-not: for such a kernel it is also handed on as the code's output, to the run
-open at the time, or as late output when none is.
+The kernel's stdout and stderr are pipes; everything on them goes to the
+kernel's log, and its last lines say why a kernel did not start or died (the
+banner a kernel prints while starting is left out of the latter). ipykernel
+forwards what its code's child processes write there itself (and echoes it),
+but IRkernel does not: for such a kernel it is also handed on as the code's
+output, to the run open at the time, or as late output when none is.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ __all__ = ["NativeOutput"]
 #: How long, after the kernel ended, its pipes may stay open (a child of the
 #: code may hold them) before what they said is taken as complete.
 _DRAIN_BOUND = 1.0
+#: How much of the end of what the kernel wrote is kept for its last lines.
+_TAIL_BYTES = 4096
 _LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 _STREAMS = ("stdout", "stderr")
 
@@ -42,12 +45,23 @@ class NativeOutput:
             self._read[stream], self.launch_args[stream] = os.pipe2(os.O_CLOEXEC)
             os.set_blocking(self._read[stream], False)
         self._done = anyio.Event()
+        self._tail = b""
 
     def launched(self) -> None:
         """The kernel holds the write ends now: close ours, so its end is an end of file."""
         for fd in self.launch_args.values():
             os.close(fd)
         self.launch_args = {}
+
+    def mark(self) -> None:
+        """The kernel is up: what it wrote so far is no longer among its last lines."""
+        self._tail = b""
+
+    def tail(self, lines: int = 5) -> str:
+        """The last non-empty lines the kernel wrote (since :meth:`mark`)."""
+        text = self._tail.decode("utf-8", "replace")
+        kept = [line for line in text.splitlines() if line.strip()]
+        return "\n".join(kept[-lines:])
 
     async def read(self) -> None:
         """Read both pipes until the kernel and everything it started closed them."""
@@ -73,6 +87,7 @@ class NativeOutput:
             if data:
                 with contextlib.suppress(OSError):  # a full disk loses log lines, not output
                     os.write(self._log, data)
+                self._tail = (self._tail + data)[-_TAIL_BYTES:]
                 text = decoder.decode(data)
                 if self._forward is not None and text:
                     await self._forward(Output(text, stream))

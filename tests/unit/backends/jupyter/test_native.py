@@ -1,0 +1,74 @@
+"""NativeOutput: a kernel's own stdout and stderr, its log, its last lines, and forwarding."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from lmc_runtime.backends.core import Output
+from lmc_runtime.backends.jupyter.native import NativeOutput
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _written(native: NativeOutput, out: bytes, err: bytes) -> None:
+    """Write as the kernel would, end the pipes, and read them to the end."""
+    os.write(native.launch_args["stdout"], out)
+    os.write(native.launch_args["stderr"], err)
+    native.launched()
+    with anyio.fail_after(10):
+        await native.read()
+
+
+async def test_both_streams_go_to_the_log_and_are_forwarded_when_asked(tmp_path: Path) -> None:
+    forwarded: list[Output] = []
+
+    async def forward(output: Output) -> None:
+        forwarded.append(output)
+
+    native = NativeOutput(tmp_path / "kernel.log", forward)
+    await _written(native, "caf\u00e9\n".encode(), b"oops\n")
+    native.close()
+    assert sorted(forwarded, key=lambda o: o.stream) == [
+        Output("oops\n", "stderr"),
+        Output("caf\u00e9\n", "stdout"),
+    ]
+    assert sorted((tmp_path / "kernel.log").read_bytes().splitlines()) == [
+        "caf\u00e9".encode(),
+        b"oops",
+    ]
+
+
+async def test_the_last_lines_leave_out_what_came_before_the_kernel_was_up(
+    tmp_path: Path,
+) -> None:
+    native = NativeOutput(tmp_path / "kernel.log", None)
+    kernel = os.dup(native.launch_args["stdout"])
+    native.launched()
+    os.write(kernel, b"banner\n")
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(native.read)
+            while native.tail() != "banner":  # bounded: read as soon as the reader runs
+                await anyio.sleep(0.005)
+            native.mark()
+            os.write(kernel, b"Traceback\nboom\n")
+            os.close(kernel)  # the end of the pipe ends the reader
+    assert native.tail() == "Traceback\nboom"
+    assert native.tail(1) == "boom"
+    native.close()
+
+
+async def test_a_log_planted_as_a_link_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "target").write_text("")
+    (tmp_path / "kernel.log").symlink_to(tmp_path / "target")
+    with pytest.raises(OSError):
+        NativeOutput(tmp_path / "kernel.log", None)
