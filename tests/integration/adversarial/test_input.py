@@ -35,7 +35,7 @@ def answers() -> Answers:
 def ic(answers: Answers) -> Iterator[Computer]:
     """A Computer whose input() is answered by ``answers``; input timeout 1 s."""
     with Computer(
-        timeouts=Timeouts(execution=10, interrupt_grace=1.0, input=1.0), on_input=answers
+        timeouts=Timeouts(execution=10, interrupt_grace=2.0, input=1.0), on_input=answers
     ) as computer:
         yield computer
 
