@@ -36,6 +36,8 @@ def runner_path() -> Path:
 
 #: How often an interrupt is sent again until node says the run stopped.
 REINTERRUPT = 0.2
+#: How long a stop request alone may take before a SIGINT follows.
+ASK_FIRST = 0.05
 
 
 class NodeExecution(Execution):
@@ -73,10 +75,25 @@ class NodeExecution(Execution):
         self._spared = False
 
     async def interrupt_code(self) -> None:
-        """SIGINT to node's group; a read of the code's stdin it is blocked in is spared."""
+        """Ask node to stop this run by name; SIGINT only for code that keeps it busy.
+
+        Code that awaits is stopped by the request alone. A SIGINT that comes
+        while no statement runs is held by node and raised in a later one, so
+        it only goes to code still running after :data:`ASK_FIRST` seconds
+        (synchronous code, which it stops at once); a read of the code's stdin
+        that node is blocked in is spared.
+        """
         node, stdin = self.node, self.stdin
-        if node is None or node is not self.supervisor.current or stdin is None or stdin.closed:
+        if node is None or node is not self.supervisor.current:
             await super().interrupt_code()
+            return
+        await node.stop(self.route)
+        with anyio.move_on_after(ASK_FIRST):
+            await self.route.finished.wait()
+        if self.route.finished.is_set():
+            return
+        if stdin is None or stdin.closed:
+            await node.send_signal(signal.SIGINT)
             return
         group = node.pid
 
