@@ -78,6 +78,10 @@ class Profile:
     read_line: str
     #: What :attr:`read_line` prints when its input is at its end, if it does not fail.
     at_end_of_input: str = GOT.format("")
+    #: stdout and stderr share one stream (a terminal), so stderr is not marked.
+    merged_streams: bool = False
+    #: The interpreter reports the line running (``sh`` has no DEBUG trap to do it).
+    tracks_lines: bool = True
 
 
 def _python() -> Profile:
@@ -141,7 +145,7 @@ def _r() -> Profile:
         # without the later package): a background job is what prints late.
         late_output=lambda path: (
             "invisible(system("
-            + quoted(f"sleep 0.3; echo late-line; sleep 0.2; touch {single_quoted(path)}")
+            + quoted(f"(sleep 0.3; echo late-line; sleep 0.2; touch {single_quoted(path)})")
             + ", wait = FALSE))"
         ),
         read_line='line <- readline("name? ")\ncat("got:[", line, "]\\n", sep = "")',
@@ -171,6 +175,8 @@ def _shell(name: str) -> Profile:
             f"(sleep 0.3; printf '%s-%s\\n' late line; sleep 0.2; touch {single_quoted(path)}) &"
         ),
         read_line="printf 'name? '\nread line\necho \"got:[$line]\"",
+        merged_streams=True,
+        tracks_lines=name != "sh",
     )
 
 
