@@ -86,6 +86,7 @@ class JupyterInterpreter:
         self._gone: Gone | None = None
         self._ready = self._killed = self._shut = self._exiting = False
         self._probes: dict[str, set[str]] = {}
+        self._probes_replied = anyio.Event()
         self._exit_asked = self._last_idle = ""
 
     # -- the Interpreter protocol ---------------------------------------------------
@@ -190,6 +191,10 @@ class JupyterInterpreter:
             raise KernelStartError(
                 f"the kernel did not become ready within {self._startup_timeout:g} s"
             )
+        # Every probe's reply is in before the first run is sent: a kernel_info
+        # request still in the kernel's queue can cost that run its reply.
+        with anyio.move_on_after(_STDIN_GRACE):
+            await self._probes_replied.wait()
         # Bounded and never fatal: input requests are announced on IOPub too,
         # and replies on stdin wait in the queue until it is connected.
         with anyio.move_on_after(_STDIN_GRACE) as scope:
@@ -217,6 +222,8 @@ class JupyterInterpreter:
             probe.add(channel)
             if {"shell", "iopub"} <= probe:
                 self._answered.set()
+            if all("shell" in each for each in self._probes.values()):
+                self._probes_replied.set()
             return
         if channel == "shell" and asks_exit(msg):
             self._exit_asked = parent
