@@ -18,9 +18,7 @@ timeout, and waits poll an observable signal until a deadline.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -54,24 +52,6 @@ def assert_well_formed(result: Result, reply_to: str | None = None) -> None:
 
 def collect(computer: Computer, *args: Any, **kwargs: Any) -> Result:
     return Result(list(computer.run(*args, **kwargs)))
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = GUARD) -> None:
-    """Poll ``condition`` until it holds; fail saying ``what`` did not happen."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {timeout:g} s")
-        time.sleep(0.02)
-
-
-def process_gone(pid: int) -> bool:
-    """Whether process ``pid`` has ended (reaped, or a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rpartition(")")[2].split()[0] == "Z"
 
 
 class Background:

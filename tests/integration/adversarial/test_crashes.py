@@ -10,8 +10,9 @@ import pytest
 
 from lmc_runtime import Computer, Timeouts
 
+from ...contract.harness import process_gone, wait_for
 from ..conftest import run
-from .conftest import assert_well_formed, process_gone, wait_for
+from .conftest import assert_well_formed
 
 
 @pytest.mark.parametrize(

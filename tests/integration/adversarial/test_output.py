@@ -11,8 +11,9 @@ import pytest
 
 from lmc_runtime import Computer, Limits, Message, Timeouts
 
+from ...contract.harness import wait_for
 from ..conftest import Result, run
-from .conftest import GUARD, assert_well_formed, wait_for
+from .conftest import GUARD, assert_well_formed
 
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
