@@ -89,7 +89,12 @@ class SessionSettings:
 
 @dataclass(frozen=True)
 class ExecutionOptions:
-    """Settings for one execution."""
+    """Settings for one execution.
+
+    ``env`` holds variables set for this execution only: the backend sets them
+    before the code runs and restores the interpreter's environment after it
+    (a variable that was unset is unset again), whatever way the run ends.
+    """
 
     reply_to: str
     timeout: float | None = None
@@ -97,6 +102,7 @@ class ExecutionOptions:
     input_timeout: float | None = 300.0
     on_input: InputCallback | None = None
     track_lines: bool = True
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable
