@@ -37,10 +37,10 @@ from .backends.base import Launcher, Session, SessionSettings
 from .backends.registry import Registry
 from .budget import BudgetFilter
 from .config import InputCallback, Limits, Timeouts
-from .errors import LMCError, UsageError
+from .errors import ArgumentValueError, LMCError, UsageError
 from .execution import LanguageStatus, admit, language_statuses, prepare, session_messages
 from .filters import Filter, filtered
-from .intake import MessageInput
+from .intake import MessageInput, check_call, check_env
 from .messages import Message
 from .sessions import Sessions
 from .sync import iterate_in_portal
@@ -107,6 +107,7 @@ class Computer:
         self._sessions = Sessions(self._start_session)
         self._task_group: TaskGroup | None = None
         self._work_dir: Path | None = None
+        self._spill_dir: Path | None = None
         self._stack: AsyncExitStack | None = None
         self._sync: ExitStack | None = None
         self._portal: BlockingPortal | None = None
@@ -118,6 +119,12 @@ class Computer:
     def languages(self) -> dict[str, LanguageStatus]:
         """Every known language, whether it can run here, and if not, why."""
         return language_statuses(self.registry)
+
+    @property
+    def spill_dir(self) -> Path | None:
+        """Where whole outputs cut by the budget are saved: ``limits.spill_dir`` if
+        given, else this Computer's own folder, removed with everything in it on close."""
+        return self.limits.spill_dir or self._spill_dir
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -133,6 +140,9 @@ class Computer:
         else:
             self._work_dir = self._given_work_dir
             self._work_dir.mkdir(parents=True, exist_ok=True)
+        if self.limits.spill_dir is None:
+            self._spill_dir = Path(tempfile.mkdtemp(prefix="lmc-output-"))
+            weakref.finalize(self, shutil.rmtree, self._spill_dir, ignore_errors=True)
         try:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
@@ -147,6 +157,8 @@ class Computer:
             self._closed = True
             if owned:
                 shutil.rmtree(self._work_dir, ignore_errors=True)
+            if self._spill_dir is not None:
+                shutil.rmtree(self._spill_dir, ignore_errors=True)
 
     async def __aenter__(self) -> Computer:
         if self._stack is not None or self._portal is not None:
@@ -168,26 +180,51 @@ class Computer:
 
     # -- execution -------------------------------------------------------------
 
-    async def arun(
-        self, message: MessageInput, code: str | None = None, *, timeout: float | None = None
+    def arun(
+        self,
+        message: MessageInput,
+        code: str | None = None,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> AsyncGenerator[Message, None]:
         """Execute one code message; yield the computer's messages as they come.
 
-        Anything that cannot run (malformed, not code, unknown or unavailable
-        language) is answered with a "not understood" message; nothing raises
-        into the caller's loop except misuse of a closed Computer.
+        ``message`` is an LMC code message (a dict or a :class:`Message`), a
+        ``(language, code)`` tuple, or a language with ``code`` as the second
+        argument. ``env`` sets variables for this execution only (on top of the
+        message's ``extras.env``); the interpreter's environment is restored after it.
+
+        Anything in the message that cannot run (malformed, not code, unknown or
+        unavailable language) is answered with a "not understood" message. Misuse
+        of the API (wrong argument types or values, a Computer that is not open)
+        raises at once: :class:`~lmc_runtime.errors.UsageError`, a ``TypeError``
+        or ``ValueError``.
         """
         if self._task_group is None:
             raise UsageError("open the Computer first: `async with Computer() as computer:`")
-        if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-            raise UsageError(
+        message, code = check_call(message, code)
+        if timeout is not None and not (
+            isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
+        ):
+            raise ArgumentValueError(
                 f"timeout must be a positive number of seconds or None, not {timeout!r}"
             )
+        return self._arun(message, code, timeout, check_env(env))
+
+    async def _arun(
+        self,
+        message: MessageInput,
+        code: str | None,
+        timeout: float | None,
+        env: dict[str, str],
+    ) -> AsyncGenerator[Message, None]:
+        assert self._task_group is not None
         request = admit(message, code, self.registry, self._sessions)
         if isinstance(request, Message):
             yield request
             return
-        run = prepare(request, self, self._task_group, timeout)
+        run = prepare(request, self, self._task_group, timeout, env)
         source = session_messages(self._sessions, run)
         # Closed here, at once, when the caller stops early: the session's own
         # stream then stops the code, instead of whenever it is collected.
@@ -259,11 +296,16 @@ class Computer:
         self.close()
 
     def run(
-        self, message: MessageInput, code: str | None = None, *, timeout: float | None = None
+        self,
+        message: MessageInput,
+        code: str | None = None,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Iterator[Message]:
-        """The sync form of :meth:`arun`."""
+        """The sync form of :meth:`arun`; misuse raises here, before anything runs."""
         portal = self._ensure_portal()
-        stream = self.arun(message, code, timeout=timeout)
+        stream = self.arun(message, code, timeout=timeout, env=env)
         return iterate_in_portal(portal, stream, cancel_wait=self.timeouts.interrupt_grace + 5)
 
     def interrupt(self, language: str | None = None) -> None:

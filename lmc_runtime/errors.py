@@ -7,6 +7,9 @@ misuse of its API. Every one derives from :class:`LMCError`::
     LMCError
     ├── MessageError          a message is malformed (carries a precise reason)
     ├── UsageError            the API was used wrongly (closed Computer, wrong loop)
+    │   ├── ArgumentTypeError     an argument of the wrong type (also a TypeError)
+    │   └── ArgumentValueError    an argument with a value it does not take (a ValueError)
+    ├── MissingExtra          an optional part's packages are not installed (an ImportError)
     ├── SandboxError          a session's sandbox could not be set up or used
     │   ├── SandboxUnavailable    bubblewrap is missing or cannot create namespaces
     │   └── UnsafePath            a path into a session could escape it (``..``, links)
@@ -37,6 +40,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "BackendError",
     "BackendUnavailable",
     "BadPath",
@@ -52,6 +57,7 @@ __all__ = [
     "LimitTooHigh",
     "MalformedRequest",
     "MessageError",
+    "MissingExtra",
     "NetworkNotAllowed",
     "NotARegularFile",
     "OriginNotAllowed",
@@ -92,6 +98,31 @@ class MessageError(LMCError, ValueError):
 
 class UsageError(LMCError, RuntimeError):
     """The API was used in a way it does not support."""
+
+
+class MissingExtra(LMCError, ImportError):
+    """``what`` needs an optional extra of the package that is not installed.
+
+    Its text is one line naming the command that installs it, e.g. ``lmc serve needs
+    the [serve] extra: pip install 'lmc-runtime[serve]'``.
+    """
+
+    def __init__(self, what: str, extra: str, *, missing: str | None = None) -> None:
+        super().__init__(
+            f"{what} needs the [{extra}] extra: pip install 'lmc-runtime[{extra}]'",
+            name=missing,
+        )
+        self.what = what
+        self.extra = extra
+
+
+class ArgumentTypeError(UsageError, TypeError):
+    """An argument of the Python API has a type it does not take (a programmer's
+    mistake, raised at once, never sent to the model as a reply)."""
+
+
+class ArgumentValueError(UsageError, ValueError):
+    """An argument of the Python API has a value it does not take."""
 
 
 class BackendError(LMCError):

@@ -8,8 +8,8 @@ a final ``active_line`` null like any other run, never with an exception.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Container
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Container, Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import anyio
@@ -77,9 +77,14 @@ def admit(
 
 
 def prepare(
-    request: Request, computer: Computer, task_group: TaskGroup, timeout: float | None
+    request: Request,
+    computer: Computer,
+    task_group: TaskGroup,
+    timeout: float | None,
+    env: Mapping[str, str] | None = None,
 ) -> Run:
-    """The run of ``request`` on ``computer``, with its settings as they are now."""
+    """The run of ``request`` on ``computer``, with its settings as they are now;
+    ``env`` adds to (and overrides) the message's ``extras.env``."""
     timeouts = computer.timeouts
     options = ExecutionOptions(
         reply_to=request.reply_to,
@@ -88,13 +93,14 @@ def prepare(
         input_timeout=timeouts.input,
         on_input=computer.on_input,
         track_lines=computer.track_active_line,
+        env={**request.env, **(env or {})},
     )
     return Run(
         request.language,
         request.code,
         request.reply_to,
         options,
-        computer.limits,
+        replace(computer.limits, spill_dir=computer.spill_dir),
         computer,
         task_group,
     )

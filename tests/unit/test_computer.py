@@ -68,7 +68,8 @@ def test_model_messages_are_accepted() -> None:
         (code("x", format="klingon"), "not_understood", "unknown language 'klingon'"),
         (code(7), "malformed", "content"),
         ({"type": "code"}, "malformed", "role"),
-        ("not a message", "malformed", "give the code too"),
+        (code("x", extras={"env": {"A": 1}}), "not_understood", "extras.env A must be a string"),
+        (code("x", extras={"env": ["A"]}), "not_understood", "extras.env must be an object"),
     ],
 )
 def test_unrunnable_messages_get_one_not_understood_reply(
@@ -201,3 +202,34 @@ def test_languages_lists_availability_without_starting_anything() -> None:
     status = computer.languages["fake"]
     assert not status.available and status.reason == "fake is switched off"
     assert status.aliases == ("scripted",) and backend.sessions == []
+
+
+def test_spill_files_live_in_the_computers_own_folder_and_go_with_it() -> None:
+    """Regression: whole outputs were spilled into the shared /tmp/lmc-runtime-output
+    and never removed."""
+    computer, _ = make(limits=Limits(output_bytes=4000))
+    with computer:
+        messages = list(computer.run(code("flood 100000")))
+        (cut,) = [m for m in messages if (m.extras or {}).get("status") == "truncated"]
+        saved = Path(cut.extras["output_path"])  # type: ignore[index]
+        assert saved.parent == computer.spill_dir
+        assert saved.stat().st_size == 100000
+    assert not saved.exists() and not saved.parent.exists()
+
+
+def test_a_given_spill_dir_is_left_in_place(tmp_path: Path) -> None:
+    computer, _ = make(limits=Limits(output_bytes=4000, spill_dir=tmp_path))
+    with computer:
+        list(computer.run(code("flood 100000")))
+    assert computer.spill_dir == tmp_path and len(list(tmp_path.iterdir())) == 1
+
+
+def test_unknown_language_reply_names_only_languages_that_run_here() -> None:
+    """Regression: the reply listed applescript on Linux."""
+    registry = Registry([])
+    registry.add(BackendEntry("fake", "tests.fakes:ScriptedBackend", ()), ScriptedBackend())
+    off = ScriptedBackend(available=False)
+    registry.add(BackendEntry("offline", "tests.fakes:ScriptedBackend", ()), off)
+    with Computer(registry=registry) as computer:
+        (reply,) = computer.run(code("x", format="klingon"))
+    assert reply.extras["reason"].endswith("this computer runs: fake")  # type: ignore[index]

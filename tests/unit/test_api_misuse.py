@@ -1,0 +1,109 @@
+"""Misuse of the Python API raises at once; only what a message holds becomes a reply.
+
+Regression: ``run("print(3)")`` used to answer ``[lmc] not understood: give the code
+too``, a reply an agent loop would feed to its model, and ``run(("python", code))``
+was refused though the README documents the tuple.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from lmc_runtime import ArgumentTypeError, ArgumentValueError, Computer, UsageError
+from lmc_runtime.backends import BackendEntry, Registry
+
+from ..fakes import ScriptedBackend
+
+
+def make() -> tuple[Computer, ScriptedBackend]:
+    backend = ScriptedBackend()
+    registry = Registry([])
+    registry.add(BackendEntry("fake", "tests.fakes:ScriptedBackend", ("scripted",)), backend)
+    return Computer(registry=registry), backend
+
+
+def test_a_tuple_and_two_arguments_are_the_same_call() -> None:
+    computer, backend = make()
+    with computer:
+        as_tuple = [m.content for m in computer.run(("fake", "print a"))]
+        as_pair = [m.content for m in computer.run("fake", "print a")]
+    assert as_tuple == as_pair == ["a\n", None]
+    assert [code for code, _ in backend.sessions[0].executed] == ["print a", "print a"]
+
+
+@pytest.mark.parametrize(
+    ("args", "phrase"),
+    [
+        (("print(3)",), "has no code"),
+        (("fake", 3), "code must be a string"),
+        ((("fake",),), "two strings"),
+        ((("fake", "print a", "x"),), "two strings"),
+        ((("fake", 3),), "two strings"),
+        ((("fake", "print a"), "print b"), "not both"),
+        (
+            ({"role": "assistant", "type": "code", "format": "fake", "content": "x"}, "y"),
+            "not both",
+        ),
+        ((42,), "not int"),
+        ((None,), "not NoneType"),
+        ((["fake", "print a"],), "not list"),
+    ],
+)
+def test_misuse_raises_type_error_before_anything_runs(args: tuple[Any, ...], phrase: str) -> None:
+    computer, backend = make()
+    with computer:
+        with pytest.raises(TypeError, match=phrase) as info:
+            computer.run(*args)
+    assert isinstance(info.value, ArgumentTypeError) and isinstance(info.value, UsageError)
+    assert backend.sessions == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "phrase"),
+    [
+        ({"timeout": 0}, ValueError, "positive number"),
+        ({"timeout": float("nan")}, ValueError, "positive number"),
+        ({"timeout": "5"}, ValueError, "positive number"),
+        ({"env": ["A=1"]}, TypeError, "mapping of str to str"),
+        ({"env": {"A": 1}}, ValueError, "A must be a string"),
+        ({"env": {"": "x"}}, ValueError, "invalid variable name"),
+        ({"env": {"A=B": "x"}}, ValueError, "invalid variable name"),
+        ({"env": {"A": "x\0y"}}, ValueError, "NUL"),
+    ],
+)
+def test_bad_keyword_values_raise(kwargs: dict[str, Any], error: type, phrase: str) -> None:
+    computer, _ = make()
+    with computer:
+        with pytest.raises(error, match=phrase) as info:
+            computer.run("fake", "print a", **kwargs)
+    assert isinstance(info.value, ArgumentTypeError | ArgumentValueError)
+
+
+def test_async_misuse_raises_at_the_call_not_at_the_first_message() -> None:
+    async def main() -> None:
+        computer, _ = make()
+        async with computer:
+            with pytest.raises(TypeError, match="has no code"):
+                computer.arun("print(3)")
+
+    anyio.run(main)
+
+
+def test_env_reaches_the_backend_merged_over_the_message_extras() -> None:
+    computer, backend = make()
+    message = {
+        "role": "assistant",
+        "type": "code",
+        "format": "fake",
+        "content": "print a",
+        "extras": {"env": {"A": "from message", "B": "b"}},
+    }
+    with computer:
+        list(computer.run(message, env={"A": "from call"}))
+        list(computer.run("fake", "print a"))
+    (_, first), (_, second) = backend.sessions[0].executed
+    assert dict(first.env) == {"A": "from call", "B": "b"}
+    assert dict(second.env) == {}
