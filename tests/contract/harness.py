@@ -113,11 +113,18 @@ def code_message(profile: Profile, code: str) -> dict[str, Any]:
     }
 
 
-def run(computer: Computer, profile: Profile, code: str, *, timeout: float = GUARD) -> Result:
+def run(
+    computer: Computer,
+    profile: Profile,
+    code: str,
+    *,
+    timeout: float = GUARD,
+    env: dict[str, str] | None = None,
+) -> Result:
     """Run ``code`` to its end; the run's own timeout bounds it."""
     message = code_message(profile, code)
     result = Result(message["id"])
-    for reply in computer.run(message, timeout=timeout):
+    for reply in computer.run(message, timeout=timeout, env=env):
         result.messages.append(reply)
     return result
 

@@ -76,6 +76,8 @@ class Profile:
     late_output: Callable[[str], str]
     #: Asks ``name? `` (no newline), reads one line of input, prints it as ``got:[line]``.
     read_line: str
+    #: Prints the environment variable ``name`` and a newline, or ``<unset>`` if it is not set.
+    show_env: Callable[[str], str]
     #: What :attr:`read_line` prints when its input is at its end, if it does not fail.
     at_end_of_input: str = GOT.format("")
     #: stdout and stderr share one stream (a terminal), so stderr is not marked.
@@ -87,6 +89,7 @@ class Profile:
 def _python() -> Profile:
     return Profile(
         name="python",
+        show_env=lambda name: f"import os\nprint(os.environ.get({quoted(name)}, '<unset>'))",
         print_line=lambda text: f"print({quoted(text)})",
         print_err=lambda text: f"import sys\nprint({quoted(text)}, file=sys.stderr)",
         set_kept=lambda value: f"kept = {quoted(value)}",
@@ -126,6 +129,9 @@ def _python() -> Profile:
 def _r() -> Profile:
     return Profile(
         name="r",
+        show_env=lambda name: (
+            f'cat(Sys.getenv({quoted(name)}, unset = "<unset>"), "\\n", sep = "")'
+        ),
         print_line=lambda text: f'cat({quoted(text)}, "\\n", sep = "")',
         print_err=lambda text: f"message({quoted(text)})",
         set_kept=lambda value: f"kept <- {quoted(value)}",
@@ -155,6 +161,7 @@ def _r() -> Profile:
 def _shell(name: str) -> Profile:
     return Profile(
         name=name,
+        show_env=lambda name: f"printf '%s\\n' \"${{{name}-<unset>}}\"",
         print_line=lambda text: f"echo {single_quoted(text)}",
         print_err=lambda text: f"echo {single_quoted(text)} >&2",
         set_kept=lambda value: f"kept={single_quoted(value)}",
@@ -206,6 +213,7 @@ console.log("got:[" + line + "]")"""
 def _javascript() -> Profile:
     return Profile(
         name="javascript",
+        show_env=lambda name: f'console.log(process.env[{quoted(name)}] ?? "<unset>")',
         print_line=lambda text: f"console.log({quoted(text)})",
         print_err=lambda text: f"console.error({quoted(text)})",
         set_kept=lambda value: f"let kept = {quoted(value)}",
@@ -265,6 +273,7 @@ def _typescript() -> Profile:
     """JavaScript's snippets with type annotations, so that only TypeScript runs them."""
     return Profile(
         name="typescript",
+        show_env=lambda name: f'console.log((process.env[{quoted(name)}] ?? "<unset>") as string)',
         print_line=lambda text: f"console.log({quoted(text)} as string)",
         print_err=lambda text: f"console.error({quoted(text)} as string)",
         set_kept=lambda value: f"let kept: string = {quoted(value)}",
@@ -305,6 +314,9 @@ def _typescript() -> Profile:
 def _java() -> Profile:
     return Profile(
         name="java",
+        show_env=lambda name: (
+            f'System.out.println(java.util.Objects.requireNonNullElse(System.getenv({quoted(name)}), "<unset>"));'
+        ),
         print_line=lambda text: f"System.out.println({quoted(text)});",
         print_err=lambda text: f"System.err.println({quoted(text)});",
         set_kept=lambda value: f"String kept = {quoted(value)};",
