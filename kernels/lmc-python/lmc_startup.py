@@ -148,3 +148,47 @@ def _lmc_install() -> None:
 
 _lmc_install()
 del _lmc_install
+
+
+def _lmc_install_env() -> None:
+    """Per-execution environment: a request whose metadata carries ``lmc_env``
+    (a dict of str) runs with those variables in ``os.environ`` (so its child
+    processes see them too); afterwards each is restored, or unset again if it
+    was unset, however the cell ended."""
+    import os
+    import sys
+
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    kernel = getattr(ip, "kernel", None)
+    if ip is None or kernel is None:
+        return
+    saved: dict = {}
+
+    def pre_run_cell(info: object = None) -> None:
+        saved.clear()
+        env = ((kernel.get_parent("shell") or {}).get("metadata") or {}).get("lmc_env")
+        for name, value in (env or {}).items():
+            previous = os.environ.get(name)
+            try:
+                os.environ[name] = value
+            except (TypeError, ValueError, OSError) as exc:
+                sys.stderr.write(f"[lmc] environment variable {name!r} not set: {exc}\n")
+                continue
+            saved.setdefault(name, previous)
+
+    def post_run_cell(result: object = None) -> None:
+        for name, previous in saved.items():
+            if previous is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = previous
+        saved.clear()
+
+    ip.events.register("pre_run_cell", pre_run_cell)
+    ip.events.register("post_run_cell", post_run_cell)
+
+
+_lmc_install_env()
+del _lmc_install_env

@@ -29,6 +29,12 @@
 #
 # IRkernel ends each message() with a second newline; it is sent as it is.
 #
+# Environment
+# -----------
+# A request whose metadata carries `lmc_env` (names to values) runs with those
+# variables set (Sys.setenv, so system() children see them); on.exit restores
+# each, or unsets it again, however the cell ends (error, interrupt).
+#
 # Plots
 # -----
 # PNG only, 7 x 5 inches at 100 dpi (700 x 500 pixels).
@@ -110,12 +116,24 @@ local({
     }
   }
 
+  # Puts back the variables `old` (Sys.getenv(unset = NA)) names: NA is unset.
+  restore_env <- function(old) {
+    if (any(!is.na(old))) do.call(Sys.setenv, as.list(old[!is.na(old)]))
+    if (any(is.na(old))) Sys.unsetenv(names(old)[is.na(old)])
+  }
+
   evaluate_for_lmc <- function(input, envir = parent.frame(), ...,
                                output_handler = evaluate:::default_output_handler) {
     caller <- parent.frame()
     if (identical(envir, globalenv()) && exists("current_request", envir = caller)) {
       request <- get("current_request", envir = caller)
       send <- get("send_response", envir = caller)
+      env <- request$metadata$lmc_env
+      if (length(env)) {
+        old <- Sys.getenv(names(env), unset = NA, names = TRUE)
+        on.exit(restore_env(old), add = TRUE)
+        do.call(Sys.setenv, env)
+      }
       if (isTRUE(request$content$allow_stdin)) {
         ask <- announced_input(get(".self", envir = caller)$readline, request, send)
         replace_in_package("base", "readline", ask)

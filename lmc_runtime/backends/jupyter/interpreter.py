@@ -134,7 +134,9 @@ class JupyterInterpreter:
             "allow_stdin": options.on_input is not None,
             "stop_on_error": True,
         }
-        metadata = {"lmc_active_line": options.track_lines}
+        metadata: dict[str, Any] = {"lmc_active_line": options.track_lines}
+        if options.env:  # set by the kernel's startup code for this run only
+            metadata["lmc_env"] = dict(options.env)
         self._channels.request("execute_request", content, metadata, msg_id=str(route.key))
 
     async def send_signal(self, signum: int) -> None:
