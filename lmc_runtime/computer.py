@@ -28,6 +28,7 @@ from collections.abc import (
 )
 from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import anyio
 from anyio.abc import TaskGroup
@@ -37,7 +38,7 @@ from .backends.base import Launcher, Session, SessionSettings
 from .backends.registry import Registry
 from .budget import BudgetFilter
 from .config import InputCallback, Limits, Timeouts
-from .errors import ArgumentValueError, LMCError, UsageError
+from .errors import ArgumentTypeError, ArgumentValueError, LMCError, UsageError
 from .execution import LanguageStatus, admit, language_statuses, prepare, session_messages
 from .filters import Filter, filtered
 from .intake import MessageInput, check_call, check_env
@@ -45,9 +46,18 @@ from .messages import Message
 from .sessions import Sessions
 from .sync import iterate_in_portal
 
-__all__ = ["Computer", "LanguageStatus", "MessageInput"]
+__all__ = ["Computer", "LanguageStatus", "MessageInput", "RunOptions"]
 
 logger = logging.getLogger(__name__)
+
+
+class RunOptions(TypedDict, total=False):
+    """The keyword options of :meth:`Computer.run` and :meth:`Computer.arun`."""
+
+    #: Seconds this execution may take (None: the Computer's ``timeouts.execution``).
+    timeout: float | None
+    #: Variables set for this execution only, then restored.
+    env: Mapping[str, str] | None
 
 
 class Computer:
@@ -181,19 +191,15 @@ class Computer:
     # -- execution -------------------------------------------------------------
 
     def arun(
-        self,
-        message: MessageInput,
-        code: str | None = None,
-        *,
-        timeout: float | None = None,
-        env: Mapping[str, str] | None = None,
+        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
     ) -> AsyncGenerator[Message, None]:
         """Execute one code message; yield the computer's messages as they come.
 
         ``message`` is an LMC code message (a dict or a :class:`Message`), a
         ``(language, code)`` tuple, or a language with ``code`` as the second
-        argument. ``env`` sets variables for this execution only (on top of the
-        message's ``extras.env``); the interpreter's environment is restored after it.
+        argument. ``options`` are :class:`RunOptions`: ``timeout`` in seconds, and
+        ``env``, variables for this execution only (on top of the message's
+        ``extras.env``); the interpreter's environment is restored after it.
 
         Anything in the message that cannot run (malformed, not code, unknown or
         unavailable language) is answered with a "not understood" message. Misuse
@@ -204,13 +210,17 @@ class Computer:
         if self._task_group is None:
             raise UsageError("open the Computer first: `async with Computer() as computer:`")
         message, code = check_call(message, code)
+        unknown = options.keys() - RunOptions.__annotations__.keys()
+        if unknown:
+            raise ArgumentTypeError(f"unexpected keyword argument {min(unknown)!r}")
+        timeout = options.get("timeout")
         if timeout is not None and not (
             isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
         ):
             raise ArgumentValueError(
                 f"timeout must be a positive number of seconds or None, not {timeout!r}"
             )
-        return self._arun(message, code, timeout, check_env(env))
+        return self._arun(message, code, timeout, check_env(options.get("env")))
 
     async def _arun(
         self,
@@ -296,16 +306,11 @@ class Computer:
         self.close()
 
     def run(
-        self,
-        message: MessageInput,
-        code: str | None = None,
-        *,
-        timeout: float | None = None,
-        env: Mapping[str, str] | None = None,
+        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
     ) -> Iterator[Message]:
         """The sync form of :meth:`arun`; misuse raises here, before anything runs."""
         portal = self._ensure_portal()
-        stream = self.arun(message, code, timeout=timeout, env=env)
+        stream = self.arun(message, code, **options)
         return iterate_in_portal(portal, stream, cancel_wait=self.timeouts.interrupt_grace + 5)
 
     def interrupt(self, language: str | None = None) -> None:

@@ -42,6 +42,7 @@ import resource
 import select
 import signal
 import sys
+from typing import NoReturn
 
 __all__: list[str] = []
 
@@ -94,6 +95,12 @@ def _supervise(argv: list[str], env: dict[str, str], parent: int) -> None:
             os.kill(child, signal.SIGKILL)
             watched.remove(parent_fd)
     _, status = os.waitpid(child, 0)
+    exit_like(status)
+
+
+def exit_like(status: int) -> NoReturn:
+    """End this process the way a child with wait ``status`` ended: the same exit
+    code, or the same signal (re-raised on itself with its default action)."""
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
         if -code not in (signal.SIGKILL, signal.SIGSTOP):

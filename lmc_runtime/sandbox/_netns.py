@@ -33,10 +33,12 @@ closes). Options:
 """
 
 import ctypes
+import importlib.util
 import os
 import select
 import signal
 import sys
+from types import ModuleType
 
 __all__: list[str] = []
 
@@ -180,6 +182,7 @@ def _parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
 
 def main(args: list[str]) -> None:
     options, argv = _parse(args)
+    wrapper = _exec_wrapper()  # loaded before anything starts, so the end cannot fail
     env = dict(os.environ)
     if "--bwrap-env" in options:
         extra = ["--clearenv"]
@@ -217,12 +220,18 @@ def main(args: list[str]) -> None:
     os.kill(slirp, signal.SIGKILL)
     os.waitpid(slirp, 0)
     os.close(keep_alive)
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        if -code not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
+    wrapper.exit_like(status)
+
+
+def _exec_wrapper() -> ModuleType:
+    """The exec wrapper beside this file (run with ``python -I``, so not importable
+    by name): it knows how to end the way a child ended."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_exec.py")
+    spec = importlib.util.spec_from_file_location("_lmc_exec_wrapper", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

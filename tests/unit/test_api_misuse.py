@@ -64,6 +64,7 @@ def test_misuse_raises_type_error_before_anything_runs(args: tuple[Any, ...], ph
 @pytest.mark.parametrize(
     ("kwargs", "error", "phrase"),
     [
+        ({"timout": 5}, TypeError, "unexpected keyword argument 'timout'"),
         ({"timeout": 0}, ValueError, "positive number"),
         ({"timeout": float("nan")}, ValueError, "positive number"),
         ({"timeout": "5"}, ValueError, "positive number"),
