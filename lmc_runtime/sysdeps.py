@@ -17,8 +17,8 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = [
     "SYSTEM_PACKAGES",
@@ -32,8 +32,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class SystemPackage:
+class SystemPackage(NamedTuple):
     """A Debian package, the program that shows it is there, and what needs it."""
 
     name: str

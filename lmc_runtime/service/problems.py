@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import errno
 import logging
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,8 +29,7 @@ __all__ = ["LastResort", "Problem", "error_response", "install_handlers", "probl
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """What a client is told of an error: an HTTP status, a code and a clear sentence."""
 
     status: int
