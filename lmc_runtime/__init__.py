@@ -8,6 +8,9 @@ Every exception of :mod:`lmc_runtime.errors` is importable from here too.
 
 from __future__ import annotations
 
+#: The version of the package (the one place it is written; the build reads it here).
+__version__ = "0.1.0"
+
 from . import errors
 from .computer import Computer, LanguageStatus
 from .config import Limits, Timeouts
@@ -16,5 +19,3 @@ from .messages import Message, parse_message
 
 __all__ = ["Computer", "LanguageStatus", "Limits", "Message", "Timeouts", "parse_message"]
 __all__ += errors.__all__
-
-__version__ = "0.1.0"

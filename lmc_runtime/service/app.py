@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 import anyio
 from fastapi import FastAPI, Request
 
+from .. import __version__
 from ..store import JanThreadStore
 from .auth import Authenticator
 from .drain import Drain
@@ -61,7 +62,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app = FastAPI(
         title="lmc-runtime",
         summary="Sandboxed code execution for LLM agents, in LMC messages.",
-        version="0.1.0",
+        version=__version__,
         lifespan=lifespan,
     )
     app.state.service = service

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+import lmc_runtime
+
+from .lmc_cli import REPO, lmc
+
+EXAMPLES = REPO / "examples"
 
 
-def lmc(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lmc_runtime", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def code(content: str, msg_id: str, language: str = "python") -> str:
+    message = {"role": "assistant", "type": "code", "format": language, "content": content}
+    return json.dumps({**message, "id": msg_id})
 
 
 def test_lmc_run_answers_each_code_message_in_order_with_json_lines() -> None:
@@ -45,7 +42,7 @@ def test_lmc_run_answers_each_code_message_in_order_with_json_lines() -> None:
         ),
     ]
     done = lmc("run", "-", stdin="\n".join(lines) + "\n")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the line that is not JSON was not understood
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert all(m["role"] == "computer" for m in out)
     assert [m.get("in_reply_to") for m in out] == ["a", None, "b", "b"]
@@ -78,18 +75,98 @@ def test_the_demo_file_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert any(m["type"] == "image" for m in out)
-    assert any("unknown language 'cobol'" in str(m["content"]) for m in out)
     finals = {
         m["in_reply_to"]: (m.get("extras") or {}).get("status")
         for m in out
         if m["format"] == "active_line" and m["content"] is None
     }
     # Every language the demo uses ends cleanly (m4 is the ZeroDivisionError).
-    expected = {"m1": "ok", "m2": "ok", "m3": "ok", "m4": "error", "m6": "ok", "m7": "ok"}
-    expected.update({"m8": "ok", "m9": "ok"})
+    expected = {"m1": "ok", "m2": "ok", "m3": "ok", "m4": "error", "m5": "ok", "m6": "ok"}
+    expected.update({"m7": "ok", "m8": "ok"})
     assert {k: finals.get(k) for k in expected} == expected
+
+
+def test_the_example_demo_is_the_packaged_demo() -> None:
+    """Guards the README's demo (examples/) and lmc demo's from drifting apart."""
+    packaged = REPO / "lmc_runtime" / "demo" / "demo.jsonl"
+    assert (EXAMPLES / "demo.jsonl").read_bytes() == packaged.read_bytes()
 
 
 def test_lmc_languages_lists_python() -> None:
     done = lmc("languages")
     assert done.returncode == 0 and "python (also py, python3, ipython): available" in done.stdout
+
+
+def _without_ids(out: str) -> list[dict[str, Any]]:
+    messages = [json.loads(line) for line in out.splitlines()]
+    for message in messages:
+        del message["id"], message["created_at"]
+    return messages
+
+
+def test_jsonl_writes_what_a_pipe_gets() -> None:
+    """Guards the machine-readable output: --jsonl and a pipe give the same JSON lines."""
+    batch = "\n".join([code("print('a')\n1 / 0", "x"), "[]", code("2 + 3", "y")]) + "\n"
+    piped, forced = lmc("run", stdin=batch), lmc("run", "--jsonl", stdin=batch)
+    assert piped.returncode == forced.returncode == 1, piped.stderr + forced.stderr
+    assert _without_ids(piped.stdout) == _without_ids(forced.stdout)
+    kinds = [(m["format"], m.get("in_reply_to")) for m in _without_ids(piped.stdout)]
+    assert kinds[0] == ("output", "x") and kinds[-1] == ("active_line", "y")
+
+
+def test_errors_in_the_code_itself_still_exit_0() -> None:
+    done = lmc("run", stdin=code("raise ValueError('boom')", "e") + "\n")
+    assert done.returncode == 0, done.stderr
+    assert "ValueError" in done.stdout
+
+
+def test_an_unknown_language_exits_1_and_the_batch_goes_on() -> None:
+    batch = code("DISPLAY 'HI'.", "c", language="cobol") + "\n" + code("print(7)", "p") + "\n"
+    done = lmc("run", stdin=batch)
+    assert done.returncode == 1, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "unknown language 'cobol'" in out[0]["content"]
+    assert out[0]["extras"]["status"] == "not_understood"
+    assert any(m["content"] == "7\n" for m in out)
+
+
+def test_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.jsonl"
+    done = lmc("run", str(missing))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"cannot read {missing}: No such file or directory" in done.stderr
+
+
+def test_a_folder_given_as_the_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = lmc("run", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert str(tmp_path) in done.stderr
+
+
+def test_a_missing_demo_file_points_at_lmc_demo(tmp_path: Path) -> None:
+    done = lmc("run", str(tmp_path / "examples" / "demo.jsonl"))
+    assert done.returncode == 2 and "lmc demo" in done.stderr
+
+
+def test_version_is_the_package_version() -> None:
+    done = lmc("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"lmc-runtime {lmc_runtime.__version__}\n"
+
+
+def test_help_documents_the_exit_statuses() -> None:
+    done = lmc("run", "--help")
+    assert done.returncode == 0
+    for status in ("0 ", "1 ", "2 ", "130"):
+        assert f"\n  {status}" in done.stdout
+
+
+def test_lmc_demo_runs_the_packaged_demo_as_json_lines_when_piped() -> None:
+    done = lmc("demo")
+    assert done.returncode == 0, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert any(m["content"] == "9222500" and m["in_reply_to"] == "m1" for m in out)
+    assert any(m["type"] == "image" and m["in_reply_to"] == "m3" for m in out)

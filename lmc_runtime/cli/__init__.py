@@ -1,0 +1,49 @@
+"""The ``lmc`` command: ``run``, ``demo``, ``languages``, ``setup``, ``bench``, ``repl``
+and ``serve``.
+
+Only ``repl`` and ``serve`` need an extra of the package (``[repl]``, ``[serve]``);
+without it they say, in one line, what to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from ..errors import MissingExtra
+from .extras import require_extra
+from .parser import build_parser
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The ``lmc`` argument parser (kept under its old name for callers that build it)."""
+    return build_parser()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lmc`` console script; returns its exit status."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        extra = getattr(args, "extra", None)
+        if extra is not None:
+            require_extra(f"lmc {args.command}", extra)
+        code: int = args.func(args)
+    except MissingExtra as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

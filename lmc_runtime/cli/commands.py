@@ -1,0 +1,57 @@
+"""``lmc languages``, ``lmc setup`` and ``lmc bench``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..computer import Computer
+from .sinks import write_json
+
+__all__ = ["cmd_bench", "cmd_languages", "cmd_setup"]
+
+
+def cmd_languages(args: argparse.Namespace) -> int:
+    computer = Computer()
+    for status in computer.languages.values():
+        state = "available" if status.available else f"unavailable: {status.reason}"
+        aliases = f" (also {', '.join(status.aliases)})" if status.aliases else ""
+        sys.stdout.write(f"{status.name}{aliases}: {state}\n")
+    return 0
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from ..backends.typescript import node_packages_dir
+    from ..sandbox.hostprep import prepare_host
+    from ..sysdeps import ensure_node_packages, ensure_system_packages
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    ensure_system_packages(say=say)
+    ensure_node_packages(node_packages_dir(), needed_for="TypeScript", say=say)
+    prepare_host(say)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ..bench import format_memory, format_report, run_benchmark, run_memory
+
+    if args.only == "memory":
+        from dataclasses import asdict
+
+        flat, notes = run_memory(quick=args.quick)
+        if args.json:
+            write_json(
+                sys.stdout, {"flat_memory": asdict(flat), "passed": flat.passed, "notes": notes}
+            )
+        else:
+            sys.stdout.write(format_memory(flat, notes))
+        return 0
+    report = run_benchmark(quick=args.quick)
+    if args.json:
+        write_json(sys.stdout, report.to_dict())
+    else:
+        sys.stdout.write(format_report(report))
+    return 0

@@ -1,0 +1,114 @@
+"""The ``lmc`` command line: its subcommands and their options."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .. import __version__
+from .batch import MAX_LINE_BYTES
+from .commands import cmd_bench, cmd_languages, cmd_setup
+from .running import cmd_demo, cmd_run
+
+__all__ = ["build_parser"]
+
+EXIT_STATUSES = """\
+exit status:
+  0    every line was run (errors in the code itself are replies, still 0)
+  1    at least one line was not understood: not JSON, not a message, an unknown
+       or unavailable language (each got a "not understood" reply)
+  2    usage: a bad option, or a file that cannot be read
+  130  interrupted (Ctrl-C)"""
+
+RUN_DESCRIPTION = """\
+Run the assistant code messages of a JSON-lines file of LMC messages, in order,
+in one computer. On a terminal the code, its output and its status are shown as
+text; images and HTML are saved to files (a new temporary folder unless
+--output-dir is given) and their paths printed. Piped, or with --jsonl, every
+computer message is written to stdout as one JSON line."""
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _batch_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``lmc run`` and ``lmc demo`` share."""
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per execution")
+    parser.add_argument("--output-bytes", type=int, default=0, help="output budget per execution")
+    parser.add_argument(
+        "--line-bytes",
+        type=_positive,
+        default=MAX_LINE_BYTES,
+        help=f"longest input line read (default {MAX_LINE_BYTES})",
+    )
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--jsonl", action="store_true", help="JSON lines even on a terminal (the default piped)"
+    )
+    shown.add_argument(
+        "--chunks", action="store_true", help="write Open Interpreter-style start/end chunks"
+    )
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=None,
+        help="on a terminal, save images and HTML here (default: a new temporary folder)",
+    )
+
+
+def _batch_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    formatter = argparse.RawDescriptionHelpFormatter
+    run = sub.add_parser(
+        "run",
+        help="execute the assistant code messages of a JSON-lines file",
+        description=RUN_DESCRIPTION,
+        epilog=EXIT_STATUSES,
+        formatter_class=formatter,
+    )
+    run.add_argument("file", nargs="?", help="JSON lines of LMC messages; - or nothing: stdin")
+    _batch_options(run)
+    run.set_defaults(func=cmd_run)
+    demo = sub.add_parser(
+        "demo",
+        help="run the demo that ships with the package, as lmc run does",
+        description="Run the packaged demo (Python, shell, JavaScript, R, HTML) as lmc run "
+        "does; the languages not installed here are skipped with a note.",
+        epilog=EXIT_STATUSES,
+        formatter_class=formatter,
+    )
+    _batch_options(demo)
+    demo.set_defaults(func=cmd_demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the ``lmc`` command; each subcommand sets ``func`` (and ``extra``)."""
+    parser = argparse.ArgumentParser(prog="lmc", description="The computer for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"lmc-runtime {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _batch_commands(sub)
+    sub.add_parser("languages", help="list languages and whether they run here").set_defaults(
+        func=cmd_languages
+    )
+    sub.add_parser("setup", help="install the system packages that are missing").set_defaults(
+        func=cmd_setup
+    )
+    bench = sub.add_parser("bench", help="measure against raw jupyter-client")
+    bench.add_argument("--quick", action="store_true", help="fewer samples")
+    bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    bench.add_argument("--only", choices=["memory"], help=argparse.SUPPRESS)
+    bench.set_defaults(func=cmd_bench)
+    from ..repl import add_arguments as configure_repl
+    from ..service.command import configure_parser as configure_serve
+
+    repl = sub.add_parser("repl", help="an interactive REPL: type code, watch it run")
+    configure_repl(repl)
+    repl.set_defaults(extra="repl")
+    serve = sub.add_parser("serve", help="run the sandboxed HTTP and WebSocket service")
+    configure_serve(serve)
+    serve.set_defaults(extra="serve")
+    return parser
