@@ -150,6 +150,31 @@ _lmc_install()
 del _lmc_install
 
 
+def _lmc_install_displays() -> None:
+    """Image.show() as a display, and chart data beside each matplotlib figure
+    (``lmc_displays.py`` beside this file says how; it imports neither PIL nor
+    matplotlib)."""
+    import importlib.util
+    import os
+
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None or getattr(ip, "kernel", None) is None:
+        return
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_displays.py")
+    spec = importlib.util.spec_from_file_location("_lmc_displays", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.install(ip)
+
+
+_lmc_install_displays()
+del _lmc_install_displays
+
+
 def _lmc_install_env() -> None:
     """Per-execution environment: a request whose metadata carries ``lmc_env``
     (a dict of str) runs with those variables in ``os.environ`` (so its child

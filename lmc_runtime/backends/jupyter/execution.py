@@ -54,7 +54,7 @@ class JupyterExecution(Execution):
                 self._idle = True
             elif item.msg_type == "error" and self.stop_reason is None:
                 self._status = Status.ERROR
-            for message in translate_iopub(item.msg, self.reply_to):
+            for message in await translate_iopub(item.msg, self.reply_to):
                 yield message
         elif item.channel == "shell" and item.msg_type == "execute_reply":
             # After exit() the kernel is ended instead: the run ends with that.

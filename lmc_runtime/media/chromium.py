@@ -1,0 +1,87 @@
+"""SVG to PNG by a screenshot in headless Chromium, the renderer of last resort.
+
+The SVG is shown as an ``<img>`` of a ``data:`` URL: in an image, a browser
+runs no script of the document and loads nothing outside it, and Chromium
+itself runs offline (see :mod:`lmc_runtime.backends.html.chromium`). The
+window is the picture's size; the screenshot is cropped to it.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import shutil
+import tempfile
+from pathlib import Path
+
+import anyio
+from PIL import Image
+
+from ..backends.base import SessionSettings
+from ..backends.hostfs import HostDir
+from ..backends.html.chromium import chromium_argv, find_chromium, take_screenshot
+from .limits import MediaLimits
+from .svg import RenderFailed, SvgSource
+from .svg_size import SvgSize
+
+__all__ = ["ChromiumSvg"]
+
+#: What a browser makes of an SVG image that gives no size.
+_DEFAULT_SIZE = SvgSize(300, 150)
+_PAGE = (
+    "<!doctype html><html><head><meta charset='utf-8'><style>"
+    "html,body{{margin:0;padding:0;background:#fff;overflow:hidden}}"
+    "img{{display:block;width:{w}px;height:{h}px}}</style></head>"
+    "<body><img alt='' src='data:image/svg+xml;base64,{data}'></body></html>"
+)
+
+
+def _crop(png: bytes, size: tuple[int, int]) -> bytes:
+    with Image.open(io.BytesIO(png)) as shot:
+        if shot.size == size:
+            return png
+        out = io.BytesIO()
+        shot.crop((0, 0, *size)).save(out, format="PNG")
+        return out.getvalue()
+
+
+class ChromiumSvg:
+    """Headless Chromium, one process per picture."""
+
+    name = "Chromium"
+
+    def __init__(self, chromium: str | None = None) -> None:
+        self.chromium = chromium
+
+    def available(self) -> bool:
+        return find_chromium(self.chromium) is not None
+
+    async def render(self, source: SvgSource, limits: MediaLimits) -> bytes:
+        chromium = find_chromium(self.chromium)
+        if chromium is None:
+            raise RenderFailed("Chromium was not found")
+        size = (source.size or _DEFAULT_SIZE).pixels()
+        data = base64.b64encode(source.text.encode("utf-8")).decode("ascii")
+        page_text = _PAGE.format(w=size[0], h=size[1], data=data)
+        folder = Path(await anyio.to_thread.run_sync(tempfile.mkdtemp, "", "lmc-svg-"))
+        try:
+            page = folder / "page.html"
+            await anyio.to_thread.run_sync(page.write_text, page_text, "utf-8")
+            argv = chromium_argv(chromium, page, folder / "svg.png", folder / "profile", size)
+            settings = SessionSettings(cwd=folder, work_dir=folder)
+            with HostDir(folder) as where:
+                shot = await take_screenshot(
+                    argv,
+                    where,
+                    "svg.png",
+                    folder / "chromium.log",
+                    settings,
+                    timeout=limits.timeout,
+                    stop=anyio.Event(),
+                )
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
+        if shot.png is None:
+            raise RenderFailed(f"Chromium made no picture: {shot.problem}")
+        return await anyio.to_thread.run_sync(_crop, shot.png, size)
