@@ -29,16 +29,15 @@ class _NotInstalled(MetaPathFinder):
 sys.meta_path.insert(0, _NotInstalled())
 """
 
-#: Every top-level package an extra brings.
-EXTRA_PACKAGES = (
+#: The top-level packages only the extras bring. (prompt_toolkit and Pygments come
+#: with IPython, which ipykernel needs, so a kernel cannot start without them.)
+EXTRA_ONLY_PACKAGES = (
     "fastapi",
     "starlette",
     "uvicorn",
     "websockets",
     "httpx",
     "rich",
-    "prompt_toolkit",
-    "pygments",
     "matplotlib",
     "numpy",
 )

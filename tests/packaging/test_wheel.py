@@ -1,0 +1,130 @@
+"""The wheel: what it holds, and a fresh venv with it installed and no extras, run from
+outside the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+import lmc_runtime
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Packages that only extras bring; the light install must have none of them.
+NOT_IN_THE_LIGHT_INSTALL = {
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "websockets",
+    "httpx",
+    "rich",
+    "matplotlib",
+    "numpy",
+}
+
+
+@dataclass(frozen=True)
+class Installed:
+    wheel: Path
+    venv: Path
+    outside: Path  # a working directory outside the repository
+
+    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        return subprocess.run(
+            args,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            cwd=self.outside,
+            env=env,
+        )
+
+
+def _checked(args: list[str], cwd: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PIP_NO_CACHE_DIR", "PYTHONPATH")}
+    done = subprocess.run(
+        args, capture_output=True, text=True, timeout=600, check=False, cwd=cwd, env=env
+    )
+    assert done.returncode == 0, (args, done.stdout[-3000:], done.stderr[-3000:])
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    root = tmp_path_factory.mktemp("packaging")
+    assert not root.resolve().is_relative_to(REPO)
+    dist, venv, outside = root / "dist", root / "venv", root / "elsewhere"
+    outside.mkdir()
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    _checked([*pip, "wheel", "-q", "--no-deps", "-w", str(dist), str(REPO)], root)
+    (wheel,) = dist.glob("lmc_runtime-*.whl")
+    _checked([sys.executable, "-m", "venv", str(venv)], root)
+    venv_pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
+    _checked([*venv_pip, "install", "-q", str(wheel)], outside)  # the pip cache is reused
+    yield Installed(wheel, venv, outside)
+
+
+@pytest.mark.timeout(900)
+def test_the_wheel_holds_the_license_the_demo_and_one_version(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = wheel.namelist()
+        (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        metadata = Parser().parsestr(wheel.read(metadata_name).decode())
+        licenses = [n for n in names if n.endswith("/LICENSE")]
+        assert licenses and b"MIT License" in wheel.read(licenses[0])
+    assert "lmc_runtime/demo/demo.jsonl" in names
+    assert metadata["Version"] == lmc_runtime.__version__
+    assert {"serve", "repl", "agent", "plot", "all", "test"} <= set(
+        metadata.get_all("Provides-Extra") or []
+    )
+    urls = " ".join(metadata.get_all("Project-URL") or [])
+    assert "https://github.com/lmc-runtime/lmc-runtime" in urls
+
+
+@pytest.mark.timeout(900)
+def test_the_light_install_has_no_extra(installed: Installed) -> None:
+    done = installed.run("pip", "list", "--format=json", "--disable-pip-version-check")
+    assert done.returncode == 0, done.stderr
+    names = {entry["name"].lower().replace("_", "-") for entry in json.loads(done.stdout)}
+    assert "lmc-runtime" in names
+    assert names & NOT_IN_THE_LIGHT_INSTALL == set()
+
+
+@pytest.mark.timeout(900)
+def test_lmc_version_and_the_demo_run_from_the_light_install(installed: Installed) -> None:
+    version = installed.run("lmc", "--version")
+    assert version.returncode == 0, version.stderr
+    assert version.stdout == f"lmc-runtime {lmc_runtime.__version__}\n"
+    demo = installed.run("lmc", "demo")
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    out = [json.loads(line) for line in demo.stdout.splitlines()]
+    assert any(m["in_reply_to"] == "m1" and m["content"] == "9222500" for m in out), out[:5]
+    assert any(m["in_reply_to"] == "m3" and m["type"] == "image" for m in out)
+
+
+@pytest.mark.timeout(900)
+def test_a_computer_round_trip_in_the_light_install(installed: Installed) -> None:
+    code = (
+        "from lmc_runtime import Computer\n"
+        "with Computer() as computer:\n"
+        "    for reply in computer.run(('python', 'print(1+1)')):\n"
+        "        if reply.format == 'output':\n"
+        "            print(repr(reply.content))\n"
+    )
+    done = installed.run("python", "-c", code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "'2\\n'\n"
