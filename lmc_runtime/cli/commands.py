@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..computer import Computer
+from .extras import require_extra
 from .sinks import write_json
 
 __all__ = ["cmd_bench", "cmd_languages", "cmd_setup"]
@@ -36,7 +37,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    """The benchmark; its plot row needs matplotlib in the kernel, which runs on this
+    Python (the ``[plot]`` extra)."""
     from ..bench import format_memory, format_report, run_benchmark, run_memory
+
+    if args.only != "memory":
+        require_extra("lmc bench", "plot")
 
     if args.only == "memory":
         from dataclasses import asdict

@@ -13,6 +13,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "serve": ("fastapi", "starlette", "uvicorn", "websockets"),
     "repl": ("prompt_toolkit", "rich", "pygments"),
     "agent": ("httpx",),
+    "plot": ("matplotlib",),
 }
 
 

@@ -14,11 +14,18 @@ from .lmc_cli import EXTRA_ONLY_PACKAGES, REPO, blocking_env, lmc
 
 @pytest.mark.parametrize(
     ("command", "blocked", "extra"),
-    [("serve", "fastapi", "serve"), ("serve", "uvicorn", "serve"), ("repl", "rich", "repl")],
+    [
+        ("serve", "fastapi", "serve"),
+        ("serve", "uvicorn", "serve"),
+        ("repl", "rich", "repl"),
+        ("bench", "matplotlib", "plot"),
+    ],
 )
 def test_a_command_without_its_extra_names_the_pip_command(
     tmp_path: Path, command: str, blocked: str, extra: str
 ) -> None:
+    done = lmc(command, "--help", env=blocking_env(tmp_path, blocked))
+    assert done.returncode == 0, done.stderr  # its help needs no extra
     done = lmc(command, env=blocking_env(tmp_path, blocked))
     assert done.returncode == 2
     assert done.stderr == (
