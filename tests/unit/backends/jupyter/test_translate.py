@@ -35,7 +35,9 @@ async def test_error_is_the_traceback_without_ansi() -> None:
 
 @pytest.mark.anyio
 async def test_error_without_traceback_still_says_what_happened() -> None:
-    (out,) = await translate_iopub(iopub("error", ename="KeyError", evalue="'k'", traceback=[]), "r")
+    (out,) = await translate_iopub(
+        iopub("error", ename="KeyError", evalue="'k'", traceback=[]), "r"
+    )
     assert out.content == "KeyError: 'k'\n"
 
 
