@@ -47,6 +47,7 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("slirp4netns", "slirp4netns", "network access of `lmc serve --allow-network`"),
     SystemPackage("iptables", "iptables-restore", "network access of `lmc serve --allow-network`"),
     SystemPackage("chromium", "chromium", "screenshots of HTML output"),
+    SystemPackage("libcairo2", "", "SVG displays rendered by cairosvg (pip install cairosvg)"),
     SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
     SystemPackage("zsh", "zsh", "the zsh shell backend"),
     SystemPackage("default-jdk-headless", "jshell", "the Java language (jshell)"),
