@@ -21,7 +21,8 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: Packages that only extras bring; the light install must have none of them.
+#: Packages that only extras bring; the light install must have none of them. (Not
+#: prompt_toolkit or Pygments: IPython, which ipykernel needs, brings them.)
 NOT_IN_THE_LIGHT_INSTALL = {
     "fastapi",
     "starlette",
