@@ -13,9 +13,8 @@ types stands for it (:func:`choose`), in this order:
    (``application/vnd.*``: widgets, plot specs) included;
 5. otherwise a note naming the types that could not be shown.
 
-A ``text/plain`` that only follows (after HTML, or after a note that a picture
-could not be shown) is left out when it is a bare default repr
-(``<x.Y object at 0x...>``), which says nothing.
+The ``text/plain`` that follows a note that a picture could not be shown is
+left out when it is a bare default repr (``<x.Y object at 0x...>``).
 
 A picture whose bundle also carries :data:`CHART_MIME` (the data the Python
 kernel extracts from a matplotlib figure) gets it as ``extras.chart``.
@@ -152,7 +151,11 @@ async def translate_bundle(
     if mime in _PICTURES:
         return await _converted(mime, data, reply_to, svg)
     if mime == "text/html":
-        return [replies.html(_text(data[mime]), reply_to), *_plain(data, reply_to)]
+        plain = data.get("text/plain")
+        html = [replies.html(_text(data[mime]), reply_to)]
+        if plain is None:
+            return html
+        return [*html, replies.output(strip_ansi(_text(plain)), reply_to)]
     if mime == "application/json" or _JSON.fullmatch(mime):
         return [replies.output(_pretty_json(data[mime]), reply_to)]
     return [replies.output(strip_ansi(_text(data[mime])), reply_to)]

@@ -84,11 +84,6 @@ async def test_html_still_wins_over_markdown_and_brings_its_text_plain() -> None
     assert (html.format, text.content) == ("html", "x")
 
 
-async def test_a_default_repr_does_not_follow_the_html() -> None:
-    data = {"text/html": "<b>x</b>", "text/plain": "<IPython.core.display.HTML object>"}
-    assert [m.format for m in await translate_bundle(data, "r")] == ["html"]
-
-
 async def test_json_is_pretty_printed() -> None:
     (out,) = await translate_bundle({"application/json": {"a": [1, "é"]}, "text/plain": "x"}, "r")
     assert out.content == '{\n  "a": [\n    1,\n    "é"\n  ]\n}'
