@@ -1,8 +1,6 @@
-"""Java through ``jshell``: state across runs, the running line, errors with their line.
+"""Java through ``jshell``: the backend, and the run that answers the code's input.
 
-See :mod:`.interpreter` for the process and how a cell is typed into it;
-everything else (turns, deadlines, the stop ladder, restarts) is the core's.
-Only answering the code's input is this backend's own run logic.
+Everything else (turns, deadlines, the stop ladder, restarts) is the core's.
 """
 
 from __future__ import annotations
@@ -18,21 +16,18 @@ from ...replies import Status
 from ..base import Availability, SessionSettings
 from ..core import Execution, Output, SupervisedBackend
 from ..inputs import call_input
-from .interpreter import InputWanted, JshellInterpreter
+from .interpreter import JshellInterpreter
+from .stream import Event
 
 __all__ = ["JSHELL_FLAGS", "JavaBackend", "JshellExecution"]
 
 #: Code runs in jshell's own JVM (one JVM starts, Ctrl-C stops a snippet, System.exit
-#: ends jshell); C1 alone halves the start on small machines; UTF-8 whatever the locale.
+#: ends jshell), which lets the code's environment be set; C1 alone halves the start
+#: on small machines; UTF-8 whatever the locale.
 JSHELL_FLAGS = (
-    "--execution",
-    "local",
-    "-J-XX:TieredStopAtLevel=1",
-    "-J-Dfile.encoding=UTF-8",
-    "-J-Dsun.stdout.encoding=UTF-8",
-    "-J-Dsun.stderr.encoding=UTF-8",
-    "--feedback",
-    "lmc",
+    *("--execution", "local", "-J--add-opens=java.base/java.util=ALL-UNNAMED"),
+    *("-J-XX:TieredStopAtLevel=1", "-J-Dfile.encoding=UTF-8"),
+    *("-J-Dsun.stdout.encoding=UTF-8", "-J-Dsun.stderr.encoding=UTF-8", "--feedback", "lmc"),
 )
 
 
@@ -40,30 +35,29 @@ class JshellExecution(Execution):
     """A run on jshell: a read of ``System.in`` is answered by the input callback."""
 
     async def handle(self, item: Any) -> AsyncIterator[Any]:
-        if not isinstance(item, InputWanted):
-            return
         callback = self.options.on_input
-        assert callback is not None
-        failure = value = ""
+        if not isinstance(item, Event) or callback is None:
+            return
+        prompt = self.route.tail
         try:
             with anyio.fail_after(self.options.input_timeout):
-                value = await call_input(callback, item.prompt)
-        except TimeoutError:
-            failure = "no answer in time"
+                value = await call_input(callback, prompt)
+            line = value.splitlines()[0] if value else ""
         except Exception as exc:  # the caller's callback: any failure stops the run
-            failure = repr(exc)
-        interpreter = self.supervisor.current
-        if not failure and isinstance(interpreter, JshellInterpreter):
+            failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
+        else:
+            interpreter = self.supervisor.current
             try:
-                value = interpreter.answer(self.route.key, value)
+                if isinstance(interpreter, JshellInterpreter):
+                    interpreter.answer(self.route.key, line)
             except (OSError, ValueError) as exc:
                 failure = f"the answer could not be written ({exc})"
-        if failure:  # the stop fails the read, and the run ends interrupted
-            await self.request_stop("input")
-            text = f"input({item.prompt!r}) could not be answered: {failure}"
-            yield replies.notice(text, Status.ERROR, self.reply_to)
-            return
-        yield Output(value + "\n")
+            else:
+                yield Output(line + "\n")
+                return
+        await self.request_stop("input")  # fails the read; the run ends interrupted
+        text = f"input({prompt!r}) could not be answered: {failure}"
+        yield replies.notice(text, Status.ERROR, self.reply_to)
 
 
 class JavaBackend(SupervisedBackend):
@@ -72,12 +66,8 @@ class JavaBackend(SupervisedBackend):
     who = "jshell"
     execution = JshellExecution
 
-    def jshell(self) -> str | None:
-        """The jshell executable, or None."""
-        return shutil.which("jshell")
-
     def availability(self) -> Availability:
-        if self.jshell() is None:
+        if shutil.which("jshell") is None:
             return Availability.no(
                 "jshell is not installed (no `jshell` on PATH): "
                 "apt-get install default-jdk-headless, or run `lmc setup`"
@@ -90,12 +80,12 @@ class JavaBackend(SupervisedBackend):
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> JshellInterpreter:
         prefs = settings.interpreter_dir / "jshell-prefs"
         init = settings.work_dir / "jshell-init.jsh"
-        jshell = self.jshell() or "jshell"
+        jshell = shutil.which("jshell") or "jshell"
         argv = [jshell, *JSHELL_FLAGS, f"-J-Djava.util.prefs.userRoot={prefs}", str(init)]
         return JshellInterpreter(
             settings.command(argv),
             init=init,
             cwd=settings.cwd,
             env=env,
-            startup_timeout=settings.timeouts.startup,
+            startup=settings.timeouts.startup,
         )

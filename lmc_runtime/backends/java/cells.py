@@ -1,13 +1,12 @@
 """A cell of Java cut into the chunks jshell must see whole, and typed so it does.
 
-jshell reads a line at a time and runs what it has as soon as that is a
-complete snippet: a fluent chain whose next line starts with ``.``, an ``else``
-or ``catch`` on a line of its own, or a brace on the next line would run half a
-statement. :func:`plan_cell` looks ahead instead and cuts the cell where the
-code is complete *and* the next line does not go on with it. Each chunk is
-typed so that jshell cannot stop early or wait for more: every line but the
-last ends by opening a comment that the next line closes (``/*`` ... ``*/``),
-and a last line that does not end in ``;`` gets one. Lines keep their numbers.
+jshell runs what it has read as soon as that is a complete snippet, so a chain
+whose next line starts with ``.``, or an ``else`` on a line of its own, would
+run half a statement. :func:`plan_cell` cuts the cell where the code is complete
+*and* the next line does not go on with it. In a chunk, every line but the last
+opens a comment that the next line closes (``/*`` ... ``*/``), so jshell waits
+for the whole; a last line that does not end in ``;`` gets one. Lines keep their
+numbers.
 """
 
 from __future__ import annotations
@@ -33,10 +32,9 @@ _CONTROL = frozenset({"if", "for", "while", "switch", "synchronized", "catch"})
 #: Words after which a statement cannot end.
 _OPEN_WORDS = frozenset(
     {
-        *("new", "else", "do", "try", "finally", "throw", "import", "package"),
-        *("extends", "implements", "permits", "throws", "instanceof"),
-        *("class", "interface", "enum", "public", "private", "protected", "static"),
-        *("final", "abstract"),
+        *("new", "else", "do", "try", "finally", "throw", "import", "package", "extends"),
+        *("implements", "permits", "throws", "instanceof", "class", "interface", "enum"),
+        *("public", "private", "protected", "static", "final", "abstract"),
     }
 )
 #: What ends a statement that is complete as it stands.
@@ -44,12 +42,11 @@ _ENDS = frozenset({")", "]", "}", ";", "++", "--"})
 #: A line starting with one of these goes on with the statement before it.
 _GOES_ON = frozenset(
     {
-        *(".", ")", "]", "{", "?", ":", "->", ",", "::", "=", "&&", "||", "&", "|", "^"),
-        *("+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">="),
-        *("else", "catch", "finally", "instanceof", "extends", "implements", "throws", "permits"),
+        *(".", ")", "]", "{", "?", ":", "->", ",", "::", "=", "&&", "||", "&", "|", "^", "+", "-"),
+        *("*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "else", "catch", "finally"),
+        *("instanceof", "extends", "implements", "throws", "permits"),
     }
 )
-_PAIRS = {")": "(", "]": "[", "}": "{"}
 #: Control characters, which the terminal would act on, become Java's own escapes.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -150,7 +147,8 @@ def _wants_more(tokens: list[_Tok]) -> bool:
     return not word and last not in _ENDS
 
 
-def _typed(lines: list[str], first: int, last: int, scan: _Scan, semicolon: bool) -> list[str]:
+def _chunk(lines: list[str], first: int, last: int, scan: _Scan, toks: list[_Tok]) -> Chunk:
+    semicolon = toks[-1].text != ";" and (toks[-1].text != "}" or _wants_more(toks))
     typed = []
     for index in range(first, last + 1):
         line = lines[index]
@@ -163,12 +161,6 @@ def _typed(lines: list[str], first: int, last: int, scan: _Scan, semicolon: bool
         if index > first and index - 1 not in scan.spans:
             line = "*/" + line
         typed.append(line)
-    return typed
-
-
-def _chunk(lines: list[str], first: int, last: int, scan: _Scan, toks: list[_Tok]) -> Chunk:
-    semicolon = toks[-1].text != ";" and (toks[-1].text != "}" or _wants_more(toks))
-    typed = _typed(lines, first, last, scan, semicolon)
     return Chunk(first + 1, tuple(lines[first : last + 1]), tuple(typed))
 
 
@@ -186,7 +178,8 @@ def plan_cell(code: str) -> Plan:
     stack: list[tuple[str, int]] = []
     position = 0
     for index in range(len(lines)):
-        if start is None and (index in scan.starts or _has_token(scan, position, index)):
+        here = position < len(scan.tokens) and scan.tokens[position].line == index
+        if start is None and (index in scan.starts or here):
             start, taken = index, []
         while position < len(scan.tokens) and scan.tokens[position].line == index:
             tok = scan.tokens[position]
@@ -194,7 +187,7 @@ def plan_cell(code: str) -> Plan:
             position += 1
             if tok.text in "([{":
                 stack.append((tok.text, tok.line))
-            elif tok.text in _PAIRS and stack:
+            elif tok.text in ")]}" and stack:
                 stack.pop()
         if start is None or index in scan.spans or (stack and index not in scan.unclosed):
             continue
@@ -211,14 +204,6 @@ def plan_cell(code: str) -> Plan:
         start, stack = None, []
     if start is not None and taken and stack:
         opened, line = stack[-1]
-        return Plan(
-            problem=(
-                line + 1,
-                f"reached end of input while parsing: this '{opened}' is never closed",
-            )
-        )
+        problem = f"reached end of input while parsing: this '{opened}' is never closed"
+        return Plan(problem=(line + 1, problem))
     return Plan(tuple(chunks))
-
-
-def _has_token(scan: _Scan, position: int, index: int) -> bool:
-    return position < len(scan.tokens) and scan.tokens[position].line == index

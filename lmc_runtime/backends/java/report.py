@@ -1,9 +1,9 @@
 """jshell's errors and exceptions, told with the lines of the user's cell.
 
-A compile error comes as ``Error:``, its message, the source line and a caret
-line; it is told as ``Error at line N:`` with the line as the user wrote it.
-An exception's frames name snippets (``at f (#3:2)``): those of this run
-become ``(line N)``, those of an earlier run ``(line N of an earlier run)``.
+A compile error (``Error:``, its message, the source line, a caret line) is told
+as ``Error at line N:`` with the line as the user wrote it. An exception's frames
+name snippets (``at f (#3:2)``): those of this run become ``(line N)``, those of
+an earlier run ``(line N of an earlier run)``.
 """
 
 from __future__ import annotations
@@ -21,30 +21,21 @@ _FRAME = re.compile(r"\(#(\d+):(\d+)\)")
 _KEPT = 10_000
 
 
-class Snippets:
-    """Where each snippet begins: its run and the line of that run's cell."""
-
-    def __init__(self) -> None:
-        self._lines: OrderedDict[int, tuple[object, int]] = OrderedDict()
+class Snippets(OrderedDict[int, tuple[object, int]]):
+    """Where each snippet begins: its run and the line of that run's cell (the last few)."""
 
     def record(self, ids: range, run: object, line: int) -> None:
         for snippet in ids:
-            self._lines[snippet] = (run, line)
-        while len(self._lines) > _KEPT:
-            self._lines.popitem(last=False)
-
-    def find(self, snippet: int) -> tuple[object, int] | None:
-        return self._lines.get(snippet)
+            self[snippet] = (run, line)
+        while len(self) > _KEPT:
+            self.popitem(last=False)
 
 
 class Report:
     """Turns what jshell said about one chunk into lines for the user."""
 
     def __init__(self, chunk: Chunk, first_id: int, run: object, snippets: Snippets) -> None:
-        self._chunk = chunk
-        self._first_id = first_id
-        self._run = run
-        self._snippets = snippets
+        self._chunk, self._first_id, self._run, self._snippets = chunk, first_id, run, snippets
         self._error: list[str] = []
 
     def said(self, text: str) -> list[str]:
@@ -57,9 +48,7 @@ class Report:
     def flush(self) -> list[str]:
         """An error that never got its caret line, as it is."""
         lines, self._error = self._error, []
-        if not lines:
-            return []
-        return [f"Error at line {self._chunk.first}:", *lines[1:]]
+        return [f"Error at line {self._chunk.first}:", *lines[1:]] if lines else []
 
     def _error_lines(self) -> list[str]:
         *head, shown, caret = self._error
@@ -81,9 +70,8 @@ class Report:
         snippet, offset = int(match.group(1)), int(match.group(2)) - 1
         if snippet >= self._first_id:
             return f"(line {self._chunk.first + offset})"
-        found = self._snippets.find(snippet)
-        if found is None:
+        if snippet not in self._snippets:
             return match.group()
-        run, line = found
+        run, line = self._snippets[snippet]
         later = "" if run == self._run else " of an earlier run"
         return f"(line {line + offset}{later})"

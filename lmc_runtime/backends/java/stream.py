@@ -1,15 +1,12 @@
-"""What jshell writes to its terminal: the code's output, and tagged words.
+"""What jshell writes to its terminal: the code's output, and tagged events.
 
-jshell runs in a feedback mode of ours (see :func:`init_script`) that wraps
-everything it says itself in OSC tags carrying the session's random token:
-``ESC ] lmc ; TOKEN ; p<id> BEL`` is the prompt (jshell is ready, and ``id`` is
-the number its next snippet gets); each line of an error or exception sits
-between an ``e`` (or, for a note, ``n``) tag and an ``f`` tag. What the code
-writes to ``System.err`` sits between ``x`` and ``f`` tags (see
-:func:`setup_snippet`), so both streams keep their order. The code's standard
-input prints an ``i`` tag when it wants a line, and the line that
-re-synchronizes after an interrupt prints ``s<n>``. Untagged text is the
-code's own output. :class:`TagParser` splits the byte stream accordingly.
+jshell runs in a feedback mode of ours (:func:`init_script`) that wraps what it
+says itself in OSC tags carrying the session's token: ``ESC ] lmc ; TOKEN ;
+p<id> BEL`` is the prompt (``id``: the number of its next snippet); a line of an
+error sits between ``e`` (a note: ``n``) and ``f``; what the code writes to
+``System.err`` between ``x`` and ``f``. The code's ``System.in`` prints ``i``
+when it wants a line; a re-synchronizing line prints ``s<n>``. Untagged text is
+the code's stdout.
 """
 
 from __future__ import annotations
@@ -17,73 +14,81 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = [
-    "Err",
-    "Event",
-    "Prompt",
-    "Said",
-    "Synced",
-    "TagParser",
-    "Wants",
-    "abort_word",
-    "eof_word",
-    "init_script",
-    "setup_snippet",
-    "sync_snippet",
-]
+__all__ = ["Event", "TagParser", "env_snippet", "init_script", "setup_snippet", "sync_snippet"]
 
 #: What is kept of one line jshell says.
 _SAID_LIMIT = 64 * 1024
 #: What jshell's line reader writes after a prompt on a dumb terminal.
 _AFTER_PROMPT = b" \x08"
+_KINDS = {b"p": "prompt", b"s": "sync", b"i": "input", b"e": "error", b"n": "note"}
 
 
 @dataclass(frozen=True)
-class Prompt:
-    """jshell is ready for input; its next snippet will be number ``snippet``."""
+class Event:
+    """``out``/``err``: the code's text; ``error``/``note``: a line jshell said;
+    ``prompt`` (``n``: the next snippet's number), ``sync`` (``n``), ``input``."""
 
-    snippet: int
-
-
-@dataclass(frozen=True)
-class Said:
-    """One line jshell said itself: part of an error (``error``) or a note."""
-
-    text: str
-    error: bool
-
-
-@dataclass(frozen=True)
-class Err:
-    """Text the code wrote to ``System.err``."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Synced:
-    """The re-synchronizing line ``n`` ran: prompts from before it are stale."""
-
-    n: int
-
-
-@dataclass(frozen=True)
-class Wants:
-    """The code is reading standard input and waits for a line."""
-
-
-Event = str | Err | Prompt | Said | Synced | Wants
+    kind: str
+    text: str = ""
+    n: int = 0
 
 
 def _tag(token: str, body: str) -> str:
     return f"\x1b]lmc;{token};{body}\x07"
 
 
+def _java(text: str) -> str:
+    """``text`` as a Java string literal."""
+    return json.dumps(text)
+
+
+_SETUP = """
+System.setIn(new InputStream() {
+  InputStream up; byte[] buf = {}; int pos;
+  public int read() throws IOException {
+    byte[] one = new byte[1]; return read(one, 0, 1) < 0 ? -1 : one[0] & 255; }
+  public synchronized int read(byte[] b, int off, int len) throws IOException {
+    if (len == 0) return 0;
+    if (pos >= buf.length) {
+      System.out.print(ASK); System.out.flush();
+      if (up == null) up = new FileInputStream(FIFO);
+      ByteArrayOutputStream line = new ByteArrayOutputStream(); int kind = up.read(), c;
+      while ((c = up.read()) >= 0 && c != 10) line.write(c);
+      if (kind == '!') throw new InterruptedIOException("the input was not given");
+      if (c < 0 || kind != '=') return -1;
+      line.write(10); buf = line.toByteArray(); pos = 0; }
+    int n = Math.min(len, buf.length - pos); System.arraycopy(buf, pos, b, off, n);
+    pos += n; return n; } });
+System.setErr(new PrintStream(new OutputStream() {
+  final PrintStream out = System.out;
+  public void write(int b) { write(new byte[] {(byte) b}, 0, 1); }
+  public void write(byte[] b, int off, int len) { synchronized (out) {
+    out.print(ERR); out.write(b, off, len); out.print(END); out.flush(); } }
+}, true, java.nio.charset.StandardCharsets.UTF_8));
+class ENV {
+  static Map<String, String> saved = new HashMap<>();
+  @SuppressWarnings("unchecked") static Map<String, String> env() throws Exception {
+    var m = Class.forName("java.util.Collections$UnmodifiableMap").getDeclaredField("m");
+    m.setAccessible(true); return (Map<String, String>) m.get(System.getenv()); }
+  static void put(Map<String, String> env, String k, String v) {
+    if (v == null) env.remove(k); else env.put(k, v); }
+  static void set(String... kv) throws Exception {
+    var env = env();
+    for (int i = 0; i < kv.length; i += 2) {
+      if (!saved.containsKey(kv[i])) saved.put(kv[i], env.get(kv[i]));
+      put(env, kv[i], kv[i + 1]); } }
+  static void restore() throws Exception {
+    var env = env(); saved.forEach((k, v) -> put(env, k, v)); saved.clear(); } }
+"""
+
+
 def init_script(token: str) -> str:
     """The jshell commands that set up the ``lmc`` feedback mode (run from a load file)."""
     error, note, end = _tag(token, "e"), _tag(token, "n"), _tag(token, "f")
+    unresolved = "{name} cannot be used until{unresolved} is declared"
     defined = "defined,notdefined-added,modified,replaced-primary"
     return "\n".join(
         [
@@ -91,10 +96,8 @@ def init_script(token: str) -> str:
             f'/set prompt lmc "{_tag(token, "p%s")}" "{_tag(token, "c%s")}"',
             f'/set format lmc errorpre "{error}"',
             f'/set format lmc errorpost "{end}"',
-            f'/set format lmc display "{note}note: {{name}} cannot be used until'
-            f'{{unresolved}} is declared{end}" {defined}',
-            f'/set format lmc display "{error}{{name}} cannot be used until'
-            f'{{unresolved}} is declared{end}" used',
+            f'/set format lmc display "{note}note: {unresolved}{end}" {defined}',
+            f'/set format lmc display "{error}{unresolved}{end}" used',
             "/set truncation lmc 100000",
             "",
         ]
@@ -102,64 +105,29 @@ def init_script(token: str) -> str:
 
 
 def setup_snippet(token: str, fifo: str) -> str:
-    """Java (one line) that sets up the code's ``System.in`` and ``System.err``.
-
-    ``System.in`` prints an ``i`` tag when it needs a line, then reads one from
-    ``fifo``: :func:`eof_word` reads as the end of input, :func:`abort_word`
-    fails the read. ``System.err`` writes to the terminal between ``x`` and
-    ``f`` tags.
-    """
-    ask, err, end = (_escaped(_tag(token, body)) for body in "ixf")
-    utf8 = "java.nio.charset.StandardCharsets.UTF_8"
-    stdin = (
-        "System.setIn(new InputStream() { InputStream up; byte[] buf = {}; int pos; "
-        "public int read() throws IOException { byte[] one = new byte[1]; "
-        "return read(one, 0, 1) < 0 ? -1 : one[0] & 255; } "
-        "public synchronized int read(byte[] b, int off, int len) throws IOException { "
-        "if (len == 0) return 0; "
-        f'if (pos >= buf.length) {{ System.out.print("{ask}"); System.out.flush(); '
-        f"if (up == null) up = new FileInputStream({json.dumps(fifo)}); "
-        "ByteArrayOutputStream line = new ByteArrayOutputStream(); int c; "
-        "while ((c = up.read()) >= 0 && c != 10) line.write(c); "
-        f"String got = line.toString({utf8}); "
-        f'if (c < 0 || got.equals("{eof_word(token)}")) return -1; '
-        f'if (got.equals("{abort_word(token)}")) '
-        'throw new InterruptedIOException("the input was not given"); '
-        "line.write(10); buf = line.toByteArray(); pos = 0; } "
-        "int n = Math.min(len, buf.length - pos); System.arraycopy(buf, pos, b, off, n); "
-        "pos += n; return n; } });"
-    )
-    stderr = (
-        "System.setErr(new PrintStream(new OutputStream() { final PrintStream out = System.out; "
-        "public void write(int b) { write(new byte[] {(byte) b}, 0, 1); } "
-        "public void write(byte[] b, int off, int len) { synchronized (out) { "
-        f'out.print("{err}"); out.write(b, off, len); out.print("{end}"); out.flush(); }} }} '
-        f"}}, true, {utf8}));"
-    )
-    return f"{stdin} {stderr}"
+    """Java (one line) typed at the first prompt: the code's ``System.in`` (lines from
+    ``fifo``: ``=`` and the line, ``.`` its end, ``!`` a failed read), its ``System.err``,
+    and the class that sets and restores environment variables."""
+    setup = " ".join(line.strip() for line in _SETUP.splitlines())
+    setup = setup.replace("ENV", f"LmcEnv_{token}")
+    for word, body in (("ASK", "i"), ("ERR", "x"), ("END", "f")):
+        setup = setup.replace(word, _java(_tag(token, body)))
+    return setup.replace("FIFO", _java(fifo)).strip()
 
 
-def eof_word(token: str) -> str:
-    """The line that the code's standard input reads as its end."""
-    return f"lmc-end-of-input-{token}"
+def env_snippet(token: str, env: Mapping[str, str]) -> str:
+    """Java that sets ``env`` until :func:`sync_snippet` restores it."""
+    return f"LmcEnv_{token}.set({', '.join(_java(s) for pair in env.items() for s in pair)}); "
 
 
-def abort_word(token: str) -> str:
-    """The line that makes the code's read of its standard input fail."""
-    return f"lmc-no-input-{token}"
-
-
-def _escaped(text: str) -> str:
-    return text.replace("\x1b", "\\u001b").replace("\x07", "\\u0007")
-
-
-def sync_snippet(token: str, n: int) -> str:
-    """Java that prints the ``s<n>`` tag."""
-    return f'System.out.print("{_escaped(_tag(token, f"s{n}"))}");'
+def sync_snippet(token: str, n: int, *, restore: bool) -> str:
+    """Java that restores the environment (if ``restore``) and prints the ``s<n>`` tag."""
+    restoring = f"LmcEnv_{token}.restore(); " if restore else ""
+    return f"{restoring}System.out.print({_java(_tag(token, f's{n}'))});"
 
 
 class TagParser:
-    """Bytes from jshell's terminal in, :data:`Event` items out, in order."""
+    """Bytes from jshell's terminal in, :class:`Event` items out, in order."""
 
     def __init__(self, token: str) -> None:
         self._prefix = f"\x1b]lmc;{token};".encode("ascii")
@@ -168,10 +136,9 @@ class TagParser:
         self._err = codecs.getincrementaldecoder("utf-8")("replace")
         self._held = b""
         #: The tag whose text is being read (``e``, ``n``, ``x``), if any, and that text.
-        self._inside = b""
-        self._said = b""
-        #: After a prompt: 1, and 2 once a space came that may start ``" \b"``.
-        self._fresh = 0
+        self._inside = self._said = b""
+        #: Just after a prompt: what jshell writes then is not output.
+        self._fresh = False
 
     def feed(self, data: bytes) -> list[Event]:
         buf, self._held = self._held + data, b""
@@ -182,14 +149,15 @@ class TagParser:
             if match is None and len(buf) - start < len(self._prefix) + 12:
                 break  # perhaps a tag whose end is still to come
             self._text(buf[pos:start], events)
-            if match is None:  # not a tag after all
-                self._text(buf[start : start + 1], events)
-                pos = start + 1
-                continue
-            pos = match.end()
-            self._tagged(match.group(1), events)
+            pos = match.end() if match else start + 1
+            if match:
+                self._tagged(match.group(1), events)
+            else:  # not a tag after all
+                self._text(buf[start:pos], events)
         else:
             start = len(buf) - self._partial(buf[pos:])
+        if self._fresh and len(buf[pos:start]) < 2 and _AFTER_PROMPT.startswith(buf[pos:start]):
+            start = pos  # what follows the prompt may still be jshell's
         self._text(buf[pos:start], events)
         self._held = buf[start:]
         return events
@@ -200,49 +168,35 @@ class TagParser:
         held, self._held = self._held, b""
         self._text(held, events)
         self._tagged(b"f", events)
-        text = self._out.decode(b" " if self._fresh == 2 else b"", final=True)
-        if text:
-            events.append(text)
-        return events
+        text = self._out.decode(b"", final=True)
+        return [*events, Event("out", text)] if text else events
 
     def _tagged(self, body: bytes, events: list[Event]) -> None:
+        kind = body[:1]
         if body in (b"e", b"n", b"x"):
             self._inside, self._said = body, b""
         elif body == b"f":
             if self._inside in (b"e", b"n"):
-                events.append(Said(self._said.decode("utf-8", "replace"), self._inside == b"e"))
+                text = self._said.decode("utf-8", "replace")
+                events.append(Event(_KINDS[self._inside], text))
             self._inside = self._said = b""
-        elif body == b"i":
-            events.append(Wants())
-        elif body[:1] == b"p":
-            events.append(Prompt(int(body[1:])))
-            self._inside, self._fresh = b"", 1
-        elif body[:1] == b"s":
-            events.append(Synced(int(body[1:])))
+        elif kind in (b"p", b"s", b"i"):
+            events.append(Event(_KINDS[kind], n=int(body[1:] or 0)))
+            if kind == b"p":
+                self._inside, self._fresh = b"", True
 
     def _text(self, data: bytes, events: list[Event]) -> None:
         if not data:
             return
-        if self._inside == b"x":
-            text = self._err.decode(data)
-            if text:
-                events.append(Err(text))
-            return
-        if self._inside:
+        if self._inside in (b"e", b"n"):
             self._said = (self._said + data)[:_SAID_LIMIT]
             return
         if self._fresh:
-            if self._fresh == 2:
-                data = data[1:] if data[:1] == b"\x08" else b" " + data
-            elif data == b" ":
-                self._fresh = 2
-                return
-            else:
-                data = data.removeprefix(_AFTER_PROMPT)
-            self._fresh = 0
-        text = self._out.decode(data)
+            data, self._fresh = data.removeprefix(_AFTER_PROMPT), False
+        err = self._inside == b"x"
+        text = (self._err if err else self._out).decode(data)
         if text:
-            events.append(text)
+            events.append(Event("err" if err else "out", text))
 
     def _partial(self, tail: bytes) -> int:
         """How many bytes at the end of ``tail`` may start a tag."""

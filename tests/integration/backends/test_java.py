@@ -203,3 +203,38 @@ def test_only_the_first_line_of_an_answer_is_given_and_echoed() -> None:
     with Computer(on_input=lambda prompt: "first\nsecond") as c:
         result = java_run(c, READ)
     assert (result.status, result.output) == ("ok", "name? first\ngot:[first]\n")
+
+
+SHOW_ENV = 'System.out.println(System.getenv("LMC_NEW") + " " + System.getenv("LMC_OLD"));'
+
+
+def test_env_applies_to_every_line_of_one_run_and_is_restored_after_it() -> None:
+    with Computer(env={"LMC_OLD": "old"}) as c:
+        assert java_run(c, SHOW_ENV).output == "null old\n"
+        env = {"LMC_NEW": 'new "quoted" é', "LMC_OLD": "over"}
+        result = java_run(c, f'System.out.println("first");\n{SHOW_ENV}', env=env)
+        assert (result.status, result.output) == ("ok", 'first\nnew "quoted" é over\n')
+        assert java_run(c, SHOW_ENV).output == "null old\n"
+        unset = java_run(c, 'System.out.println(System.getenv().containsKey("LMC_NEW"));')
+        assert unset.output == "false\n"
+
+
+def test_env_is_restored_after_an_error_and_after_a_timeout(fresh: Computer) -> None:
+    env = {"LMC_NEW": "set"}
+    failing = f'{SHOW_ENV}\nthrow new RuntimeException("boom");'
+    result = java_run(fresh, failing, env=env)
+    assert (result.status, result.output.split("\n")[0]) == ("error", "set null")
+    assert java_run(fresh, SHOW_ENV).output == "null null\n"
+    result = java_run(fresh, f"{SHOW_ENV}\nwhile (true) {{}}", env=env, timeout=2)
+    assert (result.status, result.output.split("\n")[0]) == ("timeout", "set null")
+    assert java_run(fresh, SHOW_ENV).output == "null null\n"
+
+
+def test_a_child_whose_process_builder_environment_is_read_sees_the_env(java: Computer) -> None:
+    code = (
+        'ProcessBuilder pb = new ProcessBuilder("sh", "-c", "echo child:$LMC_NEW");\n'
+        'pb.environment().put("LMC_OTHER", "1");\n'
+        "pb.inheritIO().start().waitFor();"
+    )
+    assert java_run(java, code, env={"LMC_NEW": "seen"}).output == "child:seen\n"
+    assert java_run(java, code).output == "child:\n"

@@ -71,5 +71,5 @@ def test_exception_frames_name_lines_of_this_run_and_of_earlier_runs() -> None:
 def test_snippets_keep_a_bounded_number_of_lines() -> None:
     snippets = Snippets()
     snippets.record(range(1, 20_001), "run", 1)
-    assert snippets.find(1) is None
-    assert snippets.find(20_000) == ("run", 1)
+    assert 1 not in snippets
+    assert snippets[20_000] == ("run", 1)

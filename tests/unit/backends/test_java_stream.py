@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from lmc_runtime.backends.java.stream import (
-    Err,
     Event,
-    Prompt,
-    Said,
-    Synced,
     TagParser,
-    Wants,
+    env_snippet,
     init_script,
     setup_snippet,
 )
@@ -43,18 +39,18 @@ STREAM = (
     + "é".encode()
 )
 EXPECTED: list[Event] = [
-    "hello ",
-    Prompt(1),
-    "out\n",
-    Said("Error:", error=True),
-    Said("bad", error=True),
-    Said("note", error=False),
-    "x",
-    Err("err é\n"),
-    Prompt(2),
-    Wants(),
-    Synced(3),
-    "é",
+    Event("out", "hello "),
+    Event("prompt", n=1),
+    Event("out", "out\n"),
+    Event("error", "Error:"),
+    Event("error", "bad"),
+    Event("note", "note"),
+    Event("out", "x"),
+    Event("err", "err é\n"),
+    Event("prompt", n=2),
+    Event("input"),
+    Event("sync", n=3),
+    Event("out", "é"),
 ]
 
 
@@ -63,10 +59,8 @@ def _joined(events: list[Event]) -> list[Event]:
     out: list[Event] = []
     for event in events:
         last = out[-1] if out else None
-        if isinstance(event, str) and isinstance(last, str):
-            out[-1] = last + event
-        elif isinstance(event, Err) and isinstance(last, Err):
-            out[-1] = Err(last.text + event.text)
+        if last is not None and event.kind == last.kind and event.kind in ("out", "err"):
+            out[-1] = Event(event.kind, last.text + event.text)
         else:
             out.append(event)
     return out
@@ -90,19 +84,19 @@ def test_byte_by_byte() -> None:
 def test_what_only_looks_like_a_tag_is_output() -> None:
     parser = TagParser("tok")
     data = b"\x1b]lmc;other;p1\x07 and \x1b]lmc;tok;zz\x07" + b"." * 40
-    assert "".join(str(e) for e in parser.feed(data) + parser.flush()) == data.decode()
+    assert "".join(e.text for e in parser.feed(data) + parser.flush()) == data.decode()
 
 
 def test_a_space_after_a_prompt_is_output_when_no_backspace_follows() -> None:
     parser = TagParser("tok")
     events = parser.feed(_tag("p1") + b" ") + parser.feed(b"x") + parser.flush()
-    assert _joined(events) == [Prompt(1), " x"]
+    assert _joined(events) == [Event("prompt", n=1), Event("out", " x")]
 
 
 def test_a_stream_that_ends_inside_a_tag_keeps_its_bytes() -> None:
     parser = TagParser("tok")
-    assert parser.feed(b"a\x1b]lm") == ["a"]
-    assert parser.flush() == ["\x1b]lm"]
+    assert parser.feed(b"a\x1b]lm") == [Event("out", "a")]
+    assert parser.flush() == [Event("out", "\x1b]lm")]
 
 
 def test_the_setup_names_the_token_and_the_fifo() -> None:
@@ -111,5 +105,11 @@ def test_the_setup_names_the_token_and_the_fifo() -> None:
     assert "\x1b]lmc;tok;p%s\x07" in script
     java = setup_snippet("tok", "/work/jshell-stdin")
     assert "\n" not in java
-    assert '"/work/jshell-stdin"' in java
-    assert "\\u001b]lmc;tok;i\\u0007" in java
+    assert 'new FileInputStream("/work/jshell-stdin")' in java
+    assert '"\\u001b]lmc;tok;i\\u0007"' in java
+    assert "class LmcEnv_tok " in java
+
+
+def test_environment_values_become_java_string_literals() -> None:
+    java = env_snippet("tok", {"A": 'say "hi"\n', "B": "é\x01"})
+    assert java == 'LmcEnv_tok.set("A", "say \\"hi\\"\\n", "B", "\\u00e9\\u0001"); '
