@@ -5,16 +5,15 @@ deadline (or on ``interrupt()``) the code gets an interrupt; if it has not
 stopped ``interrupt_grace`` seconds later, the backend may try one harder rung
 (:meth:`Execution.escalate`); if it still runs, the interpreter is restarted
 and the run ends saying its state was lost. :meth:`Execution.messages` turns
-the route's items into computer messages: output of one stream is joined while
-more is waiting, active lines are paced, and exactly one final message ends it.
-A backend subclasses this only for what is its own (``handle``, ``escalate``).
+the route's items into computer messages, ending with exactly one final one.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any
 
 import anyio
@@ -26,8 +25,9 @@ from ..base import ExecutionOptions
 from .items import Finished, Gone, Line, Output
 from .pacing import LinePacer
 from .route import Route
+from .stdin import StdinChannel, feed_stdin
 from .supervisor import Supervisor
-from .turns import stop_phrase
+from .turns import Once, stop_phrase
 
 __all__ = ["Execution"]
 
@@ -38,7 +38,11 @@ _NOTHING = object()
 
 
 class Execution:
-    """One run in flight on a :class:`Supervisor`'s interpreter."""
+    """One run in flight on a :class:`Supervisor`'s interpreter.
+
+    A backend subclasses it only for what is its own: ``interrupt_code``,
+    ``escalate``, ``insist``, ``handle``, ``over``, and ``stdin`` to feed.
+    """
 
     #: How the running line is paced (see :class:`~.pacing.LinePacer`).
     dwell = 0.02
@@ -56,8 +60,12 @@ class Execution:
         self.complete = False
         self._abandoned = False
         self._pending: Any = _NOTHING
+        #: The code's stdin and the session whose reads of it the input callback answers.
+        self.stdin: StdinChannel | None = None
+        self.stdin_session = -1
         #: Called once the interpreter is done with this run (or was restarted).
         self.on_finished: Callable[[], None] = lambda: None
+        self._settle = Once(self._settled)
 
     @property
     def who(self) -> str:
@@ -79,8 +87,11 @@ class Execution:
         """A harder rung before a restart; True if one was tried."""
         return False
 
-    async def background(self) -> None:
-        """Work that runs beside the watchdog until the run is over (input feeding)."""
+    async def insist(self) -> None:
+        """Runs beside the ladder once a stop was asked, until the run is over."""
+
+    def over(self) -> None:
+        """The interpreter is done with the run: clean up what it left."""
 
     def handle(self, item: Any) -> AsyncIterator[Any]:
         """A backend's own item as generic items or messages (default: dropped)."""
@@ -99,17 +110,28 @@ class Execution:
                 logger.info("interrupting %s failed", self.who, exc_info=True)
 
     async def watch(self) -> None:
-        """The deadline and the ladder; frees the session once the interpreter is done."""
+        """The deadline and the ladder (beside the stdin feeder, if any); frees the turn."""
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self.background)
+            if self.stdin is None:
                 await self._ladder()
-                tg.cancel_scope.cancel()
+            else:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(feed_stdin, self, self.stdin, self.stdin_session)
+                    await self._ladder()
+                    tg.cancel_scope.cancel()
         except Exception:
             logger.exception("the %s execution watchdog failed", self.who)
         finally:
             if self._abandoned and not self.complete:
                 self._done()
+            self._settle()
+
+    def _settled(self) -> None:
+        try:
+            if self.stdin is not None:
+                self.stdin.close()
+            self.over()
+        finally:
             self.on_finished()
 
     async def _ladder(self) -> None:
@@ -119,7 +141,13 @@ class Execution:
         if finished.is_set():
             return
         await self.request_stop("timeout")
-        grace = self.options.interrupt_grace
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.insist)
+            await self._wait_or_restart()
+            tg.cancel_scope.cancel()
+
+    async def _wait_or_restart(self) -> None:
+        finished, grace = self.route.finished, self.options.interrupt_grace
         with anyio.move_on_after(grace):
             await finished.wait()
         if not finished.is_set() and await self.escalate():
@@ -140,16 +168,23 @@ class Execution:
     # -- the messages ------------------------------------------------------------
 
     async def _next(self) -> Any:
-        """The next item, or a held active line that came due (a ``Line``), or None at the end."""
+        """The next item, a held active line that came due, or None at the end."""
         if self._pending is not _NOTHING:
             item, self._pending = self._pending, _NOTHING
             return item
+        receive = self.route.receive
+        try:
+            return receive.receive_nowait()  # no loop turn while items wait
+        except anyio.WouldBlock:
+            pass
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return None
         due = self.pacer.due_at()
         try:
             if due is None:
-                return await self.route.receive.receive()
+                return await receive.receive()
             with anyio.move_on_after(max(0.0, due - anyio.current_time())):
-                return await self.route.receive.receive()
+                return await receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             return None
         return _NOTHING
@@ -182,12 +217,14 @@ class Execution:
                 item = self.route.gone or Gone(f"{self.who} stopped answering")
             if item is _NOTHING:
                 continue
-            async for message in self._translate(item):
-                if message is None:
-                    return
-                yield message
+            # Closed here, not left to the garbage collector (a task and a wakeup each).
+            async with aclosing(self._translate(item)) as translated:
+                async for message in translated:
+                    if message is None:
+                        return
+                    yield message
 
-    async def _translate(self, item: Any) -> AsyncIterator[Message | None]:
+    async def _translate(self, item: Any) -> AsyncGenerator[Message | None, None]:
         """Messages for ``item``; a None says the run is over."""
         if isinstance(item, Output):
             text = self._coalesce(item)
@@ -198,25 +235,27 @@ class Execution:
             self.pacer.see(item.line, anyio.current_time())
         elif isinstance(item, Message):
             yield item
-        elif isinstance(item, Finished):
+        elif isinstance(item, Finished | Gone):
             self._done()
-            for message in self.finish(item):
-                yield message
-            yield None
-        elif isinstance(item, Gone):
-            self._done()
-            for message in await self.gone(item):
+            ending = self.finish(item) if isinstance(item, Finished) else await self.gone(item)
+            for message in ending:
                 yield message
             yield None
         else:
-            async for handled in self.handle(item):
-                async for result in self._translate(handled):
-                    yield result
+            async for each in self.handle(item):
+                async with aclosing(self._translate(each)) as results:
+                    async for result in results:
+                        yield result
 
     def _done(self) -> None:
-        """The interpreter is done with this run: later events are news for the next."""
+        """The interpreter is done with this run: later events are news for the next.
+
+        A run nobody stopped frees its turn at once; a stopped one once its ladder ends.
+        """
         self.complete = True
         self.supervisor.release(self.route)
+        if self.stop_reason is None:
+            self._settle()
 
     # -- the end -----------------------------------------------------------------
 
@@ -232,14 +271,9 @@ class Execution:
         extras: dict[str, Any] = {**done.extras, "status": done.status}
         if self.stop_reason is not None:
             status = Status.of_stop(self.stop_reason)
+            text = f"{self.stop_phrase()}; {self.who}'s state was kept.{done.note}"
             out.append(
-                replies.notice(
-                    f"{self.stop_phrase()}; {self.who}'s state was kept.{done.note}",
-                    status,
-                    self.reply_to,
-                    state_lost=False,
-                    line=self.line,
-                )
+                replies.notice(text, status, self.reply_to, state_lost=False, line=self.line)
             )
             extras.update(status=status, state_lost=False)
         out.append(replies.active_line(None, self.reply_to, **extras))
@@ -261,24 +295,17 @@ class Execution:
             text += f"State lost; {outcome}."
         if gone.detail:
             text += f"\n{gone.detail}"
-        notice = replies.notice(
-            text,
-            gone.status,
-            self.reply_to,
-            state_lost=True,
-            exit_code=gone.exit_code,
-            line=self.line,
-        )
-        final = replies.active_line(
-            None, self.reply_to, status=gone.status, state_lost=True, exit_code=gone.exit_code
-        )
-        return [notice, final]
+        extras = {"state_lost": True, "exit_code": gone.exit_code}
+        return [
+            replies.notice(text, gone.status, self.reply_to, line=self.line, **extras),
+            replies.active_line(None, self.reply_to, status=gone.status, **extras),
+        ]
 
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-async def _none() -> AsyncIterator[Any]:
+async def _none() -> AsyncGenerator[Any, None]:
     return
     yield

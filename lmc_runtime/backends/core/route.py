@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .items import Finished, Gone, Output
@@ -29,6 +30,8 @@ _LATE_LIMIT = 64 * 1024
 _RETIRED_KEPT = 16
 #: How much of an unfinished output line is kept as the prompt of a read.
 _PROMPT_LIMIT = 400
+#: Items put without waiting before the putter lets other tasks run.
+_YIELD_EVERY = 16
 
 
 class Route:
@@ -50,6 +53,7 @@ class Route:
         self.tail = ""
         #: Set by each piece of output; whoever waits for quiet replaces it.
         self.activity = anyio.Event()
+        self._unyielded = 0
 
     def observe(self, item: Any) -> bool:
         """Whether ``item`` ends the run; backends whose end takes two items override it."""
@@ -64,8 +68,18 @@ class Route:
         if self.observe(item):
             self.finished.set()
             self.attention.set()
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await self._send.send(item)
+        try:
+            self._send.send_nowait(item)  # no loop turn while there is room
+        except anyio.WouldBlock:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await self._send.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return
+        else:
+            self._unyielded += 1
+            if self._unyielded >= _YIELD_EVERY:  # a flood still lets the reader's run go on
+                self._unyielded = 0
+                await anyio.lowlevel.checkpoint()
 
     def end(self, gone: Gone) -> None:
         """The interpreter is gone: what was queued is still read, then the stream ends."""

@@ -22,15 +22,18 @@ import errno
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
 from ... import replies
 from ..inputs import call_input
-from .execution import Execution
 from .items import Output
 from .procs import session_members
 from .turns import first_of
+
+if TYPE_CHECKING:
+    from .execution import Execution
 
 __all__ = ["StdinChannel", "feed_stdin", "make_fifo"]
 

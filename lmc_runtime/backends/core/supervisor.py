@@ -110,6 +110,8 @@ class Supervisor:
 
     async def ensure_ready(self) -> None:
         """Wait for a restart in progress; retry one that failed; refuse once closed."""
+        if self.settled:
+            return
         await self._recovery.wait()
         async with self._lifecycle:  # a restart under way ends first
             pass

@@ -79,7 +79,7 @@ class Turns(Generic[R]):
 
     def __init__(self, spawn: Spawn) -> None:
         self._spawn = spawn
-        self._busy = anyio.Semaphore(1)
+        self._busy = anyio.Semaphore(1, fast_acquire=True)
         self.current: R | None = None
 
     async def take(

@@ -6,16 +6,20 @@ deadlines, the stop ladder, restarts) is the core's.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
+import re
 import shutil
 import signal
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
 
 from ..base import Availability, ExecutionOptions, SessionSettings
-from ..core import Execution, Route, StdinChannel, SupervisedBackend, Supervisor, feed_stdin
+from ..core import Execution, Route, StdinChannel, SupervisedBackend, Supervisor
 from ..core.procs import signal_group
 from ..kernelspecs import kernels_dir
 from .interpreter import NodeInterpreter
@@ -38,23 +42,22 @@ def runner_path() -> Path:
 REINTERRUPT = 0.2
 #: How long a stop request alone may take before a SIGINT follows.
 ASK_FIRST = 0.05
+#: How long ``node --version`` may take, for a node given by its path.
+_PROBE_TIMEOUT = 10.0
 
 
 class NodeExecution(Execution):
     """A run on node: its first line shows at once, then at most 50 lines a second.
 
     A stop is asked again every :data:`REINTERRUPT` seconds until node reports
-    the run over, on the control FIFO and naming the run: a SIGINT that lands
-    just as one statement's ``breakOnSigint`` ends is held back by node and
-    raised later, so a second signal could stop the next run instead.
+    the run over, on the control FIFO and naming the run: a SIGINT that lands as
+    one statement's ``breakOnSigint`` ends is held by node and raised later, so
+    a second signal could stop the next run instead.
 
-    With an input callback, the run holds the write end of node's stdin FIFO
-    and the core's feeder answers reads there. To stop code blocked in such a
-    read, the interrupt spares the read (see :mod:`.interrupt`) and, at the
-    first re-interrupt, the write end closes instead of a second signal: the
-    read returns end-of-input and node ends the code there, never past it.
-    (A read made outside ``breakOnSigint``, after an ``await`` in the same
-    statement, is not ended by node: the code goes on to its next ``await``.)
+    With an input callback, the run holds the write end of node's stdin FIFO.
+    To stop code blocked reading it, the interrupt spares the read (see
+    :mod:`.interrupt`) and at the first re-interrupt the write end closes: the
+    read returns end-of-input and node ends the code there.
     """
 
     dwell = 0.0
@@ -63,12 +66,12 @@ class NodeExecution(Execution):
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
         node = supervisor.current
-        #: The node this run went to, with its stdin's write end (with a callback).
+        #: The node this run went to.
         self.node = node if isinstance(node, NodeInterpreter) else None
-        self.stdin: StdinChannel | None = None
         if options.on_input is not None and self.node is not None:
             try:
                 self.stdin = StdinChannel.writer(self.node.stdin_path)
+                self.stdin_session = self.node.pid
             except OSError:  # node is gone: its watcher says so
                 logger.info("node's stdin could not be opened", exc_info=True)
         #: The interrupt spared a read of the code's stdin.
@@ -77,11 +80,9 @@ class NodeExecution(Execution):
     async def interrupt_code(self) -> None:
         """Ask node to stop this run by name; SIGINT only for code that keeps it busy.
 
-        Code that awaits is stopped by the request alone. A SIGINT that comes
-        while no statement runs is held by node and raised in a later one, so
-        it only goes to code still running after :data:`ASK_FIRST` seconds
-        (synchronous code, which it stops at once); a read of the code's stdin
-        that node is blocked in is spared.
+        A SIGINT while no statement runs is held by node and raised in a later
+        one, so it goes only to code still running after :data:`ASK_FIRST`
+        seconds; a read of the code's stdin node is blocked in is spared.
         """
         node, stdin = self.node, self.stdin
         if node is None or node is not self.supervisor.current:
@@ -106,19 +107,8 @@ class NodeExecution(Execution):
 
         self._spared = await anyio.to_thread.run_sync(interrupt) or self._spared
 
-    async def background(self) -> None:
-        try:
-            async with anyio.create_task_group() as tg:
-                if self.stdin is not None and self.node is not None:
-                    tg.start_soon(feed_stdin, self, self.stdin, self.node.pid)
-                await self._reinterrupt()
-        finally:
-            self._close_stdin()
-
-    async def _reinterrupt(self) -> None:
-        await self.route.attention.wait()
-        target = self.supervisor.current
-        finished = self.route.finished
+    async def insist(self) -> None:
+        target, finished = self.supervisor.current, self.route.finished
         while target is not None and not finished.is_set():
             with anyio.move_on_after(REINTERRUPT):
                 await finished.wait()
@@ -127,31 +117,45 @@ class NodeExecution(Execution):
             if not self._spared and isinstance(target, NodeInterpreter):
                 await target.stop(self.route)
             self._spared = False
-            self._close_stdin()
-
-    def _close_stdin(self) -> None:
-        if self.stdin is not None:
-            self.stdin.close()
+            if self.stdin is not None:
+                self.stdin.close()
 
 
 class NodeBackend(SupervisedBackend):
-    """Sessions on the ``node`` found on PATH."""
+    """Sessions on ``node``: the one on PATH, or the executable at ``node``."""
 
     who = "node"
     execution = NodeExecution
 
-    def node(self) -> str | None:
-        """The node executable, or None."""
-        return shutil.which("node")
+    def __init__(self, node: str | os.PathLike[str] | None = None) -> None:
+        self._node = os.fspath(node) if node is not None else None
+
+    def _problem(self) -> str | None:
+        """Why the chosen node cannot run the runner, or None."""
+        if self._node is None:
+            if shutil.which("node") is None:
+                return "node is not installed (no `node` on PATH): apt-get install nodejs"
+        elif not os.path.isfile(self._node) or not os.access(self._node, os.X_OK):
+            return f"there is no node executable at {self._node}"
+        elif not re.fullmatch(r"v\d+\.\d+\.\d+\S*", self._version):
+            return f"{self._node} is not node (`{self._node} --version` said {self._version!r})"
+        if not runner_path().is_file():
+            return f"its runner {runner_path()} is missing"
+        return None
+
+    @functools.cached_property
+    def _version(self) -> str:
+        """What the node given says to ``--version`` (asked once)."""
+        assert self._node is not None
+        return _version(self._node)
+
+    def executable(self) -> str:
+        """The node to run: the one given, or the one on PATH."""
+        return self._node or shutil.which("node") or "node"
 
     def availability(self) -> Availability:
-        if self.node() is None:
-            return Availability.no(
-                "node is not installed (no `node` on PATH): apt-get install nodejs"
-            )
-        if not runner_path().is_file():
-            return Availability.no(f"its runner {runner_path()} is missing")
-        return Availability.yes()
+        problem = self._problem()
+        return Availability.yes() if problem is None else Availability.no(problem)
 
     def runner_env(self) -> dict[str, str]:
         """Extra environment for the runner (a language it compiles from, say)."""
@@ -161,11 +165,22 @@ class NodeBackend(SupervisedBackend):
         return {**super().environment(settings), "NO_COLOR": "1", **self.runner_env()}
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> NodeInterpreter:
-        node = self.node() or "node"
         return NodeInterpreter(
-            settings.command([node, *NODE_FLAGS, str(runner_path())]),
+            settings.command([self.executable(), *NODE_FLAGS, str(runner_path())]),
             cwd=settings.cwd,
             env=env,
             fifo_dir=settings.work_dir,
             startup_timeout=settings.timeouts.startup,
         )
+
+
+def _version(node: str) -> str:
+    """What ``node --version`` prints (its first line), or why it printed nothing."""
+    try:
+        done = subprocess.run(
+            [node, "--version"], capture_output=True, timeout=_PROBE_TIMEOUT, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"nothing ({exc})"
+    lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    return lines[0] if lines else ""

@@ -1,13 +1,10 @@
 """One run in a shell: the shell's own rungs of the stop ladder, and its stdin.
 
-The core runs the deadline, the ladder, line pacing and the final message.
-What is the shell's: an interrupt goes to the terminal's foreground process
-group (the job running, or the shell itself); a job that ignores it is killed
-while the shell keeps its state; once the run is over, what is left of the
-interrupted job goes too. Without an input callback a cell reads
-``/dev/null``: ``read x`` fails at once, and nothing the runtime types into the
-shell's terminal can be read by user code. With one, each cell reads a FIFO of
-its own, which the core's feeder answers (see :mod:`..core.stdin`).
+An interrupt goes to the terminal's foreground process group (the job, or the
+shell itself); a job that ignores it is killed while the shell keeps its state;
+once the run is over, what is left of an interrupted job goes too. Without an
+input callback a cell reads ``/dev/null``; with one, a FIFO of its own that the
+core's feeder answers.
 """
 
 from __future__ import annotations
@@ -15,12 +12,10 @@ from __future__ import annotations
 import dataclasses
 import signal
 
-import anyio
-
 from ...errors import KernelStartError
 from ...messages import Message
 from ..base import ExecutionOptions
-from ..core import Execution, Finished, Gone, Route, StdinChannel, Supervisor, feed_stdin
+from ..core import Execution, Finished, Gone, Route, StdinChannel, Supervisor
 from ..core.procs import signal_group
 from .interpreter import ShellInterpreter
 
@@ -38,15 +33,13 @@ class ShellExecution(Execution):
         if not isinstance(shell, ShellInterpreter) or not isinstance(route.key, int):
             raise KernelStartError("the shell is not running")
         self.shell = shell
-        self.stdin: StdinChannel | None = None
         if options.on_input is not None:
             self.stdin = StdinChannel.create(shell.stdin_path(route.key))
+            self.stdin_session = shell.pid
         #: The process groups interrupts went to, and the last one tried.
         self.stopped: set[int] = set()
         self._last: int | None = None
         self.job_killed = False
-
-    # -- the ladder ---------------------------------------------------------------
 
     async def interrupt_code(self) -> None:
         """SIGINT to the terminal's foreground group; again if that group just ended."""
@@ -57,10 +50,8 @@ class ShellExecution(Execution):
                 return
 
     async def escalate(self) -> bool:
-        """The code went on (the interrupt came as a job ended): interrupt it again.
-
-        A foreground job that ignores SIGINT gets SIGKILL; the shell itself does not.
-        """
+        """Interrupt again a job that began as the first interrupt came; SIGKILL
+        a foreground job that ignores it (never the shell itself)."""
         group = self.shell.foreground_group()
         if group != self._last:
             await self.interrupt_code()
@@ -70,14 +61,9 @@ class ShellExecution(Execution):
         self.job_killed = signal_group(group, signal.SIGKILL)
         return self.job_killed
 
-    def _leftovers(self) -> None:
-        """The run is over: what is left of interrupted jobs goes; the FIFO closes."""
+    def over(self) -> None:
         for group in self.stopped - {self.shell.pid}:
             signal_group(group, signal.SIGKILL)  # children that ignored SIGINT
-        if self.stdin is not None:
-            self.stdin.close()
-
-    # -- the end ------------------------------------------------------------------
 
     def finish(self, done: Finished) -> list[Message]:
         if self.job_killed:
@@ -89,14 +75,3 @@ class ShellExecution(Execution):
         final = messages[-1]
         final.extras = {**(final.extras or {}), "execution_count": self.route.key}
         return messages
-
-    # -- stdin ------------------------------------------------------------------------
-
-    async def background(self) -> None:
-        """Feeds stdin from the input callback until the run is over, then cleans up."""
-        try:
-            if self.stdin is not None:
-                await feed_stdin(self, self.stdin, self.shell.pid)
-            await anyio.sleep_forever()
-        finally:
-            self._leftovers()
