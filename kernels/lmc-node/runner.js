@@ -3,8 +3,9 @@
 //
 //   node --expose-internals runner.js EVENTS_FIFO CONTROL_FIFO
 //
-// Requests come as JSON lines on CONTROL_FIFO: {"id": 1, "code": "...", "lines": true}, or
-// {"stop": 1}: stop run 1 if it is the one going on (an interrupt that names its run).
+// Requests come as JSON lines on CONTROL_FIFO: {"id": 1, "code": "...", "lines": true}, with
+// "env": {NAME: VALUE} for variables set in process.env for that run only (restored once it is
+// over, however it ended), or {"stop": 1}: stop run 1 if it is the one going on.
 // Everything goes back as JSON lines on EVENTS_FIFO, in the order it happened:
 //   {"k":"r","pid":N}                  ready
 //   {"k":"o"|"e","d":TEXT}             stdout / stderr (console.log, console.error, writes)
@@ -265,12 +266,26 @@ async function runWhole(state, code) {
 
 const STOPPED = Symbol('stopped');
 
+// Sets the run's variables; returns what puts back each one as it was (unset if it was).
+function setEnv(env) {
+  const names = env ? Object.keys(env) : [];
+  const saved = names.map((name) => [name, Object.hasOwn(process.env, name), process.env[name]]);
+  for (const name of names) process.env[name] = env[name];
+  return () => {
+    for (const [name, had, value] of saved) {
+      if (had) process.env[name] = value;
+      else delete process.env[name];
+    }
+  };
+}
+
 async function execute(request) {
   const state = { id: request.id, lines: request.lines !== false, status: 'ok', stopped: false };
   const stopped = new Promise((resolve) => {
     state.stop = () => resolve(STOPPED);
   });
   current = state;
+  const restoreEnv = setEnv(request.env);
   let pending = false;
   try {
     const cell = prepare(state, request.code);
@@ -293,6 +308,7 @@ async function execute(request) {
   // One turn of the event loop: a promise this code rejected and left unhandled is
   // reported as part of this execution.
   await new Promise((resolve) => setImmediate(resolve));
+  restoreEnv();
   current = null;
   const status = state.stopped ? 'interrupted' : state.status;
   emit({ k: 'd', id: state.id, s: status, p: pending });

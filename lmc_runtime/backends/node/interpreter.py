@@ -92,7 +92,9 @@ class NodeInterpreter:
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
         assert isinstance(route.key, int)
-        await self._send(encode_request(route.key, code, lines=options.track_lines))
+        await self._send(
+            encode_request(route.key, code, lines=options.track_lines, env=options.env)
+        )
 
     async def stop(self, route: Route) -> None:
         """Ask the runner to stop run ``route`` if it still runs (never a later one)."""

@@ -1,18 +1,16 @@
 """The line protocol between the runtime and ``kernels/lmc-node/runner.js``.
 
 Requests are JSON lines on the control FIFO; events are JSON lines on the
-events FIFO (see the runner's header for the list). :class:`Decoder` turns the
-bytes read from the events FIFO into events, joining consecutive output of one
-stream so a flood of ``console.log`` lines becomes a few large chunks. Output
-and the end of a request come out as the core's items.
+events FIFO (the runner's header lists them). :class:`Decoder` turns what is
+read there into events, joining consecutive output of one stream.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from ...replies import Status
 from ..core import Finished, Line, Output
@@ -36,24 +34,21 @@ _JOIN_LIMIT = 64 * 1024
 PENDING_NOTE = " Promises and timers it started may still be running."
 
 
-@dataclass(frozen=True)
-class Keyed:
+class Keyed(NamedTuple):
     """An item (a line, the end) of request ``request``."""
 
     request: int
     item: Line | Finished
 
 
-@dataclass(frozen=True)
-class Ready:
-    """The runner is up and reads requests."""
+class Ready(NamedTuple):
+    """The runner (process ``pid``) is up and reads requests."""
 
     pid: int
 
 
-@dataclass(frozen=True)
-class Exiting:
-    """The node process is exiting with ``code`` (``process.exit()``, or its end)."""
+class Exiting(NamedTuple):
+    """Node is exiting with ``code`` (``process.exit()``, or its end)."""
 
     code: int
 
@@ -64,9 +59,14 @@ _STREAMS = {"o": "stdout", "e": "stderr"}
 _STATUSES = {"ok": Status.OK, "error": Status.ERROR, "interrupted": Status.INTERRUPTED}
 
 
-def encode_request(request: int, code: str, *, lines: bool) -> bytes:
-    """One request as the runner reads it: a JSON line."""
-    return (json.dumps({"id": request, "code": code, "lines": lines}) + "\n").encode("utf-8")
+def encode_request(
+    request: int, code: str, *, lines: bool, env: Mapping[str, str] | None = None
+) -> bytes:
+    """One request as the runner reads it: a JSON line; ``env`` is set for it only."""
+    fields: dict[str, Any] = {"id": request, "code": code, "lines": lines}
+    if env:
+        fields["env"] = dict(env)
+    return (json.dumps(fields) + "\n").encode("utf-8")
 
 
 def encode_stop(request: int) -> bytes:

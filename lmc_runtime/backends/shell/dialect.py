@@ -1,33 +1,31 @@
 """What differs between bash, zsh and sh: how to start them and what to tell them.
 
-Every shell gets the same contract from its init script: its prompt is the
-done marker (see :mod:`.protocol`), its continuation prompt is empty, and, where
-the shell has a DEBUG trap, the trap reports the current line of the cell file
-to the side-channel descriptor. A cell runs as ``. CELL <STDIN`` typed at the
-top level (not inside a function, so ``declare`` and ``typeset`` stay global).
+Every shell's prompt is the done marker (see :mod:`.protocol`), its
+continuation prompt is empty, and where the shell has a DEBUG trap, the trap
+reports the line of the cell file to the side-channel descriptor. A cell runs
+as ``. CELL <STDIN`` typed at the top level, so ``declare`` stays global.
 
-User code may set ``PS1`` (a virtualenv's ``activate`` does). bash and zsh
-rebuild the marker prompt in a hook that runs before every prompt: bash's
-``PROMPT_COMMAND`` (read-only), zsh's ``precmd_functions`` (re-armed by each
-cell's line). sh has no such hook, so there ``PS1`` and ``PS2`` are read-only.
-Setting a read-only one is an error the code sees, never a prompt the runtime
-waits for forever.
-
-Job notices ("[1]+ Done ...") of a job that ends between runs belong to no
-run: bash (``set -b``) and zsh print them at once, so they come as late
-output; sh can only print them when the next run starts, so there they are
-dropped (the job's own output still comes).
+Code may set ``PS1`` (a virtualenv's ``activate`` does): bash and zsh rebuild
+the marker prompt in a hook before every prompt (bash's read-only
+``PROMPT_COMMAND``, zsh's ``precmd_functions``, re-armed by each run line); sh
+has no hook, so there ``PS1`` and ``PS2`` are read-only. Job notices of jobs
+that end between runs come as late output in bash (``set -b``) and zsh; sh
+prints them only when the next run starts, so there they are dropped.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from .protocol import marker_prefix
 
-__all__ = ["BashDialect", "Dialect", "ShDialect", "ZshDialect"]
+__all__ = ["BashDialect", "Dialect", "ShDialect", "ZshDialect", "run_env"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _marker(token: str, status: str) -> str:
@@ -50,23 +48,23 @@ class Dialect:
         return f"{self.program} is not installed (apt-get install {self.program})"
 
     def argv(self, path: str) -> list[str]:
-        """The command line of an interactive shell without rc files or line editing."""
+        """An interactive shell without rc files or line editing."""
         return [path, "-i"]
 
     def init_script(self, token: str, ctl_fd: int) -> str:
         """Shell code run once at start, before the first cell."""
         return f"PS1='{_marker(token, '$?')}'\nPS2=''\nPS4='+ '\nunset HISTFILE\nreadonly PS1 PS2\n"
 
-    def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
-        """The one line typed into the PTY to run cell number ``run``."""
-        return f". {shlex.quote(str(cell))} <{shlex.quote(stdin)}\n"
+    def run_line(self, run: int, cell: Path, stdin: str, track: bool, prelude: str = "") -> str:
+        """The line typed to run cell number ``run``, after ``prelude`` (commands and ``; ``)."""
+        return f"{prelude}. {shlex.quote(str(cell))} <{shlex.quote(stdin)}\n"
 
 
 class ShDialect(Dialect):
     """POSIX sh (dash on Debian): no DEBUG trap, so only the final active line."""
 
-    def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
-        return "jobs >/dev/null 2>&1; " + super().run_line(run, cell, stdin, track)
+    def run_line(self, run: int, cell: Path, stdin: str, track: bool, prelude: str = "") -> str:
+        return super().run_line(run, cell, stdin, track, "jobs >/dev/null 2>&1; " + prelude)
 
 
 class _Traced(Dialect):
@@ -75,41 +73,43 @@ class _Traced(Dialect):
     tracks_lines = True
     #: What the run line sets first (zsh re-arms its prompt hook there).
     rearm = ""
+    #: The trap's test that a command comes from the cell file, and how it writes a record.
+    in_cell = ""
+    record = ""
 
-    def run_line(self, run: int, cell: Path, stdin: str, track: bool) -> str:
+    def run_line(self, run: int, cell: Path, stdin: str, track: bool, prelude: str = "") -> str:
         # The trap is set only while tracking: it costs every command some time.
         trap = 'trap "$__lmc_trap" DEBUG' if track else "trap - DEBUG"
-        return (
-            f"{self.rearm}__lmc_n={run} __lmc_l='' __lmc_f={shlex.quote(str(cell))}; {trap}; "
-            + super().run_line(run, cell, stdin, track)
+        ours = f"__lmc_n={run} __lmc_l='' __lmc_f={shlex.quote(str(cell))}; {trap}; "
+        return super().run_line(run, cell, stdin, track, prelude + self.rearm + ours)
+
+    def trap_setup(self, ctl_fd: int) -> str:
+        """The trap's variables: it reports each new line of the cell on ``ctl_fd``."""
+        report = (
+            f'[[ $LINENO == "$__lmc_l" ]] || {{ [[ {self.in_cell} ]] && '
+            f"{{ __lmc_l=$LINENO; {self.record} >&{ctl_fd} 2>/dev/null || :; }}; }}"
         )
+        return f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
 
 
 class BashDialect(_Traced):
     """bash, interactive with job control, ``--noediting``, a DEBUG trap under ``set -T``."""
 
     program = "bash"
+    in_cell = '${BASH_SOURCE-} == "$__lmc_f"'
+    record = 'printf \'%s %s\\n\' "$__lmc_n" "$LINENO"'
 
     def argv(self, path: str) -> list[str]:
         return [path, "--noprofile", "--norc", "--noediting", "-i"]
 
     def init_script(self, token: str, ctl_fd: int) -> str:
-        report = (
-            '[[ $LINENO == "$__lmc_l" ]] || { [[ ${BASH_SOURCE-} == "$__lmc_f" ]] && '
-            f'{{ __lmc_l=$LINENO; printf \'%s %s\\n\' "$__lmc_n" "$LINENO" >&{ctl_fd} '
-            "2>/dev/null || :; }; }"
-        )
         # Before every prompt: keep $?, then the marker prompt, whatever the code set.
-        prompt = (
-            "__lmc_prompt() { __lmc_s=$?; "
-            f"PS1={shlex.quote(marker_prefix(token).decode('ascii'))}\"$__lmc_s\"$'\\a'; "
-            "PS0=''; PS2=''; }\n"
-        )
+        marker = shlex.quote(marker_prefix(token).decode("ascii"))
         return (
             "PS2=''\nPS4='+ '\nunset HISTFILE\n"
-            + prompt
-            + "PROMPT_COMMAND=__lmc_prompt\nreadonly PROMPT_COMMAND\nset +o history\nset -T -b\n"
-            + f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
+            f"__lmc_prompt() {{ __lmc_s=$?; PS1={marker}\"$__lmc_s\"$'\\a'; PS0=''; PS2=''; }}\n"
+            "PROMPT_COMMAND=__lmc_prompt\nreadonly PROMPT_COMMAND\nset +o history\nset -T -b\n"
+            + self.trap_setup(ctl_fd)
         )
 
 
@@ -118,27 +118,38 @@ class ZshDialect(_Traced):
 
     program = "zsh"
     rearm = "precmd_functions=(__lmc_prompt) "
+    in_cell = '${funcsourcetrace[1]-} == "$__lmc_f:0"'
+    record = 'print -r -- "$__lmc_n $LINENO"'
 
     def argv(self, path: str) -> list[str]:
         return [path, "-f", "+Z", "-i"]
 
     def init_script(self, token: str, ctl_fd: int) -> str:
-        report = (
-            '[[ $LINENO == "$__lmc_l" ]] || { [[ ${funcsourcetrace[1]-} == "$__lmc_f:0" ]] && '
-            f'{{ __lmc_l=$LINENO; print -r -- "$__lmc_n $LINENO" >&{ctl_fd} '
-            "2>/dev/null || :; }; }"
-        )
         # Before every prompt: the marker prompt and options, whatever the code set.
-        prompt = (
-            "__lmc_prompt() { "
-            f"PROMPT='{_marker(token, '%?')}'; RPROMPT=''; PS2=''; RPS2=''; "
-            "unsetopt PROMPT_SP PROMPT_CR PROMPT_SUBST; setopt PROMPT_PERCENT; }\n"
-        )
+        prompt = f"PROMPT='{_marker(token, '%?')}'; RPROMPT=''; PS2=''; RPS2=''"
+        options = "unsetopt PROMPT_SP PROMPT_CR PROMPT_SUBST; setopt PROMPT_PERCENT"
         return (
-            f"PROMPT='{_marker(token, '%?')}'\nRPROMPT=''\nPS2=''\nRPS2=''\nPS4='+ '\n"
-            "unsetopt PROMPT_SP PROMPT_CR PROMPT_SUBST BEEP\nsetopt PROMPT_PERCENT\n"
-            "unset HISTFILE\nSAVEHIST=0\n"
-            + prompt
-            + "precmd_functions=(__lmc_prompt)\n"
-            + f"__lmc_n=0 __lmc_f='' __lmc_l='' __lmc_trap={shlex.quote(report)}\n"
+            f"{prompt}\nPS4='+ '\n{options}\nunsetopt BEEP\nunset HISTFILE\nSAVEHIST=0\n"
+            f"__lmc_prompt() {{ {prompt}; {options}; }}\n"
+            "precmd_functions=(__lmc_prompt)\n" + self.trap_setup(ctl_fd)
         )
+
+
+def run_env(env: Mapping[str, str]) -> tuple[str, str, list[str]]:
+    """For a run's variables: the script that saves each and exports it, the
+    commands (one line) that put back what was saved, and the names no shell can set.
+
+    A saved variable's state is ``x1`` (it was set) or ``x`` (unset); one that
+    was never saved (an ``export`` that failed before it) is left alone.
+    """
+    script, restore, invalid = [], [], []
+    for index, (name, value) in enumerate(env.items()):
+        if not _NAME.fullmatch(name) or name.startswith("__lmc_"):
+            invalid.append(name)
+            continue
+        state, saved = f"__lmc_s{index}", f"__lmc_v{index}"
+        script.append(f"{state}=x${{{name}+1}} {saved}=${{{name}-}}\n")
+        script.append(f"export {name}={shlex.quote(value)}\n")
+        restore.append(f"case ${{{state}-}} in x1) {name}=${saved};; x) unset {name};; esac; ")
+        restore.append(f"unset {state} {saved}; ")
+    return "".join(script), "".join(restore), invalid

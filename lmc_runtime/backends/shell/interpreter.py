@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from ... import replies
 from ...errors import KernelStartError
 from ...replies import Status
 from ..base import ExecutionOptions, SessionSettings
@@ -33,7 +34,7 @@ from ..core import Deliver, Finished, Gone, Line, Output, Route
 from ..core.procs import describe_exit, kill_session, read_available, signal_group, wait_for_exit
 from ..core.pty import spawn_pty
 from ..core.turns import first_of
-from .dialect import Dialect
+from .dialect import Dialect, run_env
 from .protocol import Done, MarkerParser, parse_records
 
 __all__ = ["ShellInterpreter"]
@@ -75,7 +76,9 @@ class ShellInterpreter:
         self._reaped = False
         self._early = b""
         self._run = 0
-        self._cell: Path | None = None
+        #: This run's cell (and variables) files, and what puts the variables back.
+        self._files: list[Path] = []
+        self._restore = ""
         #: The terminal's modes once the shell was ready; each typed line restores them.
         self._modes: list[Any] | None = None
 
@@ -103,16 +106,29 @@ class ShellInterpreter:
         )
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
-        """Write the code to a cell file and type the line that sources it."""
-        assert isinstance(route.key, int)
-        cell = self.work_dir / f"cell-{route.key}.{self.dialect.program}"
-        text = code if code.endswith("\n") or not code else code + "\n"
-        cell.write_text(text, encoding="utf-8", errors="replace")
-        if self._cell is not None:
-            self._cell.unlink(missing_ok=True)
-        self._cell, self._run = cell, route.key
-        stdin = str(self.stdin_path(route.key)) if options.on_input is not None else os.devnull
-        await self._type(self.dialect.run_line(route.key, cell, stdin, options.track_lines))
+        """Write the code to a cell file and type the line that sources it.
+
+        The line first puts back the variables the last run set (see :func:`.dialect.run_env`).
+        """
+        run = route.key
+        assert isinstance(run, int)
+        for path in self._files:
+            path.unlink(missing_ok=True)
+        cell = self.work_dir / f"cell-{run}.{self.dialect.program}"
+        self._files, self._run = [cell], run
+        _write(cell, code if code.endswith("\n") or not code else code + "\n")
+        prelude, self._restore = self._restore, ""
+        if options.env:
+            script, self._restore, invalid = run_env(options.env)
+            if invalid:
+                text = f"the shell cannot set {', '.join(map(repr, invalid))}: not shell names"
+                await route.put(replies.notice(text, Status.ERROR, options.reply_to))
+            env_file = self.work_dir / f"env-{run}.sh"
+            _write(env_file, script)
+            self._files.append(env_file)
+            prelude += f". {shlex.quote(str(env_file))}; "
+        stdin = str(self.stdin_path(run)) if options.on_input is not None else os.devnull
+        await self._type(self.dialect.run_line(run, cell, stdin, options.track_lines, prelude))
 
     async def send_signal(self, signum: int) -> None:
         """SIGINT goes to the terminal's foreground group (the job, or the idle shell)."""
@@ -213,8 +229,8 @@ class ShellInterpreter:
             anyio.notify_closing(self._ctl)
             os.close(self._ctl)
             self._ctl = -1
-        if self._cell is not None:
-            self._cell.unlink(missing_ok=True)
+        for path in self._files:
+            path.unlink(missing_ok=True)
 
     # -- the readers ------------------------------------------------------------------
 
@@ -282,3 +298,14 @@ class ShellInterpreter:
                     await self._deliver(Line(line), run)
         except (OSError, anyio.ClosedResourceError):
             logger.debug("the line-record pipe closed", exc_info=True)
+
+
+def _write(path: Path, text: str) -> None:
+    """``text`` as the whole of a new file at ``path`` (one write, no text layer)."""
+    data = memoryview(text.encode("utf-8", "replace"))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
