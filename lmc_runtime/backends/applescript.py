@@ -2,8 +2,9 @@
 
 Nothing carries over between runs, so the interpreter has no process of its
 own between them: :meth:`OsascriptInterpreter.submit` starts one per run in
-its own process group and streams its stdout and stderr. The core keeps the
-deadline; the ladder's harder rung is SIGKILL to the run's group.
+its own process group, with the run's own environment variables on top of the
+session's, and streams its stdout and stderr. The core keeps the deadline; the
+ladder's harder rung is SIGKILL to the run's group.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class OsascriptInterpreter:
                 self._settings.command([self._osascript, str(script)]),
                 stdin=subprocess.DEVNULL,
                 cwd=self._settings.cwd,
-                env=self._env,
+                env={**self._env, **options.env},
                 start_new_session=True,
             )
         except OSError as exc:

@@ -109,6 +109,14 @@ def test_stderr_is_marked_and_a_nonzero_exit_is_an_error(mac: Computer) -> None:
     assert result.status == "error" and result.final.extras["exit_code"] == 3  # type: ignore[index]
 
 
+def test_env_applies_to_its_run_only(mac: Computer) -> None:
+    code = 'echo "[$LMC_NEW] [$HOME]"'
+    home = os.environ.get("HOME", "")
+    env = {"LMC_NEW": "set é", "HOME": "/elsewhere"}
+    assert run(mac, code, "applescript", env=env).output == "[set é] [/elsewhere]\n"
+    assert run(mac, code, "applescript").output == f"[] [{home}]\n"
+
+
 def test_a_timeout_stops_the_process_and_the_next_run_works(mac: Computer) -> None:
     result = run(mac, "echo start\nsleep 100", "applescript", timeout=1.0)
     assert result.output.startswith("start\n")
