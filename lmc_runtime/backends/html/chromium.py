@@ -10,10 +10,8 @@ UDP around the proxy.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ import anyio
 from anyio.abc import Process
 
 from ..base import SessionSettings
+from ..core.procs import read_tail, signal_group
 from ..hostfs import HostDir, UnsafeEntry
 
 __all__ = ["CHROMIUM_NAMES", "Screenshot", "chromium_argv", "find_chromium", "take_screenshot"]
@@ -87,20 +86,6 @@ def chromium_argv(
     ]
 
 
-def _log_tail(log: Path) -> str:
-    try:
-        text = log.read_text("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = [ln for ln in text.splitlines() if ln.strip() and "dbus" not in ln.lower()]
-    return "\n".join(lines[-5:])[-_LOG_TAIL:]
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
 #: The largest screenshot read back.
 _PNG_LIMIT = 64 << 20
 
@@ -159,7 +144,7 @@ async def _wait(process: Process, *, timeout: float, stop: anyio.Event) -> tuple
                 status = "timeout"
             tg.cancel_scope.cancel()
     finally:
-        _kill_group(process.pid)  # the renderer, GPU and zygote processes too
+        signal_group(process.pid)  # the renderer, GPU and zygote processes too
         with anyio.CancelScope(shield=True):
             await process.wait()
     return status, code
@@ -175,7 +160,7 @@ def _read_png(folder: HostDir, png: str, log: Path, code: int | None) -> Screens
         except UnsafeEntry as exc:
             problem = f"the screenshot could not be read: {exc}"
     if data is None or not data.startswith(b"\x89PNG"):
-        tail = _log_tail(log)
+        tail = read_tail(log, skip="dbus")[-_LOG_TAIL:]
         if data is not None:
             problem = "the screenshot is not a PNG image"
         return Screenshot("error", problem=problem + (f":\n{tail}" if tail else ""))
