@@ -3,23 +3,49 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 
-from .base import Availability
-from .jupyter.backend import JupyterBackend
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+from .jupyter.backend import JupyterBackend, probe
 
 __all__ = ["PythonBackend"]
 
 
 class PythonBackend(JupyterBackend):
-    """ipykernel running in the runtime's own interpreter."""
+    """ipykernel in the runtime's own interpreter, or in ``python``: a path (it has a
+    ``/`` or starts with ``~``), such as a venv's ``bin/python``, or else the name of
+    an installed kernelspec, whose interpreter is used. It needs ipykernel."""
 
     kernel_name = "lmc-python"
     announces_input = True
 
-    def availability(self) -> Availability:
-        if importlib.util.find_spec("ipykernel") is None:
-            return Availability.no("ipykernel is not installed: pip install ipykernel")
-        return super().availability()
+    def __init__(self, python: str | None = None) -> None:
+        self.python = python
+
+    def program(self) -> str | None:
+        python = self.python
+        if python is None:
+            return None
+        if "/" in python or python.startswith("~"):
+            return os.path.abspath(os.path.expanduser(python))
+        try:
+            argv0 = str(KernelSpecManager().get_kernel_spec(python).argv[0])
+        except NoSuchKernel:
+            return None
+        return shutil.which(argv0) or argv0
+
+    def requirement(self) -> str | None:
+        if self.python is None:
+            if importlib.util.find_spec("ipykernel") is None:
+                return "ipykernel is not installed: pip install ipykernel"
+            return None
+        python = self.program()
+        if python is None:
+            return f"no kernelspec is named {self.python!r} (`jupyter kernelspec list`)"
+        install = f"{python} has no ipykernel: run {python} -m pip install ipykernel"
+        return probe([python, "-c", "import ipykernel"], install)
 
     def kernel_env(self) -> dict[str, str]:
         return {

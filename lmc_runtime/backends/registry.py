@@ -26,25 +26,43 @@ class BackendEntry:
     name: str
     target: str
     aliases: tuple[str, ...] = ()
+    #: Keyword arguments for the backend's constructor, as (name, value) pairs.
+    options: tuple[tuple[str, str], ...] = ()
 
 
-def default_entries() -> tuple[BackendEntry, ...]:
-    """The backends lmc-runtime ships."""
+def _option(name: str, value: str | None) -> tuple[tuple[str, str], ...]:
+    return () if value is None else ((name, value),)
+
+
+def default_entries(
+    *, python: str | None = None, r: str | None = None, node: str | None = None
+) -> tuple[BackendEntry, ...]:
+    """The backends lmc-runtime ships; ``python``, ``r`` and ``node`` are passed to
+    the backends of those languages (see :class:`Registry`)."""
     return (
         BackendEntry(
             "python",
             "lmc_runtime.backends.python:PythonBackend",
             ("py", "python3", "ipython"),
+            _option("python", python),
         ),
         BackendEntry("shell", "lmc_runtime.backends.shell:BashBackend", ("bash",)),
         BackendEntry("sh", "lmc_runtime.backends.shell:ShBackend"),
         BackendEntry("zsh", "lmc_runtime.backends.shell:ZshBackend"),
         BackendEntry(
-            "javascript", "lmc_runtime.backends.node:NodeBackend", ("js", "node", "nodejs")
+            "javascript",
+            "lmc_runtime.backends.node:NodeBackend",
+            ("js", "node", "nodejs"),
+            _option("node", node),
         ),
-        BackendEntry("typescript", "lmc_runtime.backends.typescript:TypeScriptBackend", ("ts",)),
+        BackendEntry(
+            "typescript",
+            "lmc_runtime.backends.typescript:TypeScriptBackend",
+            ("ts",),
+            _option("node", node),
+        ),
         BackendEntry("java", "lmc_runtime.backends.java:JavaBackend", ("jshell",)),
-        BackendEntry("r", "lmc_runtime.backends.r:RBackend", ("R",)),
+        BackendEntry("r", "lmc_runtime.backends.r:RBackend", ("R",), _option("r", r)),
         BackendEntry(
             "applescript", "lmc_runtime.backends.applescript:AppleScriptBackend", ("osascript",)
         ),
@@ -53,13 +71,32 @@ def default_entries() -> tuple[BackendEntry, ...]:
 
 
 class Registry:
-    """Maps language names and aliases to backends, importing them on first use."""
+    """Maps language names and aliases to backends, importing them on first use.
 
-    def __init__(self, entries: Iterable[BackendEntry] | None = None) -> None:
+    ``entries`` default to :func:`default_entries`; with those, ``python`` runs
+    Python in another interpreter (a path such as a venv's ``bin/python``, or
+    the name of an installed kernelspec; it needs ipykernel), ``r`` R in
+    another R front end (a path; it needs IRkernel) and ``node`` JavaScript and
+    TypeScript in another node. Without them, the runtime's own interpreter
+    and the R and node on PATH run the code.
+    """
+
+    def __init__(
+        self,
+        entries: Iterable[BackendEntry] | None = None,
+        *,
+        python: str | None = None,
+        r: str | None = None,
+        node: str | None = None,
+    ) -> None:
+        if entries is not None and (python, r, node) != (None, None, None):
+            raise TypeError("python, r and node apply to the default entries only")
         self._entries: dict[str, BackendEntry] = {}
         self._names: dict[str, str] = {}
         self._loaded: dict[str, Backend] = {}
-        for entry in default_entries() if entries is None else entries:
+        if entries is None:
+            entries = default_entries(python=python, r=r, node=node)
+        for entry in entries:
             self.add(entry)
 
     def add(self, entry: BackendEntry, backend: Backend | None = None) -> None:
@@ -89,7 +126,7 @@ class Registry:
             entry = self._entries[name]
             module_name, _, attr = entry.target.partition(":")
             factory = getattr(importlib.import_module(module_name), attr)
-            backend = factory()
+            backend = factory(**dict(entry.options))
             self._loaded[name] = backend
         return backend
 

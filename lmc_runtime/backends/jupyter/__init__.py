@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .backend import JupyterBackend, JupyterSession, kernels_dir
+from .backend import JupyterBackend
 from .provisioner import LmcProvisioner
 
-__all__ = ["JupyterBackend", "JupyterSession", "LmcProvisioner", "kernels_dir"]
+__all__ = ["JupyterBackend", "LmcProvisioner"]

@@ -1,10 +1,6 @@
-"""Answering a running cell's ``input()`` through the caller's input callback.
-
-Each request arrives twice when the kernel announces it (on stdin, and as an
-IOPub copy): the n-th request is answered on whichever channel brings it
-first. The answer goes out at once; the echo of prompt and answer waits for the
-IOPub copy, which is ordered with the output before it.
-"""
+"""A cell's ``input()`` answered by the caller's callback. An announced request
+comes twice (stdin, and a copy on IOPub): the n-th is answered on whichever
+channel brings it first; its echo waits for the IOPub copy, ordered with the output."""
 
 from __future__ import annotations
 
@@ -68,7 +64,6 @@ class InputAnswers:
     async def answer(
         self,
         request: InputRequest,
-        *,
         stopping: Callable[[], bool],
         stop: Callable[[str], Awaitable[None]],
     ) -> AsyncIterator[Message]:

@@ -1,15 +1,18 @@
-"""A backend for any language with a Jupyter kernel shipped in ``kernels/``.
+"""A backend for a language with a Jupyter kernelspec shipped in ``kernels/``.
 
-Subclasses say which kernelspec to use and how to tell whether the language is
-installed; the kernelspec names the provisioner that launches the kernel, and
-the core does the rest (turns, deadlines, the stop ladder, restarts).
+Subclasses name the kernelspec, may start another interpreter than its
+``argv[0]`` (:meth:`JupyterBackend.program`) and say what the language needs
+(:meth:`JupyterBackend.requirement`); the core does turns, deadlines, the stop
+ladder and restarts.
 """
 
 from __future__ import annotations
 
+import functools
+import subprocess
 import uuid
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
@@ -18,16 +21,50 @@ from ..core import Route, SupervisedBackend, SupervisedSession
 from ..kernelspecs import kernels_dir
 from .execution import JupyterExecution
 from .interpreter import WHO, JupyterInterpreter
-from .items import JupyterRoute
 
-__all__ = ["JupyterBackend", "JupyterSession", "kernels_dir"]
+__all__ = ["JupyterBackend", "probe"]
+
+#: How long a check of an interpreter's packages may take.
+_PROBE_BOUND = 30.0
+
+
+def probe(argv: Sequence[str], failure: str) -> str | None:
+    """None if ``argv`` runs and exits with 0, else why not (``failure`` if it said no)."""
+    try:
+        subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=_PROBE_BOUND,
+            check=True,
+        )
+    except OSError as exc:
+        return f"{argv[0]} cannot be run: {exc.strerror or exc}"
+    except subprocess.TimeoutExpired:
+        return f"{argv[0]} did not answer within {_PROBE_BOUND:g} s"
+    except subprocess.CalledProcessError:
+        return failure
+    return None
+
+
+class _SpecManager(KernelSpecManager):  # type: ignore[misc]
+    """The shipped kernelspecs, with ``argv[0]`` replaced by ``program`` when set."""
+
+    program: str | None = None
+
+    def get_kernel_spec(self, kernel_name: str) -> Any:
+        spec = super().get_kernel_spec(kernel_name)
+        if self.program is not None:
+            spec.argv = [self.program, *spec.argv[1:]]
+        return spec
 
 
 class JupyterSession(SupervisedSession):
-    """A kernel's session: each run's route is keyed by the ``msg_id`` of its request."""
+    """A kernel's session: a run's route is keyed by its request's (unique) ``msg_id``."""
 
     def route(self, key: object, tag: str) -> Route:
-        return JupyterRoute(f"{uuid.uuid4().hex}-{key}", tag)
+        return Route(f"{uuid.uuid4().hex}-{key}", tag)
 
 
 class JupyterBackend(SupervisedBackend):
@@ -37,30 +74,45 @@ class JupyterBackend(SupervisedBackend):
     execution = JupyterExecution
     session = JupyterSession
     kernel_name: ClassVar[str] = ""
-    #: Whether the kernel's startup code also publishes input requests on IOPub.
+    #: The kernel's startup code also publishes input requests on IOPub.
     announces_input: ClassVar[bool] = False
-    #: Whether what the kernel process writes itself is the code's output (the
-    #: kernel does not forward its children's output, as IRkernel does not).
+    #: What the kernel process writes itself is the code's output (IRkernel does
+    #: not forward its children's output).
     native_output: ClassVar[bool] = False
 
+    def program(self) -> str | None:
+        """The interpreter to start instead of the kernelspec's ``argv[0]``, if any."""
+        return None
+
+    def requirement(self) -> str | None:
+        """What the language lacks here, or None; checked once (see :meth:`availability`)."""
+        return None
+
     def spec_manager(self) -> KernelSpecManager:
-        """Where this backend's kernelspecs come from (the shipped ``kernels/``)."""
-        return KernelSpecManager(kernel_dirs=[str(kernels_dir())])
+        manager = _SpecManager(kernel_dirs=[str(kernels_dir())])
+        manager.program = self.program()
+        return manager
 
     def availability(self) -> Availability:
+        return self._availability
+
+    @functools.cached_property
+    def _availability(self) -> Availability:
+        missing = self.requirement()
+        if missing is not None:
+            return Availability.no(missing)
+        name = self.kernel_name
         try:
-            spec = self.spec_manager().get_kernel_spec(self.kernel_name)
-        except NoSuchKernel:
-            # jupyter-client also hides a kernelspec whose provisioner is not installed.
+            spec = self.spec_manager().get_kernel_spec(name)
+        except NoSuchKernel:  # jupyter-client also hides one whose provisioner is missing
             return Availability.no(
-                f"its kernelspec {self.kernel_name!r} is missing, or its kernel provisioner "
+                f"its kernelspec {name!r} is missing, or its kernel provisioner "
                 "is not installed (reinstall lmc-runtime)"
             )
         except Exception as exc:
-            return Availability.no(f"its kernelspec {self.kernel_name!r} is unreadable: {exc}")
-        # The launch passes a keyword of the runtime's provisioners (wrap_command).
+            return Availability.no(f"its kernelspec {name!r} is unreadable: {exc}")
         if "provisioner_name" not in spec.metadata.get("kernel_provisioner", {}):
-            return Availability.no(f"its kernelspec {self.kernel_name!r} names no provisioner")
+            return Availability.no(f"its kernelspec {name!r} names no provisioner")
         return Availability.yes()
 
     def kernel_env(self) -> dict[str, str]:

@@ -1,11 +1,10 @@
-"""A kernel's client sockets: one reader per channel, each message handed on at once.
+"""A kernel's client sockets: one reader per channel hands each message on at once.
 
-:class:`Channels` owns the jupyter-client client of one kernel and its stdin
-link. One reader per channel (shell, IOPub, stdin) receives each message the
-moment it is readable and hands it to ``dispatch``. Once the kernel has ended,
-:meth:`Channels.drain` waits (bounded) until shell and IOPub saw their
-connection close, which comes after everything the kernel sent, and returns
-once the readers have handed all of it on. Nothing sleeps or polls.
+stdin is a DEALER of our own with a monitor attached before it connects: the
+kernel's ROUTER drops a message to a peer still in its handshake, so readiness
+waits until stdin is really connected. Once the kernel ended, :meth:`Channels.drain`
+waits (bounded) for shell and IOPub to see their connection close, which comes
+after everything the kernel sent, and returns once all of it was handed on.
 """
 
 from __future__ import annotations
@@ -17,8 +16,7 @@ from typing import Any
 
 import anyio
 import zmq
-
-from .stdin import StdinLink
+from zmq.utils.monitor import parse_monitor_message
 
 __all__ = ["Channels", "Dispatch"]
 
@@ -27,40 +25,42 @@ logger = logging.getLogger(__name__)
 #: Receives each message: ``dispatch(channel, msg)``.
 Dispatch = Callable[[str, dict[str, Any]], Awaitable[None]]
 
-#: How long a drain waits for the kernel's connections to close (a child
-#: process the kernel forked may hold them open).
+#: How long a drain waits for the connections to close (a child may hold them).
 _DRAIN_BOUND = 1.0
-#: The channels whose messages a drain must see to the end.
 _DRAINED = ("shell", "iopub")
+_CONNECTED = getattr(zmq, "EVENT_HANDSHAKE_SUCCEEDED", zmq.EVENT_CONNECTED)
 
 
 class Channels:
     """The client of one kernel: its sockets, their readers, and sending."""
 
-    def __init__(self, client: Any, connection_info: Mapping[str, Any], dispatch: Dispatch) -> None:
-        self._client = client
+    def __init__(self, client: Any, info: Mapping[str, Any], dispatch: Dispatch) -> None:
+        self._client, self._dispatch = client, dispatch
         client.start_channels(hb=False, stdin=False)
-        self._stdin = StdinLink(client, connection_info)
+        stdin = client.context.socket(zmq.DEALER)
+        stdin.linger, stdin.identity = 0, client.session.bsession
         self._sockets = {
             "shell": client.shell_channel.socket,
             "iopub": client.iopub_channel.socket,
-            "stdin": self._stdin.socket,
+            "stdin": stdin,
         }
-        self._monitors = [
-            self._sockets[name].get_monitor_socket(zmq.EVENT_DISCONNECTED) for name in _DRAINED
-        ]
-        self._dispatch = dispatch
+        self._monitors = {
+            "stdin": stdin.get_monitor_socket(_CONNECTED | zmq.EVENT_DISCONNECTED),
+            **{n: self._sockets[n].get_monitor_socket(zmq.EVENT_DISCONNECTED) for n in _DRAINED},
+        }
+        stdin.connect(f"ipc://{info['ip']}-{info['stdin_port']}")
+        self._stdin_up = anyio.Event()
         self._waits: dict[str, anyio.CancelScope] = {}
         self._draining = False
         self._reading = len(_DRAINED)
         self._drained = anyio.Event()
 
     async def read(self) -> None:
-        """Run the readers (and the stdin link's monitor) until closed or drained."""
+        """Run the readers (and stdin's monitor) until closed or drained."""
         async with anyio.create_task_group() as tg:
             for channel, socket in self._sockets.items():
                 tg.start_soon(self._reader, channel, socket)
-            tg.start_soon(self._stdin.watch)
+            tg.start_soon(self._watch_stdin)
 
     async def _reader(self, channel: str, socket: Any) -> None:
         session = self._client.session
@@ -92,11 +92,26 @@ class Channels:
             return None
         return frames
 
+    async def _watch_stdin(self) -> None:
+        while True:
+            try:
+                frames = await self._monitors["stdin"].recv_multipart()
+            except zmq.ZMQError:
+                return
+            event = parse_monitor_message(frames)["event"]
+            if event == _CONNECTED:
+                self._stdin_up.set()
+            elif event == zmq.EVENT_DISCONNECTED and self._stdin_up.is_set():
+                self._stdin_up = anyio.Event()
+
+    async def stdin_connected(self) -> None:
+        await self._stdin_up.wait()
+
     async def drain(self) -> None:
         """After the kernel ended: hand on everything it sent, then stop reading."""
         with anyio.move_on_after(_DRAIN_BOUND):
-            for monitor in self._monitors:
-                await monitor.recv_multipart()
+            for name in _DRAINED:
+                await self._monitors[name].recv_multipart()
         self._draining = True
         for scope in self._waits.values():
             scope.cancel()
@@ -108,24 +123,20 @@ class Channels:
         """Send a shell request (with ``msg_id``, if given); its ``msg_id``."""
         session = self._client.session
         header = session.msg_header(msg_type)
-        if msg_id:
-            header["msg_id"] = msg_id
-        msg = session.msg(msg_type, content, header=header, metadata=metadata)
-        self._client.shell_channel.send(msg)
+        header["msg_id"] = msg_id or header["msg_id"]
+        session_msg = session.msg(msg_type, content, header=header, metadata=metadata)
+        self._client.shell_channel.send(session_msg)
         return str(header["msg_id"])
 
     def send_input(self, value: str) -> None:
         """Answer the kernel's ``input_request``."""
-        self._stdin.send_input(value)
-
-    async def stdin_connected(self) -> None:
-        await self._stdin.wait_connected()
+        self._client.session.send(self._sockets["stdin"], "input_reply", {"value": value})
 
     def close(self) -> None:
         """Close every socket (the readers end with an error they expect)."""
-        for name, monitor in zip(_DRAINED, self._monitors, strict=True):
+        for name, monitor in self._monitors.items():
             with contextlib.suppress(zmq.ZMQError):
                 self._sockets[name].disable_monitor()
             monitor.close(linger=0)
         self._client.stop_channels()
-        self._stdin.close()
+        self._sockets["stdin"].close(linger=0)

@@ -1,40 +1,31 @@
-"""A run on a Jupyter kernel: what is Jupyter's own, on the core's :class:`~..core.Execution`.
-
-The core keeps the deadline, the stop ladder, output joining and the final
-message; this adds the kernel's messages (results, displays, errors, pager
-payloads, ``aborted``), its input requests, and the end of a run: both
-``status: idle`` and the ``execute_reply``. Active lines come from the
-kernel's own sampler, which paces them, so they are shown as they come.
-"""
+"""A run on a Jupyter kernel: the core's :class:`~..core.Execution` plus the kernel's
+own messages (results, displays, errors, pager payloads) and input requests."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 from ... import replies
+from ...messages import Message
 from ...replies import Status
 from ..base import ExecutionOptions
 from ..core import Execution, Finished, Route, Supervisor
 from .answers import InputAnswers
-from .items import InputRequest, Reply, asks_exit, is_idle
+from .items import InputRequest, Reply
 from .translate import translate_iopub, translate_payload
 
 __all__ = ["JupyterExecution"]
 
 
 class JupyterExecution(Execution):
-    """One ``execute_request`` in flight on a kernel."""
+    """One ``execute_request`` in flight; the kernel's sampler paces active lines."""
 
     dwell = 0.0
-    interval = 0.0
 
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
         self._answers = InputAnswers(options)
-        self._idle = False
-        self._reply: Mapping[str, Any] | None = None
-        self._status = Status.OK
 
     async def interrupt_code(self) -> None:
         self._answers.cancel()  # a callback still thinking is abandoned
@@ -42,43 +33,24 @@ class JupyterExecution(Execution):
 
     async def handle(self, item: Any) -> AsyncIterator[Any]:
         if isinstance(item, InputRequest):
-            async for message in self._answers.answer(
-                item, stopping=lambda: self.stop_reason is not None, stop=self.request_stop
-            ):
+            async for message in self._answers.answer(item, self._stopping, self.request_stop):
                 yield message
-            return
-        if not isinstance(item, Reply):
-            return
-        if item.channel == "iopub":
-            if is_idle(item.msg):
-                self._idle = True
-            elif item.msg_type == "error" and self.stop_reason is None:
-                self._status = Status.ERROR
+        elif isinstance(item, Reply) and item.channel == "iopub":
             for message in await translate_iopub(item.msg, self.reply_to):
                 yield message
-        elif item.channel == "shell" and item.msg_type == "execute_reply":
-            # After exit() the kernel is ended instead: the run ends with that.
-            self._reply = None if asks_exit(item.msg) else item.content
-            for message in translate_payload(item.content.get("payload") or [], self.reply_to):
-                yield message
-        if self._idle and self._reply is not None:
-            for message in self._end():
+        elif isinstance(item, Reply) and item.msg["msg_type"] == "execute_reply":
+            for message in translate_payload(
+                item.msg["content"].get("payload") or [], self.reply_to
+            ):
                 yield message
 
-    def _end(self) -> list[Any]:
+    def _stopping(self) -> bool:
+        return self.stop_reason is not None
+
+    def finish(self, done: Finished) -> list[Message]:
         """Echoes of answered input whose IOPub copy never came, then the end."""
-        out: list[Any] = list(self._answers.pending_echoes())
-        reply = self._reply or {}
-        extras = {"execution_count": reply.get("execution_count")}
-        status = self._status
-        if reply.get("status") == "aborted" and self.stop_reason is None:
-            out.append(
-                replies.notice(
-                    "The kernel aborted this execution without running it.",
-                    Status.ABORTED,
-                    self.reply_to,
-                )
-            )
-            status = Status.ABORTED
-        out.append(Finished(status, extras))
-        return out
+        out = self._answers.pending_echoes()
+        if done.status == Status.ABORTED and self.stop_reason is None:
+            text = "The kernel aborted this execution without running it."
+            out.append(replies.notice(text, Status.ABORTED, self.reply_to))
+        return out + super().finish(done)

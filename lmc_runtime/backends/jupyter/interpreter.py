@@ -1,13 +1,9 @@
 """One Jupyter kernel as an :class:`~..core.Interpreter`, started through its provisioner.
 
-A launch makes a kernel manager for the kernelspec (whose ``kernel.json`` names
-the provisioner), starts the kernel through it, adopts its sockets when it
-binds them in a shared folder, connects a client, and returns once the kernel
-answers ``kernel_info`` on shell and IOPub and its stdin link is up. Each
-message goes to the run whose ``execute_request`` it answers: a route's key is
-that request's ``msg_id``. The provisioner's ``wait`` tells when the kernel
-ended; its last lines on stdout and stderr are what it said last. Only the provisioner knows how
-and where the kernel runs.
+A launch starts the kernel (adopting its sockets when it binds them in a shared
+folder), connects a client, and returns once ``kernel_info`` is answered on
+shell and IOPub and stdin is connected. Each message goes to the run whose
+``execute_request`` it answers: a route's key is that request's ``msg_id``.
 """
 
 from __future__ import annotations
@@ -29,7 +25,7 @@ from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit
 from ..core.turns import first_of
 from .channels import Channels
-from .items import asks_exit, is_idle, to_item
+from .items import RunEnds, asks_exit, to_item
 from .manager import Manager, adopt_sockets, reserve_sockets
 from .native import NativeOutput
 
@@ -37,16 +33,19 @@ __all__ = ["WHO", "JupyterInterpreter"]
 
 logger = logging.getLogger(__name__)
 
-#: How notices name a kernel.
 WHO = "the kernel"
-#: How long readiness waits for the stdin handshake once shell and IOPub answer.
+#: How long readiness waits for the probes' replies and for stdin, once shell and IOPub answer.
 _STDIN_GRACE = 2.0
-#: How long a kill waits for the kernel to end.
 _KILL_BOUND = 5.0
 
 
 class JupyterInterpreter:
-    """A kernel of kernelspec ``kernel_name``, its client and its readers."""
+    """A kernel of kernelspec ``kernel_name``, its client and its readers.
+
+    ``announces_input``: the kernel's startup code publishes input requests on
+    IOPub too; ``native_output``: what the kernel process writes is the code's
+    output (see :class:`~.native.NativeOutput`).
+    """
 
     def __init__(
         self,
@@ -71,13 +70,10 @@ class JupyterInterpreter:
         )
         if shared_dir is not None:
             self._km.host_ip = str(work_dir / sockets)
-        self._shared, self._work_dir, self._log = shared_dir, work_dir, work_dir / "kernel.log"
+        self._shared, self._work_dir = shared_dir, work_dir
         self._launch_args = {"cwd": str(cwd), "env": dict(env), "wrap_command": wrap_command}
         self._startup_timeout = startup_timeout
-        #: The kernel publishes each input_request on IOPub too (its startup code).
-        self._announces_input = announces_input
-        #: What the kernel process writes itself is the code's output (see NativeOutput).
-        self._native_output = native_output
+        self._announces_input, self._native_output = announces_input, native_output
         self._deliver: Deliver | None = None
         self._channels: Channels | None = None
         self._native: NativeOutput | None = None
@@ -87,17 +83,16 @@ class JupyterInterpreter:
         self._ready = self._killed = self._shut = self._exiting = False
         self._probes: dict[str, set[str]] = {}
         self._probes_replied = anyio.Event()
-        self._exit_asked = self._last_idle = ""
-
-    # -- the Interpreter protocol ---------------------------------------------------
+        self._ends = RunEnds()
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         self._deliver = deliver
         if self._shared is not None:
             reserve_sockets(self._km, self._shared)
-        forward = self._forward if self._native_output else None
         try:
-            self._native = NativeOutput(self._log, forward)
+            self._native = NativeOutput(
+                self._work_dir / "kernel.log", self._forward if self._native_output else None
+            )
             await self._km.start_kernel(**self._launch_args, **self._native.launch_args)
         except Exception as exc:
             raise KernelStartError(f"the kernel could not be launched: {exc}") from exc
@@ -170,14 +165,9 @@ class JupyterInterpreter:
             with anyio.move_on_after(_KILL_BOUND), contextlib.suppress(Exception):
                 await self._km.shutdown_kernel(now=True)
 
-    # -- start ------------------------------------------------------------------------
-
     async def _until_ready(self, channels: Channels) -> None:
-        """Round-trip ``kernel_info`` until shell and IOPub answer, then give stdin a moment.
-
-        IOPub is a subscription: what is published before it is connected is
-        lost, so an unanswered request is repeated, soon at first, then less often.
-        """
+        """Round-trip ``kernel_info`` until shell and IOPub answer (IOPub drops what
+        is published before it is connected, so a probe is repeated, less and less often)."""
         attempt = 0.1
         with anyio.move_on_after(self._startup_timeout):
             while not (self._answered.is_set() or self._ended.is_set()):
@@ -185,20 +175,17 @@ class JupyterInterpreter:
                 with anyio.move_on_after(attempt):
                     await first_of(self._answered, self._ended)
                 attempt = min(attempt * 2, 1.0)
-        if self._ended.is_set():
-            assert self._gone is not None
+        if self._gone is not None:
             detail = f":\n{self._gone.detail}" if self._gone.detail else ""
             raise KernelStartError(f"{self._gone.description} while starting{detail}")
         if not self._answered.is_set():
             raise KernelStartError(
                 f"the kernel did not become ready within {self._startup_timeout:g} s"
             )
-        # Every probe's reply is in before the first run is sent: a kernel_info
-        # request still in the kernel's queue can cost that run its reply.
+        # A probe still queued in the kernel could cost the first run its reply.
         with anyio.move_on_after(_STDIN_GRACE):
             await self._probes_replied.wait()
-        # Bounded and never fatal: input requests are announced on IOPub too,
-        # and replies on stdin wait in the queue until it is connected.
+        # Never fatal: input requests are announced on IOPub too.
         with anyio.move_on_after(_STDIN_GRACE) as scope:
             await channels.stdin_connected()
         if scope.cancelled_caught:
@@ -206,8 +193,6 @@ class JupyterInterpreter:
         self._ready = True
         if self._native is not None:
             self._native.mark()
-
-    # -- the readers and the exit -------------------------------------------------------
 
     async def _guarded(self, func: Callable[[], Awaitable[None]]) -> None:
         """Run ``func`` until it returns or :meth:`kill` stops it (even before it started)."""
@@ -227,19 +212,18 @@ class JupyterInterpreter:
             if all("shell" in each for each in self._probes.values()):
                 self._probes_replied.set()
             return
-        if channel == "shell" and asks_exit(msg):
-            self._exit_asked = parent
-        elif channel == "iopub" and is_idle(msg):
-            self._last_idle = parent
+        assert self._deliver is not None
         item = to_item(channel, msg, self._send_input, self._announces_input)
         if item is not None:
-            assert self._deliver is not None
             await self._deliver(item, parent)
-        if self._exit_asked and self._exit_asked == self._last_idle and not self._exiting:
-            # The code called exit() and its run is over: the kernel ends now.
-            self._exiting = True
-            if self._km.provisioner is not None:
-                await self._km.provisioner.kill()
+        reply = self._ends.see(channel, msg, parent)
+        if reply is None:
+            return
+        if not asks_exit(reply):
+            await self._deliver(self._ends.finished(reply), parent)
+        elif not self._exiting and self._km.provisioner is not None:
+            self._exiting = True  # the code called exit(): the kernel ends, and the run with it
+            await self._km.provisioner.kill()
 
     def _send_input(self, value: str) -> None:
         if self._channels is not None:

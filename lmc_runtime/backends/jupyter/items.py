@@ -1,11 +1,4 @@
-"""What a kernel's readers hand to a run, and the route that knows when the run is over.
-
-Stream output becomes the core's :class:`~..core.Output` (so the core joins
-it), the sampler's ``lmc_active_line`` a :class:`~..core.Line`, an input
-request an :class:`InputRequest` that can answer itself; every other message
-of a run travels as a :class:`Reply`. A run is over when the kernel has sent
-both ``status: idle`` and the ``execute_reply`` (:class:`JupyterRoute`).
-"""
+"""A kernel's messages as the items of a run, and when a run is over."""
 
 from __future__ import annotations
 
@@ -13,41 +6,30 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import Line, Output, Route
+from ...replies import Status
+from ..core import Finished, Line, Output
 from .translate import ACTIVE_LINE_MSG_TYPE, INPUT_REQUEST_MSG_TYPE
 
-__all__ = ["InputRequest", "Item", "JupyterRoute", "Reply", "asks_exit", "is_idle", "to_item"]
+__all__ = ["InputRequest", "Reply", "RunEnds", "asks_exit", "is_idle", "to_item"]
 
 
 @dataclass(frozen=True)
 class Reply:
-    """A message of a run other than its output and lines (results, errors, the reply)."""
+    """A message of a run other than output and lines: results, errors, the reply."""
 
     channel: str
     msg: Mapping[str, Any]
 
-    @property
-    def msg_type(self) -> str:
-        return str(self.msg["msg_type"])
-
-    @property
-    def content(self) -> Mapping[str, Any]:
-        content: Mapping[str, Any] = self.msg["content"]
-        return content
-
 
 @dataclass(frozen=True)
 class InputRequest:
-    """The code asks for a line: ``channel`` is ``stdin``, or ``iopub`` for the copy
-    a kernel that ``announced`` its requests publishes; ``answer`` sends the line."""
+    """The code asks for a line: on ``stdin``, or the ``iopub`` copy a kernel that
+    ``announced`` its requests publishes; ``answer`` sends the line."""
 
     channel: str
     content: Mapping[str, Any]
     answer: Callable[[str], None]
     announced: bool
-
-
-Item = Output | Line | Reply | InputRequest
 
 
 def is_idle(msg: Mapping[str, Any]) -> bool:
@@ -62,41 +44,46 @@ def asks_exit(msg: Mapping[str, Any]) -> bool:
 
 def to_item(
     channel: str, msg: Mapping[str, Any], answer: Callable[[str], None], announced: bool
-) -> Item | None:
+) -> Output | Line | Reply | InputRequest | None:
     """One kernel message as what its run reads, or None for one no run needs."""
     msg_type, content = msg["msg_type"], msg["content"]
     if msg_type == "stream":
-        return Output(
-            str(content.get("text", "")), "stderr" if content.get("name") == "stderr" else "stdout"
-        )
+        stream = "stderr" if content.get("name") == "stderr" else "stdout"
+        return Output(str(content.get("text", "")), stream)
     if msg_type == ACTIVE_LINE_MSG_TYPE:
         line = content.get("line")
         return Line(line) if isinstance(line, int) and line >= 1 else None
     if msg_type in ("input_request", INPUT_REQUEST_MSG_TYPE):
         return InputRequest(channel, content, answer, announced)
-    if msg_type == "status" and not is_idle(msg):
-        return None
-    if msg_type == "execute_input":
+    if msg_type in ("status", "execute_input"):
         return None
     return Reply(channel, msg)
 
 
-class JupyterRoute(Route):
-    """A run's route: finished once both ``status: idle`` and the reply came.
+_STATUS = {"error": Status.ERROR, "aborted": Status.ABORTED}
 
-    A reply asking the kernel to exit does not finish the run: the kernel is
-    ended instead, and the run ends with that.
-    """
 
-    def __init__(self, key: object, tag: str) -> None:
-        super().__init__(key, tag)
-        self._idle = False
-        self._replied = False
+class RunEnds:
+    """A run is over once its ``status: idle`` and its ``execute_reply`` both came."""
 
-    def observe(self, item: Any) -> bool:
-        if isinstance(item, Reply):
-            if is_idle(item.msg):
-                self._idle = True
-            elif item.channel == "shell" and item.msg_type == "execute_reply":
-                self._replied = self._replied or not asks_exit(item.msg)
-        return self._idle and self._replied
+    def __init__(self) -> None:
+        self._idle: set[str] = set()
+        self._replies: dict[str, Mapping[str, Any]] = {}
+
+    def see(self, channel: str, msg: Mapping[str, Any], parent: str) -> Mapping[str, Any] | None:
+        """The run's ``execute_reply`` once both came (the run is then forgotten)."""
+        if channel == "iopub" and is_idle(msg):
+            self._idle.add(parent)
+        elif channel == "shell" and msg["msg_type"] == "execute_reply":
+            self._replies[parent] = msg
+        if parent not in self._idle or parent not in self._replies:
+            return None
+        self._idle.discard(parent)
+        return self._replies.pop(parent)
+
+    @staticmethod
+    def finished(reply: Mapping[str, Any]) -> Finished:
+        """How the run ended, as its reply says."""
+        content = reply["content"]
+        status = _STATUS.get(content.get("status"), Status.OK)
+        return Finished(status, {"execution_count": content.get("execution_count")})

@@ -1,14 +1,14 @@
-"""The kernel manager of a :class:`~.interpreter.JupyterInterpreter`, and its unix sockets.
+"""The kernel manager, on unix sockets, and their adoption under a sandbox.
 
 Under a sandbox the kernel binds its sockets in a folder it can write
-(``shared``); the host renames them into its own folder (a rename never
-follows a link), checks each is a socket, and only then connects, by a path
-the sandbox cannot change. Placeholders keep the sockets' inodes for the next
-launch, so a kernel still starts on a disk the code has filled.
+(``shared``); the host renames them into its own folder (a rename never follows
+a link), checks each is a socket, and only then connects. Placeholders keep
+the sockets' inodes for the next launch, so a kernel starts on a full disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,18 +22,13 @@ from ..hostfs import HostDir
 
 __all__ = ["PORTS", "Manager", "adopt_sockets", "reserve_sockets"]
 
-#: The kernel's channels and their fixed "ports" (the suffixes of its socket
-#: files): every launch of a session binds the same names.
+#: The channels' fixed "ports" (suffixes of the socket files), the same on every launch.
 PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5}
 
 
 class Manager(AsyncKernelManager):  # type: ignore[misc]
-    """A kernel manager on unix sockets at ``ip``-1 ... ``ip``-5.
-
-    With ``host_ip`` set, the kernel binds its sockets at ``ip`` (in a folder
-    it can write) while the host connects to ``host_ip`` (a folder only the
-    host writes), where :func:`adopt_sockets` moves them.
-    """
+    """A kernel manager on unix sockets at ``ip``-1 ... ``ip``-5; with ``host_ip``
+    set, the host connects there instead (where :func:`adopt_sockets` moves them)."""
 
     host_ip: str | None = None
 
@@ -46,7 +41,6 @@ class Manager(AsyncKernelManager):  # type: ignore[misc]
         return f"{self.transport}://{self.host_ip}-{getattr(self, f'{channel}_port')}"
 
     def socket_names(self) -> list[str]:
-        """The file names of the kernel's five unix sockets."""
         base = os.path.basename(self.ip)
         return [f"{base}-{port}" for port in PORTS.values()]
 
@@ -71,11 +65,9 @@ async def adopt_sockets(
                 tg.cancel_scope.cancel()
 
             tg.start_soon(died)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await shared_dir.wait_for(names, timeout)
                 bound = True
-            except TimeoutError:
-                pass
             tg.cancel_scope.cancel()
         if not bound:
             tail = log_tail()

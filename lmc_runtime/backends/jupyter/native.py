@@ -1,12 +1,6 @@
-"""What a kernel process writes to its own stdout and stderr.
-
-The kernel's stdout and stderr are pipes; everything on them goes to the
-kernel's log, and its last lines say why a kernel did not start or died (the
-banner a kernel prints while starting is left out of the latter). ipykernel
-forwards what its code's child processes write there itself (and echoes it),
-but IRkernel does not: for such a kernel it is also handed on as the code's
-output, to the run open at the time, or as late output when none is.
-"""
+"""What a kernel process writes to its own stdout and stderr (pipes): its log, its
+last lines (why it did not start or died), and, for a kernel that does not forward
+its children's output (IRkernel), the code's output, or late output when no run is open."""
 
 from __future__ import annotations
 
@@ -23,10 +17,8 @@ from ..core.procs import read_available
 
 __all__ = ["NativeOutput"]
 
-#: How long, after the kernel ended, its pipes may stay open (a child of the
-#: code may hold them) before what they said is taken as complete.
+#: How long after the kernel ended its pipes may stay open (held by a child).
 _DRAIN_BOUND = 1.0
-#: How much of the end of what the kernel wrote is kept for its last lines.
 _TAIL_BYTES = 4096
 _LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 _STREAMS = ("stdout", "stderr")
@@ -39,7 +31,7 @@ class NativeOutput:
         self._forward = forward
         self._log = os.open(log_path, _LOG_FLAGS, 0o600)
         self._read: dict[str, int] = {}
-        #: The write ends, for the kernel: the launch keywords ``stdout`` and ``stderr``.
+        #: The write ends: the launch keywords ``stdout`` and ``stderr``.
         self.launch_args: dict[str, int] = {}
         for stream in _STREAMS:
             self._read[stream], self.launch_args[stream] = os.pipe2(os.O_CLOEXEC)

@@ -1,13 +1,6 @@
-"""The kernel provisioner of the shipped kernelspecs: a local kernel, through a launcher.
-
-jupyter-client creates it from ``metadata.kernel_provisioner`` in ``kernel.json``
-(the ``lmc-provisioner`` entry point). It starts the kernel's command line
-through the session's launcher (``wrap_command``, the sandbox of ``lmc serve``)
-in a session and process group of its own, its stdout and stderr where the
-launch says (the kernel's log). Signals go to the whole group;
-:meth:`LmcProvisioner.kill` also ends what left it; :meth:`LmcProvisioner.wait`
-waits on a pidfd, never polls.
-"""
+"""The kernel provisioner of the shipped kernelspecs (``lmc-provisioner`` in
+``kernel.json``): the kernel's command line through the session's launcher, in a
+session and process group of its own; :meth:`LmcProvisioner.wait` waits on a pidfd."""
 
 from __future__ import annotations
 
@@ -23,17 +16,12 @@ from ..core.procs import kill_session, signal_group, wait_for_exit
 
 __all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
 
-#: The name ``kernel.json`` gives it, as registered in ``pyproject.toml``.
 PROVISIONER_NAME = "lmc-provisioner"
 
 
 class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
-    """A kernel process on this host, in its own session, started through a launcher.
-
-    Launch keywords besides jupyter-client's own (``cwd``, ``env``, and
-    ``stdout``/``stderr``, as for ``Popen``): ``wrap_command``, which turns the
-    kernel's command line into the one to run.
-    """
+    """A kernel process in its own session; the launch keyword ``wrap_command``
+    turns its command line into the one to run (``stdout``/``stderr`` as for Popen)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -103,4 +91,4 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         await self.send_signal(signal.SIGTERM)
 
     async def cleanup(self, restart: bool = False) -> None:
-        """Nothing is held besides the process, which :meth:`wait` reaps."""
+        """Nothing to clean: :meth:`wait` reaps the process."""

@@ -127,7 +127,7 @@ def test_r_starts_through_the_launcher_with_the_shipped_startup_code(tmp_path: P
     with Computer(launcher=Recording(log)) as c:
         assert run(c, "1:3", "r").output == "[1] 1 2 3"
     argv = log.read_text().splitlines()
-    assert argv[0] == RBackend().find_r()
+    assert argv[0] == RBackend().program()
     assert any(arg.endswith("lmc-r/lmc_startup.R") for arg in argv)
 
 

@@ -1,35 +1,27 @@
-"""lmc_runtime.backends.r: finding R and IRkernel without starting R, and the shipped
-kernelspec's argv pointing at the R that was found."""
+"""lmc_runtime.backends.r: finding R, asking it (once) whether IRkernel is installed,
+and the shipped kernelspec's argv pointing at that R."""
 
 from __future__ import annotations
 
 import json
-import os
 import stat
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import pytest
-
 from lmc_runtime.backends import Registry
-from lmc_runtime.backends.jupyter import LmcProvisioner, kernels_dir
+from lmc_runtime.backends.jupyter import LmcProvisioner
 from lmc_runtime.backends.jupyter.provisioner import PROVISIONER_NAME
-from lmc_runtime.backends.r import IRKERNEL_MISSING, R_MISSING, RBackend, find_irkernel
+from lmc_runtime.backends.kernelspecs import kernels_dir
+from lmc_runtime.backends.r import IRKERNEL_MISSING, R_MISSING, RBackend
 
 
-def fake_r(bin_dir: Path, r_home: Path) -> Path:
-    """An `R` front-end script like Debian's, naming its R_HOME."""
+def fake_r(bin_dir: Path, status: int) -> Path:
+    """An `R` that logs each call and exits with ``status`` (0: IRkernel is there)."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     script = bin_dir / "R"
-    script.write_text(f"#!/bin/sh\nR_HOME_DIR={r_home}\nexit 1\n")
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{bin_dir}/calls"\nexit {status}\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script
-
-
-def fake_package(library: Path, name: str = "IRkernel") -> Path:
-    (library / name).mkdir(parents=True)
-    (library / name / "DESCRIPTION").write_text(f"Package: {name}\n")
-    return library / name
 
 
 def test_no_r_on_the_path_says_how_to_install_it(tmp_path: Path) -> None:
@@ -39,49 +31,36 @@ def test_no_r_on_the_path_says_how_to_install_it(tmp_path: Path) -> None:
     assert "apt-get install r-base-core r-cran-irkernel" in R_MISSING
 
 
-def test_r_without_irkernel_says_how_to_install_irkernel(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for var in ("R_LIBS", "R_LIBS_SITE", "R_LIBS_USER"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    fake_r(tmp_path / "bin", tmp_path / "rhome")
-    backend = RBackend(path=str(tmp_path / "bin"), system_libraries=[str(tmp_path / "none")])
-    assert backend.availability().reason == IRKERNEL_MISSING
+def test_r_without_irkernel_says_how_to_install_irkernel(tmp_path: Path) -> None:
+    fake_r(tmp_path / "bin", 1)
+    assert RBackend(path=str(tmp_path / "bin")).availability().reason == IRKERNEL_MISSING
 
 
-def test_irkernel_is_found_in_r_home_from_the_front_end_script(tmp_path: Path) -> None:
-    r = fake_r(tmp_path / "bin", tmp_path / "rhome")
-    found = fake_package(tmp_path / "rhome" / "site-library")
-    assert find_irkernel(str(r), {}, []) == found
+def test_r_is_asked_once_per_backend(tmp_path: Path) -> None:
+    fake_r(tmp_path / "bin", 0)
+    backend = RBackend(path=str(tmp_path / "bin"))
+    assert backend.availability().available
+    assert backend.availability().available
+    calls = (tmp_path / "bin" / "calls").read_text().splitlines()
+    assert len(calls) == 1 and "IRkernel" in calls[0]
 
 
-@pytest.mark.parametrize("var", ["R_LIBS", "R_LIBS_SITE", "R_LIBS_USER"])
-def test_irkernel_is_found_in_r_libs_variables(tmp_path: Path, var: str) -> None:
-    r = fake_r(tmp_path / "bin", tmp_path / "rhome")
-    found = fake_package(tmp_path / "lib2")
-    env = {var: os.pathsep.join([str(tmp_path / "lib1"), str(tmp_path / "lib2")])}
-    assert find_irkernel(str(r), env, []) == found
-
-
-def test_irkernel_is_found_in_the_user_library(tmp_path: Path) -> None:
-    r = fake_r(tmp_path / "bin", tmp_path / "rhome")
-    found = fake_package(tmp_path / "home" / "R" / "x86_64-pc-linux-gnu-library" / "4.2")
-    assert find_irkernel(str(r), {"HOME": str(tmp_path / "home")}, []) == found
-
-
-def test_a_folder_without_a_description_is_not_a_package(tmp_path: Path) -> None:
-    r = fake_r(tmp_path / "bin", tmp_path / "rhome")
-    (tmp_path / "rhome" / "library" / "IRkernel").mkdir(parents=True)
-    assert find_irkernel(str(r), {}, []) is None
+def test_another_r_without_irkernel_says_how_to_install_it_there(tmp_path: Path) -> None:
+    r = fake_r(tmp_path / "opt", 1)
+    reason = RBackend(str(r)).availability().reason
+    assert reason == f"{r} has no IRkernel: run {r} -e 'install.packages(\"IRkernel\")'"
+    assert RBackend(str(tmp_path / "nothing")).availability().reason == (
+        f"{tmp_path / 'nothing'} is not an R that can be run"
+    )
 
 
 def test_the_kernelspec_runs_the_r_that_was_found(tmp_path: Path) -> None:
-    r = fake_r(tmp_path / "bin", tmp_path / "rhome")
-    spec = RBackend(path=str(tmp_path / "bin")).spec_manager().get_kernel_spec("lmc-r")
-    assert spec.argv[0] == str(r)
-    assert "{connection_file}" in spec.argv
-    assert spec.interrupt_mode == "signal"
+    r = fake_r(tmp_path / "bin", 0)
+    for backend in (RBackend(path=str(tmp_path / "bin")), RBackend(str(r), path="")):
+        spec = backend.spec_manager().get_kernel_spec("lmc-r")
+        assert spec.argv[0] == str(r)
+        assert "{connection_file}" in spec.argv
+        assert spec.interrupt_mode == "signal"
 
 
 def test_the_shipped_kernelspec_starts_the_startup_code_from_its_own_folder() -> None:

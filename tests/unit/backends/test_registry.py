@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from lmc_runtime.backends.base import Availability
+from lmc_runtime.backends.python import PythonBackend
+from lmc_runtime.backends.r import RBackend
 from lmc_runtime.backends.registry import BackendEntry, Registry, default_entries
 
 FAKE_BACKEND = """
@@ -125,3 +127,18 @@ def test_re_adding_an_entry_drops_the_loaded_instance(fake_module: str) -> None:
     second = registry.get("fake")
     assert second is not first
     assert type(second).__name__ == "DownBackend"
+
+
+def test_interpreters_given_to_the_registry_reach_their_backends() -> None:
+    registry = Registry(python="/opt/env/bin/python", r="/opt/R/bin/R", node="/opt/node")
+    python, r = registry.get("python"), registry.get("r")
+    assert isinstance(python, PythonBackend) and python.python == "/opt/env/bin/python"
+    assert isinstance(r, RBackend) and r.r == "/opt/R/bin/R"
+    for name in ("javascript", "typescript"):
+        assert registry.entry(name).options == (("node", "/opt/node"),)
+    assert all(not entry.options for entry in default_entries())
+
+
+def test_interpreters_apply_to_the_default_entries_only() -> None:
+    with pytest.raises(TypeError):
+        Registry([], python="/opt/env/bin/python")

@@ -8,8 +8,8 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
 from lmc_runtime.backends.base import ExecutionOptions
+from lmc_runtime.backends.core import Route
 from lmc_runtime.backends.jupyter.interpreter import JupyterInterpreter
-from lmc_runtime.backends.jupyter.items import JupyterRoute
 
 pytestmark = pytest.mark.anyio
 
@@ -40,4 +40,4 @@ async def test_a_run_sent_to_a_kernel_that_just_ended_is_left_to_its_watcher(
     interpreter = _interpreter(tmp_path)
     await interpreter.kill()
     await interpreter.kill()  # idempotent
-    await interpreter.submit("print(1)", ExecutionOptions(reply_to="r"), JupyterRoute("k", "r"))
+    await interpreter.submit("print(1)", ExecutionOptions(reply_to="r"), Route("k", "r"))

@@ -1,28 +1,13 @@
-"""A kernel's messages as the items of a run, and the route that sees a run's end."""
+"""A kernel's messages as the items of a run, and when a run is over."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import anyio
-import pytest
-
-from lmc_runtime.backends.core import Line, Output
-from lmc_runtime.backends.jupyter.items import (
-    InputRequest,
-    JupyterRoute,
-    Reply,
-    asks_exit,
-    to_item,
-)
+from lmc_runtime.backends.core import Finished, Line, Output
+from lmc_runtime.backends.jupyter.items import InputRequest, Reply, RunEnds, asks_exit, to_item
 from lmc_runtime.backends.jupyter.translate import ACTIVE_LINE_MSG_TYPE, INPUT_REQUEST_MSG_TYPE
-
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+from lmc_runtime.replies import Status
 
 
 def _msg(msg_type: str, **content: Any) -> dict[str, Any]:
@@ -54,13 +39,12 @@ def test_input_requests_from_both_channels_can_answer_themselves() -> None:
     assert answers == ["stdin", "iopub"]
 
 
-def test_busy_status_and_echoed_input_are_dropped_the_rest_travels_as_replies() -> None:
+def test_status_and_echoed_input_are_dropped_the_rest_travels_as_replies() -> None:
     assert _item("iopub", _msg("status", execution_state="busy")) is None
+    assert _item("iopub", _idle()) is None
     assert _item("iopub", _msg("execute_input", code="1")) is None
-    idle = _item("iopub", _msg("status", execution_state="idle"))
-    assert isinstance(idle, Reply) and idle.msg_type == "status"
     reply = _item("shell", _msg("execute_reply", status="ok", execution_count=3))
-    assert isinstance(reply, Reply) and reply.content["execution_count"] == 3
+    assert isinstance(reply, Reply) and reply.msg["content"]["execution_count"] == 3
 
 
 def test_exit_payloads() -> None:
@@ -72,35 +56,26 @@ def test_exit_payloads() -> None:
     assert not asks_exit(_msg("kernel_info_reply"))
 
 
-def _idle() -> Reply:
-    return Reply("iopub", _msg("status", execution_state="idle"))
+def _idle() -> dict[str, Any]:
+    return _msg("status", execution_state="idle")
 
 
-async def test_an_abandoned_route_never_blocks_the_reader_and_still_finishes() -> None:
-    """Regression (wedge): output for a run whose caller left filled the route's
-    buffer and blocked the one reader that serves every request of the kernel."""
-    route = JupyterRoute("m", "tag")
-    route.receive.close()  # what Execution.abandon does
-    with anyio.fail_after(5):
-        for i in range(5000):
-            await route.put(Output(f"{i}\n"))
-        await route.put(Reply("shell", _msg("execute_reply", status="ok")))
-        assert not route.finished.is_set()
-        await route.put(_idle())
-    assert route.finished.is_set(), "the watchdog still learns the kernel is done"
+def test_a_run_ends_with_idle_and_reply_in_either_order_with_the_reply_status() -> None:
+    ends = RunEnds()
+    assert ends.see("iopub", _idle(), "a") is None
+    reply = _msg("execute_reply", status="error", execution_count=7)
+    assert ends.see("shell", reply, "a") is reply
+    assert ends.finished(reply) == Finished(Status.ERROR, {"execution_count": 7})
+    assert ends.see("shell", _msg("execute_reply", status="aborted"), "b") is None
+    assert ends.see("iopub", _msg("stream", name="stdout", text="x"), "b") is None
+    done = ends.see("iopub", _idle(), "b")
+    assert done is not None and ends.finished(done).status == Status.ABORTED
 
 
-async def test_a_run_ends_with_idle_and_reply_in_either_order() -> None:
-    route = JupyterRoute("m", "tag")
-    await route.put(_idle())
-    assert not route.finished.is_set()
-    await route.put(Reply("shell", _msg("execute_reply", status="ok")))
-    assert route.finished.is_set() and route.attention.is_set()
-
-
-async def test_a_reply_asking_to_exit_does_not_end_the_run() -> None:
-    """The kernel is ended instead; the run ends with that."""
-    route = JupyterRoute("m", "tag")
-    await route.put(Reply("shell", _msg("execute_reply", payload=[{"source": "ask_exit"}])))
-    await route.put(_idle())
-    assert not route.finished.is_set()
+def test_runs_are_told_apart_and_forgotten_once_over() -> None:
+    """Regression guard: the idle of one request must not end another."""
+    ends = RunEnds()
+    assert ends.see("iopub", _idle(), "a") is None
+    assert ends.see("shell", _msg("execute_reply", status="ok"), "b") is None
+    assert ends.see("iopub", _idle(), "b") is not None
+    assert ends.see("iopub", _idle(), "b") is None, "a run ends once"
