@@ -1,11 +1,6 @@
-"""The interface every language backend implements.
-
-A :class:`Backend` describes one language (its name, its aliases, whether it
-can run here) and starts :class:`Session` objects. A session is one persistent
-interpreter: it executes code and streams computer-role messages back.
-Per-language differences live in these methods, never in ``if language == ...``
-chains in the executor.
-"""
+"""The interface every language backend implements: a :class:`Backend` says whether
+its language runs here and starts :class:`Session` objects, each one persistent
+interpreter that runs code and streams computer-role messages back."""
 
 from __future__ import annotations
 
@@ -47,12 +42,8 @@ class Availability:
 
 @runtime_checkable
 class Launcher(Protocol):
-    """Wraps the command line of every process a session starts.
-
-    The sandbox of ``lmc serve`` is a launcher (``bwrap ... -- argv``); so are
-    resource limits applied by a small exec wrapper. Backends pass the argv of
-    each interpreter they start through :meth:`wrap` and run what it returns.
-    """
+    """Wraps the command line of every process a session starts (the sandbox of
+    ``lmc serve`` is one: ``bwrap ... -- argv``)."""
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` under this launcher."""
@@ -63,11 +54,9 @@ class Launcher(Protocol):
 class SessionSettings:
     """How to start a session: where it runs, with what environment and launcher.
 
-    ``work_dir`` holds the session's control files, which only the host writes
-    (under a sandbox the interpreter sees it read-only). ``shared_dir``, when
-    set, is the folder where the interpreter itself creates files (unix
-    sockets, screenshots): the host reaches into it only through
-    :class:`~lmc_runtime.backends.hostfs.HostDir`, never by following a path.
+    ``work_dir`` holds control files only the host writes; ``shared_dir``, if set,
+    is where the interpreter creates files, which the host reaches only through
+    :class:`~lmc_runtime.backends.hostfs.HostDir`.
     """
 
     cwd: Path

@@ -1,12 +1,6 @@
-"""TypeScript on the node runner: each cell is transpiled, not type-checked, then run.
-
-The runner (``kernels/lmc-node/runner.js``) transpiles a cell with the
-``typescript`` npm package's ``transpileModule`` and runs the JavaScript
-statement by statement, reporting the cell's own lines (its source map turns
-them back). The package lives next to the runner, in
-``kernels/lmc-node/node_modules``, where ``lmc setup`` installs it; see
-``kernels/lmc-node/README.md``.
-"""
+"""TypeScript on the node runner: each cell is transpiled (``transpileModule``, no type
+check) and run, reporting its own lines; ``lmc setup`` installs the package next to
+the runner (``kernels/lmc-node/node_modules``)."""
 
 from __future__ import annotations
 

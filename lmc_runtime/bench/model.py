@@ -166,6 +166,38 @@ def _ratio(ours: float, base: float) -> float:
     return ours / base if base > 0 else math.inf
 
 
+def _vs_raw(
+    key: str,
+    name: str,
+    unit: str,
+    ours: float,
+    raw: float,
+    *,
+    most: float | None = None,
+    least: float | None = None,
+    informational: bool = False,
+) -> Figure:
+    """A row against the raw baseline, whose ratio is at ``most`` or ``least`` if given."""
+    ratio = _ratio(ours, raw)
+    target, passed = "", None
+    if most is not None:
+        target, passed = f"<= {most:.2f}x", ratio <= most
+    elif least is not None:
+        target, passed = f">= {least:.2f}x", ratio >= least
+    return Figure(
+        key,
+        name,
+        unit,
+        ours,
+        raw,
+        "raw",
+        ratio,
+        target=target,
+        passed=passed,
+        informational=informational,
+    )
+
+
 @dataclass
 class BenchReport:
     """Every figure of one benchmark run (times in ms, throughput in lines/s, memory
@@ -201,80 +233,62 @@ class BenchReport:
 
     def figures(self) -> list[Figure]:
         """The report's rows, each checked against its target."""
-        rt_ratio = _ratio(self.round_trip_async.median_ms, self.round_trip_raw.median_ms)
-        tp_ratio = _ratio(self.throughput_ours, self.throughput_raw)
-        plot_ratio = _ratio(self.plot_ours.median_ms, self.plot_raw.median_ms)
         overhead = self.active_line_overhead_pct
+        trip, sync = self.round_trip_async, self.round_trip_sync
+        raw, cold = self.round_trip_raw, (self.cold_start_ours, self.cold_start_raw)
         return [
-            Figure(
+            _vs_raw(
                 "round_trip_async_median",
                 "print(1) round trip, arun, median",
                 "ms",
-                self.round_trip_async.median_ms,
-                self.round_trip_raw.median_ms,
-                "raw",
-                rt_ratio,
-                target=f"<= {ROUND_TRIP_MAX_RATIO:.2f}x",
-                passed=rt_ratio <= ROUND_TRIP_MAX_RATIO,
+                trip.median_ms,
+                raw.median_ms,
+                most=ROUND_TRIP_MAX_RATIO,
             ),
-            Figure(
+            _vs_raw(
                 "round_trip_async_p90",
                 "print(1) round trip, arun, p90",
                 "ms",
-                self.round_trip_async.p90_ms,
-                self.round_trip_raw.p90_ms,
-                "raw",
-                _ratio(self.round_trip_async.p90_ms, self.round_trip_raw.p90_ms),
+                trip.p90_ms,
+                raw.p90_ms,
             ),
-            Figure(
+            _vs_raw(
                 "round_trip_sync_median",
                 "print(1) round trip, sync run, median",
                 "ms",
-                self.round_trip_sync.median_ms,
-                self.round_trip_raw.median_ms,
-                "raw",
-                _ratio(self.round_trip_sync.median_ms, self.round_trip_raw.median_ms),
+                sync.median_ms,
+                raw.median_ms,
             ),
-            Figure(
+            _vs_raw(
                 "round_trip_sync_p90",
                 "print(1) round trip, sync run, p90",
                 "ms",
-                self.round_trip_sync.p90_ms,
-                self.round_trip_raw.p90_ms,
-                "raw",
-                _ratio(self.round_trip_sync.p90_ms, self.round_trip_raw.p90_ms),
+                sync.p90_ms,
+                raw.p90_ms,
             ),
-            Figure(
+            _vs_raw(
                 "cold_start",
                 "cold start to first print(1), median",
                 "ms",
-                self.cold_start_ours.median_ms,
-                self.cold_start_raw.median_ms,
-                "raw",
-                _ratio(self.cold_start_ours.median_ms, self.cold_start_raw.median_ms),
+                cold[0].median_ms,
+                cold[1].median_ms,
             ),
-            Figure(
+            _vs_raw(
                 "throughput",
                 f"{self.lines:,} printed lines, throughput",
                 "lines/s",
                 self.throughput_ours,
                 self.throughput_raw,
-                "raw",
-                tp_ratio,
-                target=f">= {THROUGHPUT_MIN_RATIO:.2f}x",
-                passed=tp_ratio >= THROUGHPUT_MIN_RATIO,
+                least=THROUGHPUT_MIN_RATIO,
             ),
             self.flat_memory.figure(),
-            Figure(
+            _vs_raw(
                 "plot",
                 "plot round trip to PNG, median",
                 "ms",
                 self.plot_ours.median_ms,
                 self.plot_raw.median_ms,
-                "raw",
-                plot_ratio,
-                target=f"<= {PLOT_MAX_RATIO:.2f}x",
-                passed=plot_ratio <= PLOT_MAX_RATIO,
+                most=PLOT_MAX_RATIO,
                 informational=True,
             ),
             Figure(

@@ -11,7 +11,7 @@ from typing import Any
 
 from jupyter_client.manager import start_new_kernel
 
-from .workloads import BenchError
+from .workloads import BenchError, timed
 
 __all__ = ["RawKernel", "raw_cold_start"]
 
@@ -77,12 +77,7 @@ class RawKernel:
 
     def round_trips(self, code: str, count: int, *, timeout: float) -> list[float]:
         """``count`` timed executions of ``code``, in seconds."""
-        times = []
-        for _ in range(count):
-            start = time.perf_counter()
-            self.execute(code, timeout=timeout)
-            times.append(time.perf_counter() - start)
-        return times
+        return timed(lambda: self.execute(code, timeout=timeout), count)
 
     def collect_stream(self, code: str, *, timeout: float) -> tuple[float, str]:
         """Run ``code`` keeping all its stream text; (seconds, text)."""

@@ -12,12 +12,12 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import pexpect
 
 from ..backends.java.backend import JSHELL_FLAGS
+from .raw_shell import SentinelRepl
 from .workloads import BenchError
 
 __all__ = ["PRINT_ONE", "RawJshell"]
@@ -28,7 +28,7 @@ _SENTINEL = "__raw_jshell_ready__"
 _MODE = f'/set mode lmc -quiet\n/set prompt lmc "{_SENTINEL}" ""\n'
 
 
-class RawJshell:
+class RawJshell(SentinelRepl):
     """``jshell`` on a PTY, driven with pexpect and a sentinel prompt."""
 
     def __init__(self, *, timeout: float = 60.0) -> None:
@@ -39,44 +39,21 @@ class RawJshell:
         mode = Path(self._folder.name) / "mode.jsh"
         mode.write_text(_MODE, encoding="utf-8")
         prefs = f"-J-Djava.util.prefs.userRoot={self._folder.name}"
-        self._child = pexpect.spawn(
-            jshell,
-            [*JSHELL_FLAGS, prefs, str(mode)],
-            echo=False,
-            env={**os.environ, "TERM": "dumb"},
-            encoding="utf-8",
-        )
-        self._child.delaybeforesend = None  # pexpect's default waits 50 ms per send
-        try:
-            self._child.expect_exact(_SENTINEL, timeout=timeout)
-        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-            self.close()
-            raise BenchError(f"raw jshell did not start: {exc}") from exc
+        env = {**os.environ, "TERM": "dumb"}
+        args = [*JSHELL_FLAGS, prefs, str(mode)]
+        child = pexpect.spawn(jshell, args, echo=False, env=env, encoding="utf-8")
+        super().__init__(child, "jshell", _SENTINEL, timeout)
 
-    def run(self, code: str, *, timeout: float) -> str:
-        """Type ``code``; return what it printed before the next prompt."""
-        self._child.sendline(code)
-        try:
-            self._child.expect_exact(_SENTINEL, timeout=timeout)
-        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-            raise BenchError(f"raw jshell did not finish {code!r}: {exc}") from exc
-        return str(self._child.before)
+    def answer(self, said: str) -> str:
+        return said.replace(" \b", "").strip()
 
     def round_trips(self, n: int, timeout: float) -> list[float]:
         """``n`` timed round trips of :data:`PRINT_ONE`, in seconds."""
         self.run(PRINT_ONE, timeout=timeout)  # the first snippet warms the compiler
-        times = []
-        for _ in range(n):
-            start = time.perf_counter()
-            out = self.run(PRINT_ONE, timeout=timeout)
-            times.append(time.perf_counter() - start)
-            if out.replace(" \b", "").strip() != "1":
-                raise BenchError(f"raw jshell answered {out!r} to {PRINT_ONE!r}")
-        return times
+        return self.timed(PRINT_ONE, "1", n, timeout)
 
     def close(self) -> None:
         """End jshell and remove its folder; never raises."""
-        with contextlib.suppress(Exception):
-            self._child.close(force=True)
+        super().close()
         with contextlib.suppress(OSError):
             self._folder.cleanup()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..computer import Computer
 from ..replies import Status
-from .workloads import BenchError
+from .workloads import BenchError, timed
 
 __all__ = ["JS_PRINT_ONE", "TS_PRINT_ONE", "RawNode", "lmc_round_trips"]
 
@@ -110,12 +110,7 @@ class RawNode:
     def round_trips(self, n: int, timeout: float, code: str = JS_PRINT_ONE) -> list[float]:
         """``n`` timed warm round trips of ``code`` (``console.log(1)``), in seconds."""
         self.execute(code, timeout=timeout)  # warm up
-        times = []
-        for _ in range(n):
-            start = time.perf_counter()
-            self.execute(code, timeout=timeout)
-            times.append(time.perf_counter() - start)
-        return times
+        return timed(lambda: self.execute(code, timeout=timeout), n)
 
     def close(self) -> None:
         """End node (EOF on its stdin, then a kill if it lingers); never raises."""

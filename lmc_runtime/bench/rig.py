@@ -84,8 +84,7 @@ class Rig:
     def __init__(
         self, stack: ExitStack, portal: BlockingPortal, plan: Plan, limits: Limits
     ) -> None:
-        self.plan = plan
-        self.portal = portal
+        self.plan, self.portal = plan, portal
         logger.info("starting the warm kernels")
         self.raw = RawKernel.start(timeout=plan.timeout * 2)
         stack.callback(self.raw.shutdown)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 __all__ = [
     "LINES_LARGE",
     "LOOP",
@@ -13,6 +16,7 @@ __all__ = [
     "BenchError",
     "print_lines",
     "printed_bytes",
+    "timed",
 ]
 
 #: The warm round trip and the cold start's first answer.
@@ -51,3 +55,13 @@ def printed_bytes(count: int) -> int:
         total += (end - start) * (width + 1)
         start, width = end, width + 1
     return total
+
+
+def timed(step: Callable[[], object], count: int) -> list[float]:
+    """``count`` calls of ``step``, each timed, in seconds."""
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return times

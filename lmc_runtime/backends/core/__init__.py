@@ -1,12 +1,5 @@
-"""The core every supervised backend runs on.
-
-- :class:`~.interpreter.Interpreter`: one process tree (start, signal, wait, kill);
-- :class:`~.supervisor.Supervisor`: its lifecycle (start failure, death, restart, close);
-- :class:`~.execution.Execution`: one run (deadline, stop ladder, final message);
-- :class:`~.session.SupervisedSession` and :class:`~.session.SupervisedBackend`;
-- :mod:`.items` (what a route carries, and :class:`~.items.Gone`) and :mod:`.procs`;
-- :mod:`.stdin`: the code's reads answered by the caller's input callback.
-"""
+"""The core every supervised backend runs on: an :class:`Interpreter` (one process
+tree) under a :class:`Supervisor` (its lifecycle), runs as :class:`Execution`."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The launch seam: one running process tree of a backend, shaped like a provisioner.
-
-An :class:`Interpreter` is what jupyter_client calls a provisioner plus its
-event source: it starts one process tree, signals it, reports how it ended and
-kills it. The :class:`~.supervisor.Supervisor` owns the lifecycle around it
-(start failures, deaths, restarts, the closing); an interpreter only knows its
-own process. Local and remote interpreters are two implementations of it.
-"""
+"""The launch seam: one process tree of a backend (a provisioner plus its event source)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""What travels from an interpreter to its run: the items of a :class:`~.route.Route`.
-
-A backend's event source turns what its interpreter says into these items;
-one base execution turns them into computer messages. ``Gone`` is the one
-record of why an interpreter is not there any more, for every backend.
-"""
+"""What travels from an interpreter to its run: the items of a :class:`~.route.Route`."""
 
 from __future__ import annotations
 
@@ -33,12 +28,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Finished:
-    """The interpreter is done with the run.
-
-    ``status`` is how the code ended (ok, error...) when nobody stopped it;
-    ``extras`` go into the final message; ``note`` ends the notice of a run that
-    was stopped (a sentence, with a leading space: what the code left running).
-    """
+    """The interpreter is done with the run: ``status`` if nobody stopped it, ``extras``
+    for the final message, ``note`` (a leading space) to end a stopped run's notice."""
 
     status: Status = Status.OK
     extras: Mapping[str, Any] = field(default_factory=dict)
@@ -47,13 +38,8 @@ class Finished:
 
 @dataclass(frozen=True)
 class Gone:
-    """Why an interpreter is gone while a run was open (or since the last run).
-
-    ``intentional`` when the runtime ended it (a restart, a close), with the
-    ``status`` the run ends with; ``by_code`` when the code itself ended it
-    (``exit()``, ``process.exit()``); else it died. ``detail`` is what the
-    interpreter last wrote on its way out (a log's tail), if anything.
-    """
+    """Why an interpreter is gone: ``intentional`` (the runtime ended it; the run ends
+    with ``status``), ``by_code`` (``exit()``), or it died; ``detail``: its last words."""
 
     description: str
     exit_code: int | None = None

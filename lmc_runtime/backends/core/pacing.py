@@ -1,12 +1,8 @@
 """Which line numbers become ``active_line`` messages, and when.
 
-Once the code has been away from the last reported line for ``dwell``
-seconds, and at least ``interval`` seconds after the last report, the line
-current then is reported: a tight loop over short lines is still seen, and no
-line is reported twice in a row. A dwell lets fast code report nothing; a
-dwell of 0 with an interval shows the first line at once and then at most
-``1 / interval`` lines a second; both 0 report every change (for interpreters
-that pace their reports themselves).
+Once the code has been away from the last reported line for ``dwell`` seconds,
+and ``interval`` seconds after the last report, the line current then is
+reported (never twice in a row); both 0 report every change.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Routes: the items of one run, in order, and output that came too late for its run.
 
-An interpreter's readers put items on the route of the run they belong to; the
-run's messages are read from it at the caller's pace. ``finished`` is set by the
-reader (never by the caller) when the interpreter is done with the run, so the
-watchdog knows whatever pace the caller reads at. A route's buffer is bounded:
-a reader waits for a slow caller, never holds unbounded memory; once the caller
-leaves (``close``), what still comes is dropped and never blocks. A route also
-keeps the run's last unfinished output line (the prompt of a read) and signals
-each piece of output, for whoever answers the code's reads (see :mod:`.stdin`).
+Readers put items on the run's route; its messages are read at the caller's pace.
+``finished`` is set by the reader, so the watchdog knows whatever that pace. The
+buffer is bounded; once the caller leaves (``close``), what comes is dropped.
 """
 
 from __future__ import annotations

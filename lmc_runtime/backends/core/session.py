@@ -1,10 +1,5 @@
-"""A session and a backend on the core: turns, news between runs, and the start.
-
-Every supervised backend's session is this one class: runs take turns, each
-run first says what happened since the last (a death nobody saw, late output),
-then its :class:`~.execution.Execution` runs. A backend supplies only how to
-make its interpreter and, if it has one, its own execution class.
-"""
+"""A session and a backend on the core: runs take turns, each first saying what
+happened since the last (a death nobody saw, late output)."""
 
 from __future__ import annotations
 
@@ -72,12 +67,9 @@ class SupervisedSession:
 
 
 class SupervisedBackend:
-    """A backend whose sessions run one interpreter under a :class:`Supervisor`.
-
-    Subclasses implement :meth:`availability` and :meth:`interpreter`, and set
-    ``who`` (how notices name the interpreter) and ``execution`` if theirs has
-    its own items or ladder. The registry names the language.
-    """
+    """A backend whose sessions run one interpreter under a :class:`Supervisor`:
+    subclasses implement :meth:`availability` and :meth:`interpreter`, and set
+    ``who`` (how notices name it) and ``execution``."""
 
     who: ClassVar[str] = "the interpreter"
     execution: ClassVar[type[Execution]] = Execution

@@ -1,18 +1,10 @@
 """The code's stdin as a FIFO the caller's input callback answers, for every backend.
 
-A program that wants input says nothing: it blocks in ``read``. So once a
-run's output has gone quiet, :func:`feed_stdin` looks, once, at the
-interpreter's session in ``/proc``: a process blocked reading the run's FIFO
-(as its stdin) is waiting for input, and the callback is asked for a line,
-with the run's last unfinished output line as the prompt. The answer is
-echoed as output and written to the FIFO. A callback that fails or takes
-longer than ``input_timeout`` ends in a notice and the run is stopped.
-
-A :class:`StdinChannel` is the runtime's end of that FIFO: either a FIFO it
-makes for one run and holds read-write (:meth:`StdinChannel.create`), or the
-write end of a FIFO the interpreter holds the read end of for its whole life
-(:meth:`StdinChannel.writer`): with no writer open, such a read returns
-end-of-input at once.
+A program that wants input blocks in ``read``. Once a run's output has gone
+quiet, :func:`feed_stdin` looks in ``/proc`` for a process of the session
+blocked reading the FIFO, asks the callback for a line (the prompt is the run's
+unfinished last output line), echoes it and writes it to the FIFO. A callback
+that fails or takes longer than ``input_timeout`` ends in a notice and a stop.
 """
 
 from __future__ import annotations
@@ -47,11 +39,7 @@ LONGEST = 1.0
 
 
 def make_fifo(path: Path) -> Path:
-    """A fresh FIFO at ``path`` (replacing what was there) that any user may open.
-
-    The interpreter may run as another user (the sandbox's); the folder, which
-    only the host writes and that user's group may enter, guards it.
-    """
+    """A fresh FIFO at ``path`` any user may open (the sandbox's user too; its folder guards it)."""
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     os.mkfifo(path, 0o600)
@@ -60,7 +48,8 @@ def make_fifo(path: Path) -> Path:
 
 
 class StdinChannel:
-    """The runtime's end of a FIFO some code reads as its stdin."""
+    """The runtime's end of a FIFO some code reads as its stdin: one made for a run
+    (:meth:`create`), or the write end of one the interpreter holds (:meth:`writer`)."""
 
     def __init__(self, path: Path, fd: int, *, owned: bool) -> None:
         self.path = path
@@ -109,7 +98,6 @@ class StdinChannel:
         return found
 
     def reader_waiting(self, session: int) -> bool:
-        """Whether a process of ``session`` is blocked reading this FIFO as its stdin."""
         return bool(self.readers(session))
 
     def answer(self, line: str) -> None:
@@ -153,12 +141,9 @@ class StdinChannel:
 
 
 async def feed_stdin(run: Execution, channel: StdinChannel, session: int) -> None:
-    """Answer reads of ``channel`` in ``session`` from the run's input callback.
-
-    Returns when the run is over, or when the callback failed (and the run was
-    asked to stop). Any output restarts the wait for quiet; a look that finds
-    no reader waits twice as long before the next, up to :data:`LONGEST`.
-    """
+    """Answer reads of ``channel`` in ``session`` from the run's input callback, until
+    the run is over or the callback failed; a look that finds no reader waits
+    twice as long before the next, up to :data:`LONGEST`."""
     route, delay = run.route, QUIET
     while True:
         route.activity = anyio.Event()

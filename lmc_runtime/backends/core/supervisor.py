@@ -1,11 +1,6 @@
-"""One supervisor for every interpreter: start, death, restart and close.
-
-The supervisor holds the current :class:`~.interpreter.Interpreter`, the route
-of the open run and the late output. It serializes start, restart and close
-with one lock. When an interpreter ends by itself it reports that to the open
-run (or keeps it for the next run, as news) and launches a new one in the
-background; a start that fails is kept and retried by the next run.
-"""
+"""One supervisor for every interpreter: start, death, restart and close (under one
+lock). A death is reported to the open run (or kept as news for the next) and a
+new interpreter launched; a failed start is retried by the next run."""
 
 from __future__ import annotations
 

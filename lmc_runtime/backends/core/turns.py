@@ -1,10 +1,8 @@
-"""One execution at a time on a session, shared by the backends.
+"""One execution at a time on a session, and the wording shared by the backends.
 
-A session's executions take turns: the next one waits until the interpreter
-is done with the current one. The turn ends when the *interpreter* is done (the
-run's watchdog calls ``on_finished``), not when the caller has read every
-message, so a caller that stops reading never wedges the session; a caller
-that leaves early stops the code.
+The turn ends when the *interpreter* is done with a run (``on_finished``), not
+when the caller has read it all: a caller that stops reading never wedges the
+session; one that leaves early stops the code.
 """
 
 from __future__ import annotations
@@ -45,28 +43,18 @@ async def first_of(*events: anyio.Event) -> None:
 
 
 class Run(Protocol):
-    """One execution in flight, as :class:`Turns` drives it."""
+    """One execution in flight, as :class:`Turns` drives it (see :class:`~.execution.Execution`)."""
 
     @property
-    def complete(self) -> bool:
-        """Whether its final messages have been produced."""
-        ...
+    def complete(self) -> bool: ...
 
-    async def watch(self) -> None:
-        """The watchdog: deadline, interrupt ladder; calls ``on_finished`` at the end."""
-        ...
+    async def watch(self) -> None: ...
 
-    def messages(self) -> AsyncIterator[Message]:
-        """Its messages, ending with ``active_line`` null."""
-        ...
+    def messages(self) -> AsyncIterator[Message]: ...
 
-    async def request_stop(self, reason: str) -> None:
-        """Stop the code (``"interrupt"``, ``"timeout"``...)."""
-        ...
+    async def request_stop(self, reason: str) -> None: ...
 
-    def abandon(self) -> None:
-        """Nobody reads the messages any more: drop what still comes, never block on it."""
-        ...
+    def abandon(self) -> None: ...
 
 
 R = TypeVar("R", bound=Run)
@@ -134,13 +122,8 @@ def news_between_runs(
     dropped: int,
     who: str = "it",
 ) -> list[Message]:
-    """What happened since the last run, for the next run to say first.
-
-    ``death`` is (description, exit code) of an interpreter that died while
-    idle; ``late`` is output (tag, stream, text) that came after its run had
-    ended, tagged with the code message it belongs to; ``dropped`` is how many
-    late bytes did not fit.
-    """
+    """What happened since the last run: ``death`` (description, exit code) of an idle
+    interpreter, ``late`` output (tag, stream, text), ``dropped`` late bytes."""
     news: list[Message] = []
     if death is not None:
         description, exit_code = death

@@ -130,14 +130,19 @@ class NodeBackend(SupervisedBackend):
     def __init__(self, node: str | os.PathLike[str] | None = None) -> None:
         self._node = os.fspath(node) if node is not None else None
 
+    def node(self) -> str | None:
+        """The node to run: the one given (if executable) or the one on PATH; else None."""
+        if self._node is None:
+            return shutil.which("node")
+        return self._node if os.path.isfile(self._node) and os.access(self._node, os.X_OK) else None
+
     def _problem(self) -> str | None:
         """Why the chosen node cannot run the runner, or None."""
-        if self._node is None:
-            if shutil.which("node") is None:
+        if self.node() is None:
+            if self._node is None:
                 return "node is not installed (no `node` on PATH): apt-get install nodejs"
-        elif not os.path.isfile(self._node) or not os.access(self._node, os.X_OK):
             return f"there is no node executable at {self._node}"
-        elif not re.fullmatch(r"v\d+\.\d+\.\d+\S*", self._version):
+        if self._node is not None and not re.fullmatch(r"v\d+\.\d+\.\d+\S*", self._version):
             return f"{self._node} is not node (`{self._node} --version` said {self._version!r})"
         if not runner_path().is_file():
             return f"its runner {runner_path()} is missing"
@@ -148,10 +153,6 @@ class NodeBackend(SupervisedBackend):
         """What the node given says to ``--version`` (asked once)."""
         assert self._node is not None
         return _version(self._node)
-
-    def executable(self) -> str:
-        """The node to run: the one given, or the one on PATH."""
-        return self._node or shutil.which("node") or "node"
 
     def availability(self) -> Availability:
         problem = self._problem()
@@ -166,7 +167,7 @@ class NodeBackend(SupervisedBackend):
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> NodeInterpreter:
         return NodeInterpreter(
-            settings.command([self.executable(), *NODE_FLAGS, str(runner_path())]),
+            settings.command([self.node() or "node", *NODE_FLAGS, str(runner_path())]),
             cwd=settings.cwd,
             env=env,
             fifo_dir=settings.work_dir,

@@ -1,14 +1,9 @@
 """One node process running ``runner.js``: its FIFOs, its readers and its exit.
 
-The runtime makes two FIFOs in the session's control folder before node
-starts: it holds the events FIFO open for reading (and writing, so it never
-sees a false end of file) and the control FIFO open read-write; the runner
-opens both by path, so they carry ``O_CLOEXEC`` and no child of the code
-inherits them. The code's stdin is a third FIFO there, whose read end node
-holds for its whole life (blocking) and the runtime does not: with no writer,
-a read gets end-of-input at once; a run with an input callback opens the write
-end (see :mod:`.backend`). One reader per descriptor hands each event on the
-moment it is readable; a pidfd tells when node ends.
+The runtime holds the events and control FIFOs read-write (no false end of
+file); the runner opens them by path, so no child of the code inherits them.
+The code's stdin is a third FIFO whose read end node holds: with no writer, a
+read gets end-of-input at once (a run with an input callback opens the write end).
 """
 
 from __future__ import annotations
@@ -28,6 +23,7 @@ from ..base import ExecutionOptions
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit, read_available, signal_group, wait_for_exit
 from ..core.stdin import make_fifo
+from ..core.turns import first_of
 from .protocol import Decoder, Event, Exiting, Ready, encode_request, encode_stop
 
 __all__ = ["NodeInterpreter"]
@@ -73,14 +69,7 @@ class NodeInterpreter:
         self._spawn()
         task_group.start_soon(self._pump)
         with anyio.move_on_after(self._startup_timeout) as scope:
-            async with anyio.create_task_group() as tg:
-
-                async def first(event: anyio.Event) -> None:
-                    await event.wait()
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(first, self._ready)
-                tg.start_soon(first, self._ended)
+            await first_of(self._ready, self._ended)
         if self._ready.is_set() and not self._ended.is_set():
             return
         await self.kill()

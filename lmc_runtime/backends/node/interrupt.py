@@ -1,12 +1,9 @@
 """An interrupt that spares a read of the code's stdin.
 
-A process-directed signal wakes the main thread first, and a ``read`` it is
-blocked in fails with ``EINTR`` (node installs its SIGINT handler without
-``SA_RESTART``, and libuv does not retry reads). Node's ``breakOnSigint``
-ends the code from a watchdog thread a moment later, so the code may see that
-error first, and even go on past the read if it catches it. Sent to another
-of its threads, the same signal lets the watchdog end the code while the read
-still waits: the code stops the moment the read returns, whatever it returns.
+A SIGINT to the process makes a ``read`` its main thread is blocked in fail
+with ``EINTR`` before ``breakOnSigint`` ends the code, which may catch the error
+and go on. Sent to another of its threads, it lets node end the code while the
+read still waits: the code stops the moment the read returns.
 """
 
 from __future__ import annotations

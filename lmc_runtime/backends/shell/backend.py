@@ -1,9 +1,4 @@
-"""The shell backends: bash, sh and zsh, each a shell on a PTY (see :mod:`.interpreter`).
-
-A backend only picks its :class:`~.dialect.Dialect`; the registry names it.
-Turns, deadlines, the stop ladder, restarts and the news between runs are the
-core's; :mod:`.execution` adds the shell's own rungs and its stdin.
-"""
+"""The shell backends: bash, sh and zsh on a PTY; each picks its :class:`~.dialect.Dialect`."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """One shell on a PTY as an :class:`~..core.Interpreter`: its terminal, readers and exit.
 
-pexpect (ptyprocess) starts the shell as a session leader with the PTY as its
-controlling terminal, echo off. From then on the runtime reads the PTY master
-itself (``anyio.wait_readable``, then ``os.read``), so output streams the
-moment it is written, ``\\r`` and prompts without a newline included; the done
-marker in that stream ends a run. The DEBUG trap's line records come on a pipe
-of their own. A pidfd says when the shell ends; the PTY's end of data (``EIO``
-once no process holds the terminal) says when its last output has been read.
+The shell is a session leader on the PTY, echo off; the runtime reads the master
+itself, so output streams as written and the done marker ends a run. Line records
+come on a pipe; a pidfd says when the shell ends, ``EIO`` when its output is read.
 """
 
 from __future__ import annotations

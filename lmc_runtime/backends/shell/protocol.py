@@ -1,17 +1,9 @@
 """What a shell tells the runtime: the done marker in its output, and line records.
 
-Each shell's prompt is set to ``ESC ] lmc ; TOKEN ; STATUS BEL`` (an OSC
-sequence no terminal program prints by chance; ``TOKEN`` is random per
-session). The shell prints its prompt exactly when it is ready for the next
-command, also after an interrupt, so the marker ends every execution, in order
-with everything the code printed before it. :class:`MarkerParser` splits the
-PTY's byte stream into output and markers, holding back only a trailing piece
-that could be the start of a marker.
-
-The DEBUG trap writes ``"RUN LINE\\n"`` to a pipe of its own (never to the
-PTY), only when the line changes and only for commands of the cell file being
-run, so the code runs unchanged; ``RUN`` tells this run's reports from those of
-a background subshell an earlier run left behind (:func:`parse_records`).
+The prompt is ``ESC ] lmc ; TOKEN ; STATUS BEL`` (``TOKEN`` random per session),
+printed exactly when the shell is ready again, so it ends every run in order
+with its output. The DEBUG trap writes ``"RUN LINE\\n"`` to a pipe of its own;
+``RUN`` tells this run's records from those of an earlier run's subshell.
 """
 
 from __future__ import annotations
