@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
@@ -30,9 +32,27 @@ def demo_source() -> IO[bytes]:
     return resources.files("lmc_runtime.demo").joinpath("demo.jsonl").open("rb")
 
 
-def _computer(args: argparse.Namespace) -> Computer:
+@contextmanager
+def _computer(args: argparse.Namespace) -> Iterator[Computer]:
+    """The batch's Computer, started with Ctrl-C held back until it is up.
+
+    An interrupt landing while the Computer starts its event-loop thread would leave
+    that thread running and the start waiting for it forever; held, it is raised once
+    the Computer is up, and leaving the ``with`` closes it.
+    """
     limits = Limits(output_bytes=args.output_bytes) if args.output_bytes else Limits()
-    return Computer(timeouts=Timeouts(execution=args.timeout), limits=limits)
+    held: list[int] = []
+    with ExitStack() as stack:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+        try:
+            computer = stack.enter_context(
+                Computer(timeouts=Timeouts(execution=args.timeout), limits=limits)
+            )
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if held:
+            raise KeyboardInterrupt
+        yield computer
 
 
 def _sink(args: argparse.Namespace) -> Sink:

@@ -88,14 +88,24 @@ def test_reading_messages_from_a_terminal_says_how_to_end() -> None:
     assert status == 0
 
 
-def test_ctrl_c_exits_130() -> None:
+def test_ctrl_c_while_code_runs_exits_130() -> None:
     child = _spawn("run")
     child.expect("end with Ctrl-D")
     child.sendline(
         '{"role": "assistant", "type": "code", "format": "python", '
-        '"content": "import time\\nprint(\'started\', flush=True)\\ntime.sleep(60)"}'
+        "\"content\": \"import time\\nprint('run' + 'ning', flush=True)\\ntime.sleep(60)\"}"
     )
-    child.expect("started")
+    child.expect("running")  # the output, not the echo of the line typed
+    child.sendintr()
+    status, _ = _finish(child)
+    assert status == 130
+
+
+def test_ctrl_c_while_the_computer_starts_exits_130() -> None:
+    """Guards against a hang: an interrupt while the Computer started its event-loop
+    thread left that thread running and lmc waiting for it."""
+    child = _spawn("run")
+    child.expect("end with Ctrl-D")  # said just before the Computer starts
     child.sendintr()
     status, _ = _finish(child)
     assert status == 130
