@@ -117,7 +117,7 @@ def setup_snippet(token: str, fifo: str) -> str:
 
 def env_snippet(token: str, env: Mapping[str, str]) -> str:
     """Java that sets ``env`` until :func:`sync_snippet` restores it."""
-    return f"LmcEnv_{token}.set({', '.join(_java(s) for pair in env.items() for s in pair)}); "
+    return f"LmcEnv_{token}.set({', '.join(_java(s) for pair in env.items() for s in pair)});"
 
 
 def sync_snippet(token: str, n: int, *, restore: bool) -> str:

@@ -238,3 +238,13 @@ def test_a_child_whose_process_builder_environment_is_read_sees_the_env(java: Co
     )
     assert java_run(java, code, env={"LMC_NEW": "seen"}).output == "child:seen\n"
     assert java_run(java, code).output == "child:\n"
+
+
+def test_with_env_an_error_on_the_first_line_shows_that_line_as_written(java: Computer) -> None:
+    result = java_run(java, 'int wrong = "text";', env={"LMC_NEW": "set"})
+    assert result.status == "error"
+    assert stderr(result).split("\n")[:3] == [
+        "Error at line 1:",
+        "incompatible types: java.lang.String cannot be converted to int",
+        'int wrong = "text";',
+    ]

@@ -112,4 +112,4 @@ def test_the_setup_names_the_token_and_the_fifo() -> None:
 
 def test_environment_values_become_java_string_literals() -> None:
     java = env_snippet("tok", {"A": 'say "hi"\n', "B": "é\x01"})
-    assert java == 'LmcEnv_tok.set("A", "say \\"hi\\"\\n", "B", "\\u00e9\\u0001"); '
+    assert java == 'LmcEnv_tok.set("A", "say \\"hi\\"\\n", "B", "\\u00e9\\u0001");'
