@@ -189,23 +189,6 @@ class Execution:
             return None
         return _NOTHING
 
-    def _coalesce(self, first: Output) -> str:
-        """Join output of the same stream that is already waiting, up to a limit."""
-        parts = [first.text]
-        size = len(first.text)
-        while size < _COALESCE_LIMIT:
-            try:
-                item = self.route.receive.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                break
-            if isinstance(item, Output) and item.stream == first.stream:
-                parts.append(item.text)
-                size += len(item.text)
-                continue
-            self._pending = item
-            break
-        return "".join(parts)
-
     async def messages(self) -> AsyncIterator[Message]:
         """This run's messages, ending with exactly one ``active_line`` null."""
         while True:
@@ -227,7 +210,9 @@ class Execution:
     async def _translate(self, item: Any) -> AsyncGenerator[Message | None, None]:
         """Messages for ``item``; a None says the run is over."""
         if isinstance(item, Output):
-            text = self._coalesce(item)
+            text, after = self.route.join(item, _COALESCE_LIMIT)
+            if after is not None:
+                self._pending = after
             if text:
                 extras = {"stream": "stderr"} if item.stream == "stderr" else {}
                 yield replies.output(text, self.reply_to, **extras)

@@ -76,6 +76,21 @@ class Route:
                 self._unyielded = 0
                 await anyio.lowlevel.checkpoint()
 
+    def join(self, first: Output, limit: int) -> tuple[str, Any]:
+        """``first`` joined with output of its stream already waiting (up to ``limit``
+        characters), and the next item taken that is not such output (or None)."""
+        parts, size = [first.text], len(first.text)
+        while size < limit:
+            try:
+                item = self.receive.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                break
+            if not isinstance(item, Output) or item.stream != first.stream:
+                return "".join(parts), item
+            parts.append(item.text)
+            size += len(item.text)
+        return "".join(parts), None
+
     def end(self, gone: Gone) -> None:
         """The interpreter is gone: what was queued is still read, then the stream ends."""
         if not self.finished.is_set():

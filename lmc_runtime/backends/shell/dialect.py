@@ -37,8 +37,6 @@ class Dialect:
     """One shell's startup and command syntax; subclasses override the differences."""
 
     program = "sh"
-    #: Whether the shell can report the active line through a DEBUG trap.
-    tracks_lines = False
 
     def find(self) -> str | None:
         """The program's path on PATH, or None."""
@@ -70,7 +68,6 @@ class ShDialect(Dialect):
 class _Traced(Dialect):
     """A shell with a DEBUG trap: its run line tells the trap which cell and run to report."""
 
-    tracks_lines = True
     #: What the run line sets first (zsh re-arms its prompt hook there).
     rearm = ""
     #: The trap's test that a command comes from the cell file, and how it writes a record.

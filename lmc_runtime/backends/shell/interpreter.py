@@ -102,10 +102,8 @@ class ShellInterpreter:
         )
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
-        """Write the code to a cell file and type the line that sources it.
-
-        The line first puts back the variables the last run set (see :func:`.dialect.run_env`).
-        """
+        """Write the code to a cell file and type the line that sources it, after what
+        puts back the variables the last run set (see :func:`.dialect.run_env`)."""
         run = route.key
         assert isinstance(run, int)
         for path in self._files:
@@ -166,7 +164,7 @@ class ShellInterpreter:
         """Write the init script and start the shell on a PTY, with the line-record pipe."""
         ctl_read, ctl_write = os.pipe()
         try:
-            init.write_text(self.dialect.init_script(self._token, ctl_write), encoding="utf-8")
+            _write(init, self.dialect.init_script(self._token, ctl_write))
             self._child = await anyio.to_thread.run_sync(
                 spawn_pty, self._argv, self._cwd, self._env, ctl_write
             )
@@ -181,13 +179,11 @@ class ShellInterpreter:
         os.set_blocking(ctl_read, False)
 
     async def _type(self, text: str) -> None:
-        """Type ``text`` in the terminal modes the shell had when ready (not ``stty echo``'s).
-
-        A terminal that is gone is the exit watcher's news.
-        """
+        """Type ``text`` in the terminal modes the shell had when ready (not ``stty echo``'s)."""
         if self._modes is not None:
             with contextlib.suppress(termios.error, OSError):
-                termios.tcsetattr(self._fd, termios.TCSANOW, self._modes)
+                if termios.tcgetattr(self._fd) != self._modes:  # a set costs far more than a get
+                    termios.tcsetattr(self._fd, termios.TCSANOW, self._modes)
         data = memoryview(text.encode("utf-8"))
         try:
             while data:
@@ -195,7 +191,7 @@ class ShellInterpreter:
                     data = data[os.write(self._fd, data) :]
                 except BlockingIOError:
                     await anyio.wait_writable(self._fd)
-        except (OSError, anyio.ClosedResourceError):
+        except (OSError, anyio.ClosedResourceError):  # the exit watcher's news
             logger.info("the shell's terminal closed under a typed line", exc_info=True)
 
     def _wait_blocking(self) -> None:
