@@ -126,12 +126,8 @@ class JupyterBackend(SupervisedBackend):
         return JupyterInterpreter(
             self.spec_manager(),
             self.kernel_name,
-            cwd=settings.cwd,
-            work_dir=settings.work_dir,
-            shared_dir=settings.shared_dir,
-            env=env,
-            startup_timeout=settings.timeouts.startup,
+            settings,
+            env,
             announces_input=self.announces_input,
             native_output=self.native_output,
-            wrap_command=settings.command if settings.launcher is not None else None,
         )

@@ -1,17 +1,24 @@
 """A run on a Jupyter kernel: the core's :class:`~..core.Execution` plus the kernel's
-own messages (results, displays, errors, pager payloads) and input requests."""
+own messages (results, displays, errors, pager payloads) and input requests.
+
+An announced input request comes twice (on stdin, and a copy on IOPub): the n-th
+is answered on whichever channel brings it first; its echo waits for the IOPub
+copy, which is ordered with the output before it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
+
 from ... import replies
 from ...messages import Message
 from ...replies import Status
 from ..base import ExecutionOptions
 from ..core import Execution, Finished, Route, Supervisor
-from .answers import InputAnswers
+from ..inputs import call_input
 from .items import InputRequest, Reply
 from .translate import translate_iopub, translate_payload
 
@@ -25,31 +32,74 @@ class JupyterExecution(Execution):
 
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
-        self._answers = InputAnswers(options)
+        self._requests: dict[str, int] = {}  # input requests seen, per channel
+        self._answered = 0
+        self._echoes: dict[int, Message] = {}  # waiting for their IOPub copy
+        self._asking: anyio.CancelScope | None = None
 
     async def interrupt_code(self) -> None:
-        self._answers.cancel()  # a callback still thinking is abandoned
+        if self._asking is not None:
+            self._asking.cancel()  # a callback still thinking is abandoned
         await super().interrupt_code()
 
     async def handle(self, item: Any) -> AsyncIterator[Any]:
         if isinstance(item, InputRequest):
-            async for message in self._answers.answer(item, self._stopping, self.request_stop):
+            async for message in self._answer(item):
                 yield message
         elif isinstance(item, Reply) and item.channel == "iopub":
             for message in await translate_iopub(item.msg, self.reply_to):
                 yield message
         elif isinstance(item, Reply) and item.msg["msg_type"] == "execute_reply":
-            for message in translate_payload(
-                item.msg["content"].get("payload") or [], self.reply_to
-            ):
+            payload = item.msg["content"].get("payload") or []
+            for message in translate_payload(payload, self.reply_to):
                 yield message
 
-    def _stopping(self) -> bool:
-        return self.stop_reason is not None
+    async def _answer(self, request: InputRequest) -> AsyncIterator[Message]:
+        """Answer one copy of a request; yield what the caller should see."""
+        channel = request.channel
+        number = self._requests[channel] = self._requests.get(channel, 0) + 1
+        if number <= self._answered:
+            if channel == "iopub" and number in self._echoes:
+                yield self._echoes.pop(number)
+            return
+        self._answered += 1
+        prompt = str(request.content.get("prompt", ""))
+        value, failure = None, None  # so if an interrupt abandons the callback
+        with anyio.CancelScope() as self._asking:
+            value, failure = await self._ask(prompt)
+        self._asking = None
+        if (value is None and failure is None) or self.stop_reason is not None:
+            return
+        if value is None:
+            text = f"input({prompt!r}) could not be answered: {failure}"
+            yield replies.notice(text, Status.ERROR, self.reply_to)
+            await self.request_stop("input")
+            return
+        request.answer(value)
+        shown = "*" * len(value) if request.content.get("password") else value
+        echo = replies.output(f"{prompt}{shown}\n", self.reply_to)
+        if channel == "iopub" or not request.announced:
+            yield echo
+        else:
+            self._echoes[number] = echo
+
+    async def _ask(self, prompt: str) -> tuple[str | None, str | None]:
+        """(the line, None) or (None, why there is none)."""
+        callback = self.options.on_input
+        assert callback is not None  # allow_stdin is only set with a callback
+        try:
+            with anyio.fail_after(self.options.input_timeout):
+                value = await call_input(callback, prompt)
+            value.encode("utf-8")
+        except TimeoutError:
+            return None, "no answer in time"
+        except Exception as exc:
+            return None, repr(exc)
+        return value, None
 
     def finish(self, done: Finished) -> list[Message]:
         """Echoes of answered input whose IOPub copy never came, then the end."""
-        out = self._answers.pending_echoes()
+        out = [self._echoes[n] for n in sorted(self._echoes)]
         if done.status == Status.ABORTED and self.stop_reason is None:
             text = "The kernel aborted this execution without running it."
             out.append(replies.notice(text, Status.ABORTED, self.reply_to))

@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -20,7 +19,7 @@ from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
 
 from ...errors import KernelStartError
-from ..base import ExecutionOptions
+from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit
 from ..core.turns import first_of
@@ -51,16 +50,13 @@ class JupyterInterpreter:
         self,
         spec_manager: KernelSpecManager,
         kernel_name: str,
-        *,
-        cwd: Path,
-        work_dir: Path,
-        shared_dir: Path | None,
+        settings: SessionSettings,
         env: Mapping[str, str],
-        startup_timeout: float,
+        *,
         announces_input: bool = False,
         native_output: bool = False,
-        wrap_command: Callable[[Sequence[str]], list[str]] | None = None,
     ) -> None:
+        work_dir, shared_dir = settings.work_dir, settings.shared_dir
         sockets = f"{work_dir.name}-kernel"
         self._km = Manager(
             kernel_name=kernel_name,
@@ -71,8 +67,9 @@ class JupyterInterpreter:
         if shared_dir is not None:
             self._km.host_ip = str(work_dir / sockets)
         self._shared, self._work_dir = shared_dir, work_dir
-        self._launch_args = {"cwd": str(cwd), "env": dict(env), "wrap_command": wrap_command}
-        self._startup_timeout = startup_timeout
+        wrap = settings.command if settings.launcher is not None else None
+        self._launch_args = {"cwd": str(settings.cwd), "env": dict(env), "wrap_command": wrap}
+        self._startup_timeout = settings.timeouts.startup
         self._announces_input, self._native_output = announces_input, native_output
         self._deliver: Deliver | None = None
         self._channels: Channels | None = None

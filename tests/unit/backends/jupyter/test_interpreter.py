@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
-from lmc_runtime.backends.base import ExecutionOptions
+from lmc_runtime.backends.base import ExecutionOptions, SessionSettings
 from lmc_runtime.backends.core import Route
 from lmc_runtime.backends.jupyter.interpreter import JupyterInterpreter
 
@@ -23,11 +23,8 @@ def _interpreter(tmp_path: Path) -> JupyterInterpreter:
     return JupyterInterpreter(
         KernelSpecManager(kernel_dirs=[str(tmp_path)]),
         "none",
-        cwd=tmp_path,
-        work_dir=tmp_path,
-        shared_dir=None,
-        env={},
-        startup_timeout=5,
+        SessionSettings(cwd=tmp_path, work_dir=tmp_path),
+        {},
     )
 
 
