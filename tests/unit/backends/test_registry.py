@@ -136,6 +136,8 @@ def test_interpreters_given_to_the_registry_reach_their_backends() -> None:
     assert isinstance(r, RBackend) and r.r == "/opt/R/bin/R"
     for name in ("javascript", "typescript"):
         assert registry.entry(name).options == (("node", "/opt/node"),)
+        reason = registry.availability(name).reason
+        assert reason is not None and "/opt/node" in reason, "the node given is the one used"
     assert all(not entry.options for entry in default_entries())
 
 
