@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
 import tempfile
 import weakref
@@ -27,6 +28,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
+from os import PathLike
 from pathlib import Path
 from typing import TypedDict, Unpack
 
@@ -60,6 +62,18 @@ class RunOptions(TypedDict, total=False):
     env: Mapping[str, str] | None
 
 
+def _interpreters(**chosen: str | PathLike[str] | None) -> dict[str, str | None]:
+    """The interpreters chosen for ``Computer(python=, node=, r=)``, as strings."""
+    found: dict[str, str | None] = {}
+    for name, value in chosen.items():
+        if value is not None and not isinstance(value, str | PathLike):
+            raise ArgumentTypeError(f"{name}= must be a path or a name, not {value!r}")
+        found[name] = None if value is None else os.fspath(value)
+        if found[name] == "":
+            raise ArgumentValueError(f"{name}= is empty")
+    return found
+
+
 class Computer:
     """Runs LMC code messages and streams computer-role messages back.
 
@@ -88,8 +102,19 @@ class Computer:
         work_dir: str | Path | None = None,
         shared_dir: str | Path | None = None,
         filters: Sequence[Filter] | None = None,
+        python: str | PathLike[str] | None = None,
+        node: str | PathLike[str] | None = None,
+        r: str | PathLike[str] | None = None,
     ) -> None:
-        """``launcher`` wraps every interpreter's command line (a sandbox, limits).
+        """``python``, ``node`` and ``r`` choose the interpreters code runs in: the
+        user's own environment, with its packages. ``python`` is a path
+        (``"/path/to/venv/bin/python"``) or an installed kernelspec's name; ``node``
+        and ``r`` are paths or command names. An interpreter that lacks what the
+        runtime needs (ipykernel, IRkernel) makes its language unavailable, and a
+        run in it gets one reply saying what to install. They build the default
+        registry, so they do not go with ``registry=``.
+
+        ``launcher`` wraps every interpreter's command line (a sandbox, limits).
 
         ``filters`` is what every execution's messages pass through, in order
         (see :mod:`lmc_runtime.filters`); by default the output budget, a
@@ -109,7 +134,12 @@ class Computer:
         self.env = dict(env or {})
         self.on_input = on_input
         self.track_active_line = track_active_line
-        self.registry = registry or Registry()
+        chosen = _interpreters(python=python, node=node, r=r)
+        self.registry = registry or Registry(
+            python=chosen["python"], node=chosen["node"], r=chosen["r"]
+        )
+        if registry is not None and (python, node, r) != (None, None, None):
+            raise ArgumentTypeError("give python=, node= and r= or a registry=, not both")
         self.launcher = launcher
         self.filters: tuple[Filter, ...] = (BudgetFilter(),) if filters is None else tuple(filters)
         self._given_work_dir = Path(work_dir) if work_dir is not None else None

@@ -108,3 +108,25 @@ def test_env_reaches_the_backend_merged_over_the_message_extras() -> None:
     (_, first), (_, second) = backend.sessions[0].executed
     assert dict(first.env) == {"A": "from call", "B": "b"}
     assert dict(second.env) == {}
+
+
+def test_interpreters_and_a_registry_do_not_go_together() -> None:
+    with pytest.raises(TypeError, match="not both"):
+        Computer(python="/usr/bin/python3", registry=Registry([]))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [({"python": 3}, TypeError), ({"node": ""}, ValueError), ({"r": b"/usr/bin/R"}, TypeError)],
+)
+def test_interpreter_arguments_are_checked(kwargs: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        Computer(**kwargs)
+
+
+def test_interpreters_choose_the_default_registry_s_backends(tmp_path: Any) -> None:
+    computer = Computer(python=tmp_path / "venv/bin/python", node="/opt/node/bin/node")
+    options = {name: dict(computer.registry.entry(name).options) for name in computer.registry}
+    assert options["python"] == {"python": str(tmp_path / "venv/bin/python")}
+    assert options["javascript"] == options["typescript"] == {"node": "/opt/node/bin/node"}
+    assert options["r"] == {}

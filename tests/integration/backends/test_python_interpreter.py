@@ -47,8 +47,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_code_runs_in_the_venv_with_its_packages(venv: Path) -> None:
-    registry = Registry(python=str(venv))
-    with Computer(registry=registry, timeouts=Timeouts(startup=60)) as computer:
+    with Computer(python=venv, timeouts=Timeouts(startup=60)) as computer:
         result = run(
             computer,
             "import sys, lmc_marker_only_here\nprint(sys.executable)\n"
