@@ -7,13 +7,14 @@ import sys
 
 from ..computer import Computer
 from .extras import require_extra
+from .interpreters import chosen_interpreters
 from .sinks import write_json
 
 __all__ = ["cmd_bench", "cmd_languages", "cmd_setup"]
 
 
 def cmd_languages(args: argparse.Namespace) -> int:
-    computer = Computer()
+    computer = Computer(**chosen_interpreters(args))
     for status in computer.languages.values():
         state = "available" if status.available else f"unavailable: {status.reason}"
         aliases = f" (also {', '.join(status.aliases)})" if status.aliases else ""

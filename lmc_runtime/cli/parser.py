@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import __version__
 from .batch import MAX_LINE_BYTES
 from .commands import cmd_bench, cmd_languages, cmd_setup
+from .interpreters import add_interpreter_options
 from .running import cmd_demo, cmd_run
 
 __all__ = ["build_parser"]
@@ -58,6 +59,7 @@ def _batch_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="on a terminal, save images and HTML here (default: a new temporary folder)",
     )
+    add_interpreter_options(parser)
 
 
 def _batch_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,9 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
     _batch_commands(sub)
-    sub.add_parser("languages", help="list languages and whether they run here").set_defaults(
-        func=cmd_languages
-    )
+    languages = sub.add_parser("languages", help="list languages and whether they run here")
+    add_interpreter_options(languages)
+    languages.set_defaults(func=cmd_languages)
     sub.add_parser("setup", help="install the system packages that are missing").set_defaults(
         func=cmd_setup
     )

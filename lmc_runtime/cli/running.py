@@ -16,6 +16,7 @@ from ..computer import Computer
 from ..config import Limits, Timeouts
 from ..messages import Message
 from .batch import Sink, read_lines, requests, run_batch
+from .interpreters import chosen_interpreters
 from .sinks import ChunkSink, JsonSink
 from .terminal import TerminalSink
 
@@ -46,7 +47,11 @@ def _computer(args: argparse.Namespace) -> Iterator[Computer]:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
         try:
             computer = stack.enter_context(
-                Computer(timeouts=Timeouts(execution=args.timeout), limits=limits)
+                Computer(
+                    timeouts=Timeouts(execution=args.timeout),
+                    limits=limits,
+                    **chosen_interpreters(args),
+                )
             )
         finally:
             signal.signal(signal.SIGINT, previous)

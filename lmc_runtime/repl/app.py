@@ -88,7 +88,9 @@ class Repl:
     async def serve(self) -> int:
         """Run until Ctrl-D, ``%exit``, SIGTERM or SIGHUP; every interpreter is shut down."""
         computer = Computer(
-            timeouts=Timeouts(execution=self.options.timeout), on_input=self._answer_input
+            timeouts=Timeouts(execution=self.options.timeout),
+            on_input=self._answer_input,
+            **self.options.interpreters,
         )
         name = computer.registry.resolve(self.options.language)
         if name is None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..cli.interpreters import Interpreters, add_interpreter_options, chosen_interpreters
 
 __all__ = ["MODES", "ReplOptions", "add_arguments", "state_dir"]
 
@@ -34,6 +36,10 @@ class ReplOptions:
     state: Path = Path(".lmc-state")
     image_dir: Path = Path(".lmc-state/images")
     preview: bool = True
+    #: The interpreters code runs in (``Computer(python=, node=, r=)``); None: the default.
+    interpreters: Interpreters = field(
+        default_factory=lambda: Interpreters(python=None, node=None, r=None)
+    )
 
     @property
     def history_path(self) -> Path:
@@ -51,6 +57,7 @@ class ReplOptions:
             state=state,
             image_dir=Path(args.image_dir).expanduser() if args.image_dir else state / "images",
             preview=not args.no_preview,
+            interpreters=chosen_interpreters(args),
         )
 
 
@@ -80,4 +87,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--image-dir", default=None, help="where images go (default: STATE_DIR/images)"
     )
     parser.add_argument("--no-preview", action="store_true", help="no inline image previews")
+    add_interpreter_options(parser)
     parser.set_defaults(func=_run)

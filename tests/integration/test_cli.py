@@ -170,3 +170,23 @@ def test_lmc_demo_runs_the_packaged_demo_as_json_lines_when_piped() -> None:
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert any(m["content"] == "9222500" and m["in_reply_to"] == "m1" for m in out)
     assert any(m["type"] == "image" and m["in_reply_to"] == "m3" for m in out)
+
+
+def test_python_option_runs_code_in_that_interpreter(tmp_path: Path) -> None:
+    """``--python`` reaches the Computer: a venv's python runs the code, and one
+    without ipykernel is reported unavailable with what to install."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(root)],
+        check=True,
+        timeout=120,
+    )
+    python = root / "bin" / "python"
+    done = lmc("run", "--python", str(python), stdin=code("import sys; print(sys.prefix)", "v"))
+    assert done.returncode == 0, done.stderr
+    assert any(json.loads(line)["content"] == f"{root}\n" for line in done.stdout.splitlines())
+    listed = lmc("languages", "--python", str(tmp_path / "none" / "python"))
+    assert "python (also py, python3, ipython): unavailable" in listed.stdout
