@@ -13,8 +13,6 @@ What an execution yields passes through the Computer's declared ``filters``
 from __future__ import annotations
 
 import logging
-import math
-import os
 import shutil
 import tempfile
 import weakref
@@ -30,20 +28,20 @@ from collections.abc import (
 from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
 from os import PathLike
 from pathlib import Path
-from typing import TypedDict, Unpack
+from typing import Unpack
 
 import anyio
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from .arguments import MessageInput, RunOptions, check_call, check_options, interpreters
 from .backends.base import Launcher, Session, SessionSettings
 from .backends.registry import Registry
 from .budget import BudgetFilter
 from .config import InputCallback, Limits, Timeouts
-from .errors import ArgumentTypeError, ArgumentValueError, LMCError, UsageError
+from .errors import ArgumentTypeError, LMCError, UsageError
 from .execution import LanguageStatus, admit, language_statuses, prepare, session_messages
 from .filters import Filter, filtered
-from .intake import MessageInput, check_call, check_env
 from .messages import Message
 from .sessions import Sessions
 from .sync import iterate_in_portal
@@ -51,27 +49,6 @@ from .sync import iterate_in_portal
 __all__ = ["Computer", "LanguageStatus", "MessageInput", "RunOptions"]
 
 logger = logging.getLogger(__name__)
-
-
-class RunOptions(TypedDict, total=False):
-    """The keyword options of :meth:`Computer.run` and :meth:`Computer.arun`."""
-
-    #: Seconds this execution may take (None: the Computer's ``timeouts.execution``).
-    timeout: float | None
-    #: Variables set for this execution only, then restored.
-    env: Mapping[str, str] | None
-
-
-def _interpreters(**chosen: str | PathLike[str] | None) -> dict[str, str | None]:
-    """The interpreters chosen for ``Computer(python=, node=, r=)``, as strings."""
-    found: dict[str, str | None] = {}
-    for name, value in chosen.items():
-        if value is not None and not isinstance(value, str | PathLike):
-            raise ArgumentTypeError(f"{name}= must be a path or a name, not {value!r}")
-        found[name] = None if value is None else os.fspath(value)
-        if found[name] == "":
-            raise ArgumentValueError(f"{name}= is empty")
-    return found
 
 
 class Computer:
@@ -134,7 +111,7 @@ class Computer:
         self.env = dict(env or {})
         self.on_input = on_input
         self.track_active_line = track_active_line
-        chosen = _interpreters(python=python, node=node, r=r)
+        chosen = interpreters(python=python, node=node, r=r)
         self.registry = registry or Registry(
             python=chosen["python"], node=chosen["node"], r=chosen["r"]
         )
@@ -240,17 +217,8 @@ class Computer:
         if self._task_group is None:
             raise UsageError("open the Computer first: `async with Computer() as computer:`")
         message, code = check_call(message, code)
-        unknown = options.keys() - RunOptions.__annotations__.keys()
-        if unknown:
-            raise ArgumentTypeError(f"unexpected keyword argument {min(unknown)!r}")
-        timeout = options.get("timeout")
-        if timeout is not None and not (
-            isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
-        ):
-            raise ArgumentValueError(
-                f"timeout must be a positive number of seconds or None, not {timeout!r}"
-            )
-        return self._arun(message, code, timeout, check_env(options.get("env")))
+        timeout, env = check_options(options)
+        return self._arun(message, code, timeout, env)
 
     async def _arun(
         self,

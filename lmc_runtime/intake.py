@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from . import replies
+from .arguments import MessageInput, check_call, env_problem
 from .backends.registry import Registry
-from .errors import ArgumentTypeError, ArgumentValueError, MessageError
+from .errors import ArgumentTypeError, MessageError
 from .messages import Message, new_id, parse_message
 
 __all__ = [
@@ -26,17 +27,11 @@ __all__ = [
     "Rejected",
     "Request",
     "accept",
-    "check_call",
-    "check_env",
     "code_message",
     "raw_id",
     "read_json_object",
     "read_message",
 ]
-
-#: What ``run``/``arun`` accept: an LMC dict, a :class:`Message`, a ``(language, code)``
-#: tuple, or a language name (with the code as the second argument).
-MessageInput = Message | Mapping[str, Any] | tuple[str, str] | str
 
 
 @dataclass(frozen=True)
@@ -48,66 +43,6 @@ class Request:
     code: str
     reply_to: str
     env: Mapping[str, str] = field(default_factory=dict)
-
-
-def check_call(message: object, code: object) -> tuple[MessageInput, str | None]:
-    """``run``/``arun``'s arguments as ``(message, code)``, or ArgumentTypeError at once.
-
-    Misuse by the programmer raises; only what a message *holds* (its fields,
-    its language) is answered with a not-understood reply.
-    """
-    if isinstance(message, tuple):
-        if code is not None:
-            raise ArgumentTypeError("give (language, code) as one tuple or two arguments, not both")
-        if len(message) != 2 or not all(isinstance(part, str) for part in message):
-            raise ArgumentTypeError(
-                "a tuple message must be (language, code), two strings; "
-                f"got {reprlib.repr(message)}"
-            )
-        return message[0], message[1]
-    if isinstance(message, str):
-        if code is None:
-            raise ArgumentTypeError(
-                f"run({reprlib.repr(message)}) has no code: call run(language, code), "
-                "run((language, code)) or run(message_dict)"
-            )
-        if not isinstance(code, str):
-            raise ArgumentTypeError(f"code must be a string, not {type(code).__name__}")
-        return message, code
-    if isinstance(message, Message | Mapping):
-        if code is not None:
-            raise ArgumentTypeError("pass either a message or (language, code), not both")
-        return message, None
-    raise ArgumentTypeError(
-        "run() takes an LMC message (a dict or a Message), (language, code) or "
-        f"language, code; not {type(message).__name__}"
-    )
-
-
-def _env_problem(env: object) -> str | None:
-    """Why ``env`` is not a mapping of variable names to values, or None."""
-    if not isinstance(env, Mapping):
-        return f"must be an object of names to strings, not {type(env).__name__}"
-    for name, value in env.items():
-        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
-            return f"has an invalid variable name {reprlib.repr(name)}"
-        if not isinstance(value, str):
-            return f"{name} must be a string, not {type(value).__name__}"
-        if "\0" in value:
-            return f"{name} holds a NUL character"
-    return None
-
-
-def check_env(env: object) -> dict[str, str]:
-    """``env=`` of ``run``/``arun`` as a dict; ArgumentTypeError/ValueError at once."""
-    if env is None:
-        return {}
-    if not isinstance(env, Mapping):
-        raise ArgumentTypeError(f"env must be a mapping of str to str, not {type(env).__name__}")
-    problem = _env_problem(env)
-    if problem is not None:
-        raise ArgumentValueError(f"env {problem}")
-    return dict(env)
 
 
 class Rejected(Exception):
@@ -267,7 +202,7 @@ def accept(message: MessageInput, code: str | None, registry: Registry) -> Reque
             )
         )
     env = (msg.extras or {}).get("env")
-    problem = None if env is None else _env_problem(env)
+    problem = None if env is None else env_problem(env)
     if problem is not None:
         raise Rejected(replies.not_understood(f"extras.env {problem}", reply_to))
     return Request(name, str(msg.content), reply_to, dict(env or {}))

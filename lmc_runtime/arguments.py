@@ -1,0 +1,131 @@
+"""The arguments of the Python API, checked: a programmer's misuse raises at once.
+
+``run``/``arun`` take a message in several shapes (:data:`MessageInput`) and the
+keyword options of :class:`RunOptions`; ``Computer(python=, node=, r=)`` takes
+interpreters. A wrong type raises :class:`~lmc_runtime.errors.ArgumentTypeError`
+(a ``TypeError``), a wrong value :class:`~lmc_runtime.errors.ArgumentValueError`
+(a ``ValueError``), before anything runs. What a message *holds* is not checked
+here: that is answered with a not-understood reply (see :mod:`lmc_runtime.intake`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import reprlib
+from collections.abc import Mapping
+from os import PathLike
+from typing import Any, TypedDict
+
+from .errors import ArgumentTypeError, ArgumentValueError
+from .messages import Message
+
+__all__ = [
+    "MessageInput",
+    "RunOptions",
+    "check_call",
+    "check_env",
+    "check_options",
+    "env_problem",
+    "interpreters",
+]
+
+#: What ``run``/``arun`` accept: an LMC dict, a :class:`Message`, a ``(language, code)``
+#: tuple, or a language name (with the code as the second argument).
+MessageInput = Message | Mapping[str, Any] | tuple[str, str] | str
+
+
+class RunOptions(TypedDict, total=False):
+    """The keyword options of :meth:`Computer.run` and :meth:`Computer.arun`."""
+
+    #: Seconds this execution may take (None: the Computer's ``timeouts.execution``).
+    timeout: float | None
+    #: Variables set for this execution only, then restored.
+    env: Mapping[str, str] | None
+
+
+def interpreters(**chosen: str | PathLike[str] | None) -> dict[str, str | None]:
+    """The interpreters chosen for ``Computer(python=, node=, r=)``, as strings."""
+    found: dict[str, str | None] = {}
+    for name, value in chosen.items():
+        if value is not None and not isinstance(value, str | PathLike):
+            raise ArgumentTypeError(f"{name}= must be a path or a name, not {value!r}")
+        found[name] = None if value is None else os.fspath(value)
+        if found[name] == "":
+            raise ArgumentValueError(f"{name}= is empty")
+    return found
+
+
+def check_call(message: object, code: object) -> tuple[MessageInput, str | None]:
+    """``run``/``arun``'s arguments as ``(message, code)``, or ArgumentTypeError at once.
+
+    Misuse by the programmer raises; only what a message *holds* (its fields,
+    its language) is answered with a not-understood reply.
+    """
+    if isinstance(message, tuple):
+        if code is not None:
+            raise ArgumentTypeError("give (language, code) as one tuple or two arguments, not both")
+        if len(message) != 2 or not all(isinstance(part, str) for part in message):
+            raise ArgumentTypeError(
+                "a tuple message must be (language, code), two strings; "
+                f"got {reprlib.repr(message)}"
+            )
+        return message[0], message[1]
+    if isinstance(message, str):
+        if code is None:
+            raise ArgumentTypeError(
+                f"run({reprlib.repr(message)}) has no code: call run(language, code), "
+                "run((language, code)) or run(message_dict)"
+            )
+        if not isinstance(code, str):
+            raise ArgumentTypeError(f"code must be a string, not {type(code).__name__}")
+        return message, code
+    if isinstance(message, Message | Mapping):
+        if code is not None:
+            raise ArgumentTypeError("pass either a message or (language, code), not both")
+        return message, None
+    raise ArgumentTypeError(
+        "run() takes an LMC message (a dict or a Message), (language, code) or "
+        f"language, code; not {type(message).__name__}"
+    )
+
+
+def env_problem(env: object) -> str | None:
+    """Why ``env`` is not a mapping of variable names to values, or None."""
+    if not isinstance(env, Mapping):
+        return f"must be an object of names to strings, not {type(env).__name__}"
+    for name, value in env.items():
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            return f"has an invalid variable name {reprlib.repr(name)}"
+        if not isinstance(value, str):
+            return f"{name} must be a string, not {type(value).__name__}"
+        if "\0" in value:
+            return f"{name} holds a NUL character"
+    return None
+
+
+def check_env(env: object) -> dict[str, str]:
+    """``env=`` of ``run``/``arun`` as a dict; ArgumentTypeError/ValueError at once."""
+    if env is None:
+        return {}
+    if not isinstance(env, Mapping):
+        raise ArgumentTypeError(f"env must be a mapping of str to str, not {type(env).__name__}")
+    problem = env_problem(env)
+    if problem is not None:
+        raise ArgumentValueError(f"env {problem}")
+    return dict(env)
+
+
+def check_options(options: RunOptions) -> tuple[float | None, dict[str, str]]:
+    """The ``timeout`` and ``env`` of ``options``, checked."""
+    unknown = options.keys() - RunOptions.__annotations__.keys()
+    if unknown:
+        raise ArgumentTypeError(f"unexpected keyword argument {min(unknown)!r}")
+    timeout = options.get("timeout")
+    if timeout is not None and not (
+        isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
+    ):
+        raise ArgumentValueError(
+            f"timeout must be a positive number of seconds or None, not {timeout!r}"
+        )
+    return timeout, check_env(options.get("env"))
