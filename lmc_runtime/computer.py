@@ -32,7 +32,7 @@ from typing import Unpack
 
 import anyio
 from anyio.abc import TaskGroup
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
 
 from .arguments import MessageInput, RunOptions, check_call, check_options, interpreters
 from .backends.base import Launcher, Session, SessionSettings
@@ -44,7 +44,7 @@ from .execution import LanguageStatus, admit, language_statuses, prepare, sessio
 from .filters import Filter, filtered
 from .messages import Message
 from .sessions import Sessions
-from .sync import iterate_in_portal
+from .sync import iterate_in_portal, start_portal
 
 __all__ = ["Computer", "LanguageStatus", "MessageInput", "RunOptions"]
 
@@ -290,10 +290,10 @@ class Computer:
                 raise UsageError("this Computer is open in async code: use arun, not run")
             if self._closed:
                 raise UsageError("this Computer is closed; create a new one")
-            sync = ExitStack()
-            self._portal = sync.enter_context(start_blocking_portal("asyncio"))
-            sync.enter_context(self._portal.wrap_async_context_manager(self._lifespan()))
-            self._sync = sync
+            with ExitStack() as sync:  # unwound if the start fails or is interrupted
+                portal = sync.enter_context(start_portal())
+                sync.enter_context(portal.wrap_async_context_manager(self._lifespan()))
+                self._sync, self._portal = sync.pop_all(), portal
         return self._portal
 
     def __enter__(self) -> Computer:

@@ -1,4 +1,5 @@
-"""The sync layer's iterator: an async message stream pulled through a blocking portal.
+"""The sync layer: a blocking portal that is safe to interrupt while it starts, and
+an async message stream pulled through it.
 
 Each message is one task in the portal's event loop, so a caller that stops
 reading, or is interrupted by a signal in its own thread, never leaves the
@@ -10,14 +11,71 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import threading
 from collections.abc import AsyncGenerator, Iterator
+from concurrent.futures import Future
 
+import anyio
 from anyio.from_thread import BlockingPortal
 
 from . import replies
 from .messages import Message
 
-__all__ = ["iterate_in_portal"]
+__all__ = ["iterate_in_portal", "start_portal"]
+
+
+def _wait_uninterrupted(
+    future: Future[BlockingPortal],
+) -> tuple[BlockingPortal, BaseException | None]:
+    """The portal ``future`` gives, and the interruption (Ctrl-C) that came meanwhile."""
+    interrupted: BaseException | None = None
+    while True:
+        try:
+            return future.result(), interrupted
+        except BaseException as exc:
+            if future.done():  # the event loop failed to start: that is the error
+                raise
+            interrupted = interrupted or exc
+
+
+@contextlib.contextmanager
+def start_portal() -> Iterator[BlockingPortal]:
+    """An event loop in a daemon thread, and the blocking portal into it.
+
+    Regression: with anyio's ``start_blocking_portal``, a Ctrl-C while it waited
+    for the portal left that portal never stopped, and its thread was joined
+    forever (the process hung). Here an interruption during the start is held
+    until the portal exists, the portal is stopped, and then it is raised.
+    """
+    future: Future[BlockingPortal] = Future()
+
+    async def serve() -> None:
+        async with BlockingPortal() as portal:
+            future.set_result(portal)
+            await portal.sleep_until_stopped()
+
+    def main() -> None:
+        try:
+            anyio.run(serve, backend="asyncio")
+        except BaseException as exc:
+            if not future.done():
+                future.set_exception(exc)
+
+    thread = threading.Thread(target=main, daemon=True, name="lmc-portal")
+    thread.start()
+    portal, interrupted = _wait_uninterrupted(future)
+    failed = interrupted is not None
+    try:
+        if interrupted is not None:
+            raise interrupted
+        yield portal
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        with contextlib.suppress(RuntimeError):
+            portal.call(portal.stop, failed)
+        thread.join()
 
 
 def iterate_in_portal(
