@@ -19,6 +19,11 @@
 # With it, each input request is also announced on IOPub as
 # `lmc_input_request`, so it cannot be lost to a stdin connection that is
 # still being set up; output printed before the prompt is flushed first.
+# IRkernel waits for the answer in zmq.poll, where an interrupt can go unseen
+# (R takes it only every so many evaluations). So a host that stops a run
+# waiting for input interrupts it, then answers "\x04" (Jupyter's end of
+# input): the answer wakes the poll, and Sys.sleep() here takes the interrupt
+# at once. A "\x04" with no interrupt behind it reads as end of input ("").
 #
 # Output
 # ------
@@ -112,7 +117,12 @@ local({
     function(prompt = "") {
       evaluate::flush_console()
       send("lmc_input_request", request, "iopub", list(prompt = prompt, password = FALSE))
-      readline(prompt)
+      value <- readline(prompt)
+      if (identical(value, "\x04")) {
+        original_sleep(5)
+        value <- ""
+      }
+      value
     }
   }
 

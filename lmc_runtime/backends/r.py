@@ -6,6 +6,7 @@ import os
 import shutil
 
 from .jupyter.backend import JupyterBackend, probe
+from .jupyter.execution import JupyterExecution
 
 __all__ = ["IRKERNEL_MISSING", "R_MISSING", "RBackend"]
 
@@ -14,11 +15,19 @@ IRKERNEL_MISSING = "IRkernel is not installed: apt-get install r-cran-irkernel"
 _HAS_IRKERNEL = 'quit(status = !nzchar(system.file(package = "IRkernel")))'
 
 
+class RExecution(JupyterExecution):
+    """IRkernel waits for input in ``zmq.poll``, where R may not take an interrupt:
+    stopping such a run also answers ``"\x04"`` (see ``kernels/lmc-r``)."""
+
+    wakes_input_with_eof = True
+
+
 class RBackend(JupyterBackend):
     """IRkernel in ``r``: the ``R`` found on ``path`` (the process's PATH by
     default), or the path of another R front end, which needs IRkernel."""
 
     kernel_name = "lmc-r"
+    execution = RExecution
     announces_input = True
     native_output = True
 

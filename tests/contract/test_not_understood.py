@@ -39,11 +39,16 @@ def test_a_malformed_code_message_is_answered_malformed(
     assert "content" in reply.content
 
 
-@pytest.mark.parametrize(
-    "message", [None, 5, {}, {"role": "assistant"}], ids=["None", "int", "empty", "no-type"]
-)
+@pytest.mark.parametrize("message", [{}, {"role": "assistant"}], ids=["empty", "no-type"])
 def test_what_is_not_a_message_is_answered_malformed(computer: Computer, message: Any) -> None:
     assert _one_reply(computer, message).status == "malformed"
+
+
+@pytest.mark.parametrize("message", [None, 5], ids=["None", "int"])
+def test_what_is_no_message_at_all_raises_type_error(computer: Computer, message: Any) -> None:
+    """A caller's bug, not the model's: it raises at once, it is never a reply."""
+    with pytest.raises(TypeError, match="run\\(\\) takes an LMC message"):
+        computer.run(message)
 
 
 def test_an_unknown_language_is_not_understood_and_named(computer: Computer) -> None:

@@ -29,6 +29,9 @@ class JupyterExecution(Execution):
     """One ``execute_request`` in flight; the kernel's sampler paces active lines."""
 
     dwell = 0.0
+    #: After interrupting code that waits for input, also answer it with ``"\x04"``
+    #: (Jupyter's end of input), for kernels whose wait an interrupt may not reach.
+    wakes_input_with_eof = False
 
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
@@ -36,11 +39,15 @@ class JupyterExecution(Execution):
         self._answered = 0
         self._echoes: dict[int, Message] = {}  # waiting for their IOPub copy
         self._asking: anyio.CancelScope | None = None
+        self._waiting: InputRequest | None = None  # asked, not answered yet
 
     async def interrupt_code(self) -> None:
         if self._asking is not None:
             self._asking.cancel()  # a callback still thinking is abandoned
         await super().interrupt_code()
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None and self.wakes_input_with_eof:
+            waiting.answer("\x04")
 
     async def handle(self, item: Any) -> AsyncIterator[Any]:
         if isinstance(item, InputRequest):
@@ -65,6 +72,7 @@ class JupyterExecution(Execution):
         self._answered += 1
         prompt = str(request.content.get("prompt", ""))
         value, failure = None, None  # so if an interrupt abandons the callback
+        self._waiting = request
         with anyio.CancelScope() as self._asking:
             value, failure = await self._ask(prompt)
         self._asking = None
@@ -75,6 +83,7 @@ class JupyterExecution(Execution):
             yield replies.notice(text, Status.ERROR, self.reply_to)
             await self.request_stop("input")
             return
+        self._waiting = None
         request.answer(value)
         shown = "*" * len(value) if request.content.get("password") else value
         echo = replies.output(f"{prompt}{shown}\n", self.reply_to)
