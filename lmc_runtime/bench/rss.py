@@ -1,9 +1,10 @@
-"""The resident memory (RSS) of this process across a block of code, from Linux ``/proc``.
+"""The resident memory (RSS) of this process across a block of code.
 
 The preferred reading is exact: reset the peak (``VmHWM``) by writing ``5`` to
 ``/proc/self/clear_refs``, read ``VmRSS``, run, read ``VmHWM``; the growth is the
 difference. Where the peak cannot be reset, ``VmRSS`` is sampled during the run
 instead, which can miss a peak shorter than the sampling interval: a lower bound.
+Without Linux's ``/proc`` (macOS), psutil reads the RSS that is sampled.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+from ..backends.core.procs import linux_procfs
 from .workloads import BenchError
 
 __all__ = ["SAMPLE_INTERVAL_S", "Method", "RssGrowth", "choose_method"]
@@ -47,6 +49,15 @@ def _status_kib(field: str, status: Path = STATUS) -> int:
     raise BenchError(f"{status} has no {field} line")
 
 
+def _rss_kib() -> int:
+    """The resident memory of this process now, in KiB."""
+    if linux_procfs():
+        return _status_kib("VmRSS")
+    import psutil
+
+    return int(psutil.Process().memory_info().rss // 1024)
+
+
 def _reset_peak() -> None:
     """Set ``VmHWM`` back to the current ``VmRSS``."""
     CLEAR_REFS.write_text("5", encoding="ascii")
@@ -58,7 +69,10 @@ def choose_method() -> tuple[Method, str]:
     A short-lived allocation first lifts ``VmHWM`` well above ``VmRSS``, so a
     reset that is accepted but does nothing is caught too.
     """
-    _status_kib("VmRSS")  # fails early, with the reason, without /proc
+    if not linux_procfs():
+        _rss_kib()
+        return "sampled", "there is no Linux /proc here: RSS is sampled with psutil"
+    _status_kib("VmRSS")  # fails early, with the reason, if /proc misbehaves
     probe = b"\x01" * _PROBE_BYTES
     del probe
     try:
@@ -81,7 +95,7 @@ class _Sampler(threading.Thread):
 
     def run(self) -> None:
         while not self.done.wait(SAMPLE_INTERVAL_S):
-            self.peak_kib = max(self.peak_kib, _status_kib("VmRSS"))
+            self.peak_kib = max(self.peak_kib, _rss_kib())
 
 
 class RssGrowth:
@@ -98,7 +112,7 @@ class RssGrowth:
         gc.collect()  # the garbage of earlier runs is not this block's
         if self.method == "vmhwm":
             _reset_peak()
-        self._before = _status_kib("VmRSS")
+        self._before = _rss_kib()
         if self.method == "sampled":
             self._sampler = _Sampler(self._before)
             self._sampler.start()
@@ -113,7 +127,7 @@ class RssGrowth:
         if self._sampler is not None:
             self._sampler.done.set()
             self._sampler.join()
-            peak = max(self._sampler.peak_kib, _status_kib("VmRSS"))
+            peak = max(self._sampler.peak_kib, _rss_kib())
         else:
             peak = _status_kib("VmHWM")
         self.kib = float(peak - self._before)

@@ -8,7 +8,7 @@ from .interpreter import Deliver, Interpreter, InterpreterFactory
 from .items import Finished, Gone, Line, Output
 from .route import LateOutput, Route
 from .session import SupervisedBackend, SupervisedSession
-from .stdin import StdinChannel, feed_stdin
+from .stdin import StdinChannel, answers_fifo_reads, feed_stdin
 from .supervisor import Supervisor
 
 __all__ = [
@@ -26,5 +26,6 @@ __all__ = [
     "SupervisedBackend",
     "SupervisedSession",
     "Supervisor",
+    "answers_fifo_reads",
     "feed_stdin",
 ]

@@ -1,8 +1,10 @@
 """Process helpers for every backend: exits, groups, sessions, descriptors.
 
 Linux gives these without polling: a pidfd becomes readable the moment a
-process ends, and ``/proc`` lists a session's members in one pass. Where
-there is no pidfd, a worker thread blocks in ``waitpid`` instead.
+process ends, and ``/proc`` lists a session's members in one pass. Elsewhere
+(macOS), or with ``LMC_RUNTIME_PORTABLE=1`` in the environment (which forces
+the portable paths, for tests), a worker thread blocks in ``waitpid`` instead,
+and psutil (which ipykernel brings) lists processes.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ import errno
 import os
 import signal
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 
 __all__ = [
+    "PORTABLE",
     "describe_exit",
     "kill_session",
+    "linux_procfs",
+    "nonblocking_pipe",
     "proc_stat",
     "read_available",
     "read_tail",
@@ -30,6 +36,28 @@ __all__ = [
 
 _PROC = Path("/proc")
 _CHUNK = 256 * 1024
+#: Set to ``1`` in the environment, this forces the portable paths even on Linux.
+PORTABLE = "LMC_RUNTIME_PORTABLE"
+
+
+def linux_procfs() -> bool:
+    """Whether Linux's ``/proc`` and pidfds serve here (not forced off by :data:`PORTABLE`)."""
+    return (
+        sys.platform.startswith("linux")
+        and os.environ.get(PORTABLE, "0") in ("", "0")
+        and _PROC.is_dir()
+    )
+
+
+def nonblocking_pipe(*, write_too: bool = False) -> tuple[int, int]:
+    """A pipe whose read end (and write end, if ``write_too``) does not block. Its
+    descriptors are not inherited (PEP 446), as ``pipe2(O_CLOEXEC)``'s are, but
+    ``pipe2`` is Linux's only."""
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    if write_too:
+        os.set_blocking(write, False)
+    return read, write
 
 
 async def wait_for_exit(pid: int, reap: Callable[[], object]) -> None:
@@ -39,6 +67,8 @@ async def wait_for_exit(pid: int, reap: Callable[[], object]) -> None:
     (a blocking wait, such as ``Popen.wait``) runs in a worker thread.
     """
     try:
+        if not linux_procfs():
+            raise OSError("no pidfd here")
         fd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         await anyio.to_thread.run_sync(reap, abandon_on_cancel=True)
@@ -61,7 +91,9 @@ def signal_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
 
 
 def proc_stat(pid: int | str) -> tuple[str, int, int] | None:
-    """(state, process group, session) of ``pid`` from ``/proc``, or None if gone."""
+    """(state, process group, session) of ``pid`` (``Z`` for a zombie), or None if gone."""
+    if not linux_procfs():
+        return _portable_stat(int(pid))
     try:
         raw = (_PROC / str(pid) / "stat").read_bytes()
     except OSError:
@@ -74,13 +106,42 @@ def proc_stat(pid: int | str) -> tuple[str, int, int] | None:
         return None
 
 
+def _portable_stat(pid: int) -> tuple[str, int, int] | None:
+    """:func:`proc_stat` without ``/proc``: the group and session from ``os``, the
+    state from psutil (``S`` when psutil is missing)."""
+    try:
+        group, session = os.getpgid(pid), os.getsid(pid)
+    except OSError:
+        return None
+    try:
+        import psutil
+    except ImportError:
+        return "S", group, session
+    try:
+        zombie = psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return None
+    return ("Z" if zombie else "S"), group, session
+
+
+def _all_pids() -> list[str]:
+    """Every process id: from ``/proc``, else psutil; empty if neither is there."""
+    if linux_procfs():
+        try:
+            return [entry for entry in os.listdir(_PROC) if entry.isdigit()]
+        except OSError:
+            return []
+    try:
+        import psutil
+    except ImportError:
+        return []
+    return [str(pid) for pid in psutil.pids()]
+
+
 def session_members(sid: int) -> list[int]:
     """Every live process of session ``sid`` (its leader included, if alive)."""
     members: list[int] = []
-    try:
-        entries = os.listdir(_PROC)
-    except OSError:
-        return members
+    entries = _all_pids()
     for entry in entries:
         if entry.isdigit():
             found = proc_stat(entry)

@@ -21,13 +21,14 @@ import anyio
 from ... import replies
 from ..inputs import call_input
 from .items import Output
-from .procs import session_members
+from .procs import linux_procfs, session_members
 from .turns import first_of
 
 if TYPE_CHECKING:
+    from ..base import ExecutionOptions
     from .execution import Execution
 
-__all__ = ["StdinChannel", "feed_stdin", "make_fifo"]
+__all__ = ["StdinChannel", "answers_fifo_reads", "feed_stdin", "make_fifo"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,13 @@ _READING = ("pipe_read", "do_select", "do_sys_poll", "core_sys_select")
 #: Quiet time before the first look for a reader, and the longest wait between looks.
 QUIET = 0.1
 LONGEST = 1.0
+
+
+def answers_fifo_reads(options: ExecutionOptions) -> bool:
+    """Whether a run's reads of a stdin FIFO get answered from its input callback: it
+    has one, and ``/proc`` shows who is blocked reading. Elsewhere the code's stdin is
+    empty, so a read ends at once (end of input) instead of waiting unseen."""
+    return options.on_input is not None and linux_procfs()
 
 
 def make_fifo(path: Path) -> Path:
@@ -82,7 +90,7 @@ class StdinChannel:
     def readers(self, session: int) -> list[int]:
         """The processes of ``session`` blocked reading this FIFO as their stdin."""
         found: list[int] = []
-        if self._fd < 0:
+        if self._fd < 0 or not linux_procfs():
             return found
         for pid in session_members(session):
             try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 
 from ..core import Output
-from ..core.procs import read_available
+from ..core.procs import nonblocking_pipe, read_available
 
 __all__ = ["NativeOutput"]
 
@@ -34,8 +34,7 @@ class NativeOutput:
         #: The write ends: the launch keywords ``stdout`` and ``stderr``.
         self.launch_args: dict[str, int] = {}
         for stream in _STREAMS:
-            self._read[stream], self.launch_args[stream] = os.pipe2(os.O_CLOEXEC)
-            os.set_blocking(self._read[stream], False)
+            self._read[stream], self.launch_args[stream] = nonblocking_pipe()
         self._done = anyio.Event()
         self._tail = b""
 

@@ -19,7 +19,14 @@ from pathlib import Path
 import anyio
 
 from ..base import Availability, ExecutionOptions, SessionSettings
-from ..core import Execution, Route, StdinChannel, SupervisedBackend, Supervisor
+from ..core import (
+    Execution,
+    Route,
+    StdinChannel,
+    SupervisedBackend,
+    Supervisor,
+    answers_fifo_reads,
+)
 from ..core.procs import signal_group
 from ..kernelspecs import kernels_dir
 from .interpreter import NodeInterpreter
@@ -68,7 +75,7 @@ class NodeExecution(Execution):
         node = supervisor.current
         #: The node this run went to.
         self.node = node if isinstance(node, NodeInterpreter) else None
-        if options.on_input is not None and self.node is not None:
+        if answers_fifo_reads(options) and self.node is not None:
             try:
                 self.stdin = StdinChannel.writer(self.node.stdin_path)
                 self.stdin_session = self.node.pid

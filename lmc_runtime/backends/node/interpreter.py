@@ -21,7 +21,13 @@ from anyio.abc import TaskGroup
 from ...errors import KernelStartError
 from ..base import ExecutionOptions
 from ..core import Deliver, Gone, Output, Route
-from ..core.procs import describe_exit, read_available, signal_group, wait_for_exit
+from ..core.procs import (
+    describe_exit,
+    nonblocking_pipe,
+    read_available,
+    signal_group,
+    wait_for_exit,
+)
 from ..core.stdin import make_fifo
 from ..core.turns import first_of
 from .protocol import Decoder, Event, Exiting, Ready, encode_request, encode_stop
@@ -143,9 +149,9 @@ class NodeInterpreter:
             make_fifo(self.stdin_path)
             stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             os.set_blocking(stdin, True)
-            out_r, out_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            out_r, out_w = nonblocking_pipe(write_too=True)
             self._fds["stdout"] = out_r
-            err_r, err_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            err_r, err_w = nonblocking_pipe(write_too=True)
             self._fds["stderr"] = err_r
             try:
                 self._popen = subprocess.Popen(

@@ -15,7 +15,15 @@ import signal
 from ...errors import KernelStartError
 from ...messages import Message
 from ..base import ExecutionOptions
-from ..core import Execution, Finished, Gone, Route, StdinChannel, Supervisor
+from ..core import (
+    Execution,
+    Finished,
+    Gone,
+    Route,
+    StdinChannel,
+    Supervisor,
+    answers_fifo_reads,
+)
 from ..core.procs import signal_group
 from .interpreter import ShellInterpreter
 
@@ -33,7 +41,7 @@ class ShellExecution(Execution):
         if not isinstance(shell, ShellInterpreter) or not isinstance(route.key, int):
             raise KernelStartError("the shell is not running")
         self.shell = shell
-        if options.on_input is not None:
+        if answers_fifo_reads(options):
             self.stdin = StdinChannel.create(shell.stdin_path(route.key))
             self.stdin_session = shell.pid
         #: The process groups interrupts went to, and the last one tried.

@@ -26,7 +26,7 @@ from ... import replies
 from ...errors import KernelStartError
 from ...replies import Status
 from ..base import ExecutionOptions, SessionSettings
-from ..core import Deliver, Finished, Gone, Line, Output, Route
+from ..core import Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
 from ..core.procs import describe_exit, kill_session, read_available, signal_group, wait_for_exit
 from ..core.pty import spawn_pty
 from ..core.turns import first_of
@@ -121,7 +121,7 @@ class ShellInterpreter:
             _write(env_file, script)
             self._files.append(env_file)
             prelude += f". {shlex.quote(str(env_file))}; "
-        stdin = str(self.stdin_path(run)) if options.on_input is not None else os.devnull
+        stdin = str(self.stdin_path(run)) if answers_fifo_reads(options) else os.devnull
         await self._type(self.dialect.run_line(run, cell, stdin, options.track_lines, prelude))
 
     async def send_signal(self, signum: int) -> None:
