@@ -38,7 +38,6 @@ from lmc_runtime import Computer
             "malformed",
             "bogus",
         ),
-        (["not", "a", "dict"], "malformed", "JSON object"),
     ],
 )
 def test_malformed_or_unrunnable_messages_are_answered(

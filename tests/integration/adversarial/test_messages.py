@@ -15,12 +15,16 @@ from .conftest import assert_well_formed, code_msg, collect
 NON_STR_KEY: dict[Any, Any] = {**code_msg("1"), 1: 2}
 
 
+@pytest.mark.parametrize("message", [None, 5, b"print(1)"], ids=["None", "int", "bytes"])
+def test_what_is_no_message_at_all_raises_type_error(c: Computer, message: Any) -> None:
+    """A caller's bug, not the model's: it raises at once instead of becoming a reply."""
+    with pytest.raises(TypeError, match="takes an LMC message"):
+        c.run(message)
+
+
 @pytest.mark.parametrize(
     ("message", "phrase"),
     [
-        pytest.param(None, "JSON object", id="None"),
-        pytest.param(5, "JSON object", id="int"),
-        pytest.param(b"print(1)", "JSON object", id="bytes"),
         pytest.param({}, "role", id="empty-dict"),
         pytest.param(code_msg(None), "must be a string", id="content-None"),
         pytest.param(code_msg({"nested": {"a": [1]}}), "must be a string", id="content-dict"),
