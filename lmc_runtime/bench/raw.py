@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
@@ -39,7 +40,11 @@ class RawKernel:
 
     @classmethod
     def start(cls, *, timeout: float, kernel_name: str = KERNEL_NAME) -> RawKernel:
-        manager, client = start_new_kernel(startup_timeout=timeout, kernel_name=kernel_name)
+        # The kernel's own log (ipykernel warns about TCP without encryption) is not
+        # the bench's output.
+        manager, client = start_new_kernel(
+            startup_timeout=timeout, kernel_name=kernel_name, stderr=subprocess.DEVNULL
+        )
         return cls(manager, client)
 
     def shutdown(self) -> None:
