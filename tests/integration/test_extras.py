@@ -46,28 +46,29 @@ def _python(tmp_path: Path, code: str, *blocked: str) -> subprocess.CompletedPro
     )
 
 
-def test_importing_the_agent_without_httpx_raises_missing_extra(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("statement", "blocked", "extra"),
+    [
+        ("import lmc_runtime.agent", "httpx", "lmc_runtime.agent needs the [agent] extra"),
+        (
+            "from lmc_runtime.service import create_app",
+            "fastapi",
+            "lmc_runtime.service needs the [serve] extra",
+        ),
+    ],
+)
+def test_importing_without_the_extra_raises_missing_extra(
+    tmp_path: Path, statement: str, blocked: str, extra: str
+) -> None:
     code = (
         "from lmc_runtime.errors import MissingExtra\n"
-        "try:\n    import lmc_runtime.agent\n"
+        f"try:\n    {statement}\n"
         "except MissingExtra as exc:\n    print(isinstance(exc, ImportError), exc)\n"
     )
-    done = _python(tmp_path, code, "httpx")
+    done = _python(tmp_path, code, blocked)
     assert done.returncode == 0, done.stderr
-    expected = "lmc_runtime.agent needs the [agent] extra: pip install 'lmc-runtime[agent]'"
-    assert done.stdout == f"True {expected}\n"
-
-
-def test_the_service_without_fastapi_raises_missing_extra(tmp_path: Path) -> None:
-    code = (
-        "from lmc_runtime.errors import MissingExtra\n"
-        "try:\n    from lmc_runtime.service import create_app\n"
-        "except MissingExtra as exc:\n    print(exc)\n"
-    )
-    done = _python(tmp_path, code, "fastapi")
-    assert done.returncode == 0, done.stderr
-    expected = "lmc_runtime.service needs the [serve] extra: pip install 'lmc-runtime[serve]'"
-    assert done.stdout == expected + "\n"
+    name = extra.split("[")[1].split("]")[0]
+    assert done.stdout == f"True {extra}: pip install 'lmc-runtime[{name}]'\n"
 
 
 #: What the library itself must not import: every extra's packages, the REPL's too.

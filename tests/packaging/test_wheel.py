@@ -17,22 +17,14 @@ import pytest
 
 import lmc_runtime
 
+from ..integration.lmc_cli import EXTRA_ONLY_PACKAGES
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: Packages that only extras bring; the light install must have none of them. (Not
-#: prompt_toolkit or Pygments: IPython, which ipykernel needs, brings them.)
-NOT_IN_THE_LIGHT_INSTALL = {
-    "fastapi",
-    "starlette",
-    "uvicorn",
-    "websockets",
-    "httpx",
-    "rich",
-    "matplotlib",
-    "numpy",
-}
+#: Packages that only extras bring; the light install must have none of them.
+NOT_IN_THE_LIGHT_INSTALL = set(EXTRA_ONLY_PACKAGES)
 
 
 @dataclass(frozen=True)
