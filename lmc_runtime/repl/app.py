@@ -14,13 +14,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import TaskGroup
 
 from ..computer import Computer
 from ..config import Timeouts
@@ -99,16 +99,20 @@ class Repl:
             )
             return 2
         self.prompt.language = name
-        async with computer, anyio.create_task_group() as tg:
-            self._computer = computer
-            try:
-                with anyio.CancelScope() as scope:
-                    await tg.start(self._watch_signals, tg, scope)
-                    self._greet(name)
-                    await self._loop()
-            finally:
-                tg.cancel_scope.cancel()
-                self._computer = None
+        # Received until every interpreter is shut down: a second SIGHUP while the
+        # Computer closes (a closing terminal sends more than one) must not kill the
+        # REPL with its interpreters still running.
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
+            async with computer, anyio.create_task_group() as tg:
+                self._computer = computer
+                try:
+                    with anyio.CancelScope() as scope:
+                        tg.start_soon(self._watch_signals, signals, tg, scope)
+                        self._greet(name)
+                        await self._loop()
+                finally:
+                    tg.cancel_scope.cancel()
+                    self._computer = None
         return 0
 
     def _greet(self, name: str) -> None:
@@ -118,22 +122,16 @@ class Repl:
             self.view.error(f"{name} is not available here: {availability.reason}")
 
     async def _watch_signals(
-        self,
-        tg: TaskGroup,
-        scope: anyio.CancelScope,
-        *,
-        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+        self, signals: AsyncIterator[int], tg: TaskGroup, scope: anyio.CancelScope
     ) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-            task_status.started()
-            async for signum in signals:
-                if signum != signal.SIGINT:
-                    scope.cancel()
-                    return
-                running = self._running
-                if running is not None:
-                    running.display.note("Interrupting… (Ctrl-C again if it does not stop)")
-                    tg.start_soon(self._interrupt, running.language)
+        async for signum in signals:
+            if signum != signal.SIGINT:
+                scope.cancel()
+                return
+            running = self._running
+            if running is not None:
+                running.display.note("Interrupting… (Ctrl-C again if it does not stop)")
+                tg.start_soon(self._interrupt, running.language)
 
     async def _interrupt(self, language: str) -> None:
         try:
