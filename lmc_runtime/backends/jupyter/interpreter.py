@@ -176,8 +176,12 @@ class JupyterInterpreter:
             detail = f":\n{self._gone.detail}" if self._gone.detail else ""
             raise KernelStartError(f"{self._gone.description} while starting{detail}")
         if not self._answered.is_set():
+            heard = {channel for seen in self._probes.values() for channel in seen}
+            said = f"it answered on {' and '.join(sorted(heard))} only" if heard else "no answer"
             raise KernelStartError(
-                f"the kernel did not become ready within {self._startup_timeout:g} s"
+                f"the kernel did not become ready within {self._startup_timeout:g} s "
+                f"({len(self._probes)} kernel_info probes, {said}; its log: "
+                f"{self._tail() or 'empty'})"
             )
         # A probe still queued in the kernel could cost the first run its reply.
         with anyio.move_on_after(_STDIN_GRACE):
