@@ -28,7 +28,8 @@ class ServiceSettings:
     network access at all. ``network_default``: whether sessions that do not
     say otherwise get it (needs ``allow_network``). ``idle_timeout``: seconds of
     inactivity after which a session is culled (None: never). ``pool_size``:
-    Python sessions kept started and ready to hand out.
+    Python sessions kept started and ready to hand out. ``metrics_public``:
+    ``/metrics`` answers without the token.
     """
 
     data_dir: Path
@@ -48,6 +49,7 @@ class ServiceSettings:
     max_upload_bytes: int = 64 << 20
     shutdown_grace: float = 5.0
     ended_kept: int = 1000
+    metrics_public: bool = False
 
     def __post_init__(self) -> None:
         if self.no_auth and not is_loopback(self.host):
