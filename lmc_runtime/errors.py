@@ -28,7 +28,8 @@ misuse of its API. Every one derives from :class:`LMCError`::
         ├── InvalidRequest, MalformedRequest, RequestTooLarge
         ├── TokenRejected, OriginNotAllowed, HostNotAllowed
         └── BadPath, SessionFileNotFound, NotARegularFile, PathIsDirectory,
-            PathRefused, DiskLimitExceeded
+            PathRefused, DiskLimitExceeded, FileExists, DirectoryNotEmpty,
+            PathNotDirectory
     RemoteError           a remote ``lmc serve`` refused a client's request
         ├── RemoteUnauthorized, RemoteSessionNotFound (RemoteSessionEnded), RemoteBusy
         ├── RemoteCapacityExceeded, RemoteTooLarge, RemoteUnavailable
@@ -52,7 +53,9 @@ __all__ = [
     "BadPath",
     "CapacityExceeded",
     "ConnectionLost",
+    "DirectoryNotEmpty",
     "DiskLimitExceeded",
+    "FileExists",
     "HostNotAllowed",
     "InvalidRequest",
     "InvalidThreadId",
@@ -68,6 +71,7 @@ __all__ = [
     "NotARegularFile",
     "OriginNotAllowed",
     "PathIsDirectory",
+    "PathNotDirectory",
     "PathRefused",
     "RemoteBusy",
     "RemoteCapacityExceeded",
@@ -485,3 +489,27 @@ class ConnectionLost(RemoteError, ConnectionError):
     def __init__(self, message: str, session_id: str | None) -> None:
         super().__init__(message, status=None, code="connection_lost")
         self.session_id = session_id
+
+
+class FileExists(ServiceError):
+    """The path already names a file or folder, and nothing may replace it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path!r} already exists")
+        self.path = path
+
+
+class DirectoryNotEmpty(ServiceError):
+    """A folder that still holds entries, where only an empty one will do."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path!r} is a directory that is not empty")
+        self.path = path
+
+
+class PathNotDirectory(ServiceError):
+    """The path, or a component on its way, names a file where a folder is needed."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path!r} is not a directory, or goes through a file")
+        self.path = path
