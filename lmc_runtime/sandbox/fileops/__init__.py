@@ -14,7 +14,17 @@ target; listings report them (``lstat``, never followed) as ``symlink`` or
 
 from __future__ import annotations
 
-from ._ops import make_directory
+from ._move import move
+from ._ops import MAX_ENTRIES, Listing, list_directory, make_directory, remove, stat_path
 from ._walk import FileInfo
 
-__all__ = ["FileInfo", "make_directory"]
+__all__ = [
+    "MAX_ENTRIES",
+    "FileInfo",
+    "Listing",
+    "list_directory",
+    "make_directory",
+    "move",
+    "remove",
+    "stat_path",
+]

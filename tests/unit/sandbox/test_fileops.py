@@ -5,17 +5,29 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lmc_runtime.errors import (
+    BadPath,
+    DirectoryNotEmpty,
     FileExists,
+    PathIsDirectory,
     PathNotDirectory,
     PathRefused,
     SessionFileNotFound,
     UnsafePath,
 )
-from lmc_runtime.sandbox.fileops import make_directory
+from lmc_runtime.sandbox.fileops import (
+    _move,
+    list_directory,
+    make_directory,
+    move,
+    remove,
+    stat_path,
+)
+from lmc_runtime.sandbox.fileops._ops import MAX_TREE_DEPTH
 
 
 @pytest.fixture
@@ -110,3 +122,264 @@ def test_made_folders_belong_to_the_owner(root: Path) -> None:
         info = os.stat(root / folder)
         assert (info.st_uid, info.st_gid) == owner
     assert os.stat(root / "existing").st_uid == os.geteuid()
+
+
+def _swap_for_link(monkeypatch: pytest.MonkeyPatch, folder: Path, target: Path) -> None:
+    """Just before the host opens ``folder`` (by name, relative to its parent's
+    descriptor), the session's code swaps it for a link to ``target``: the race a
+    check-then-open implementation loses."""
+    real_open = os.open
+
+    def racing_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if dir_fd is not None and path == folder.name and not folder.is_symlink():
+            folder.rename(folder.with_name(folder.name + ".moved"))
+            folder.symlink_to(target)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", racing_open)
+
+
+def test_listing_is_sorted_and_lstats_every_entry(root: Path, outside: Path) -> None:
+    (root / "b.txt").write_bytes(b"12345")
+    (root / "a").mkdir()
+    os.symlink(outside / "secret", root / "link")
+    os.mkfifo(root / "fifo")
+    listing = list_directory(root, "")
+    kinds = [(e.name, e.path, e.kind) for e in listing.entries]
+    assert kinds == [
+        ("a", "a", "directory"),
+        ("b.txt", "b.txt", "file"),
+        ("fifo", "fifo", "other"),
+        ("link", "link", "symlink"),
+    ]
+    assert listing.entries[1].size == 5 and not listing.truncated
+    assert listing.entries[3].size == len(str(outside / "secret"))  # the link's, not the file's
+    (root / "a/inner").write_text("x")
+    assert [e.path for e in list_directory(root, "a").entries] == ["a/inner"]
+
+
+def test_listing_a_huge_folder_is_cut_and_says_so(root: Path) -> None:
+    for index in range(7):
+        (root / f"f{index}").write_text("")
+    listing = list_directory(root, "", limit=5)
+    assert len(listing.entries) == 5 and listing.truncated
+    assert [e.name for e in listing.entries] == sorted(e.name for e in listing.entries)
+
+
+def test_listing_never_goes_through_a_link_or_into_a_file(root: Path, outside: Path) -> None:
+    os.symlink(outside, root / "link")
+    os.mkfifo(root / "fifo")
+    (root / "f").write_text("x")
+    for path in ("link", "link/", "fifo"):
+        with pytest.raises((PathRefused, UnsafePath)):
+            list_directory(root, path)
+    with pytest.raises(PathNotDirectory):
+        list_directory(root, "f")
+    with pytest.raises(SessionFileNotFound):
+        list_directory(root, "missing")
+
+
+def test_listing_refuses_a_folder_swapped_for_a_link_mid_walk(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "d/e").mkdir(parents=True)
+    _swap_for_link(monkeypatch, root / "d", outside)
+    with pytest.raises(PathRefused):
+        list_directory(root, "d/e")
+    with pytest.raises(PathRefused):
+        list_directory(root, "d")
+
+
+def test_stat_says_what_a_file_or_folder_is(root: Path) -> None:
+    (root / "d").mkdir()
+    (root / "d/f").write_bytes(b"abc")
+    info = stat_path(root, "d/f")
+    assert (info.path, info.name, info.kind, info.size) == ("d/f", "f", "file", 3)
+    assert info.mtime == pytest.approx(os.stat(root / "d/f").st_mtime)
+    assert stat_path(root, "d").kind == "directory"
+    with pytest.raises(SessionFileNotFound):
+        stat_path(root, "d/missing")
+
+
+def test_stat_refuses_links_and_fifos_as_target_and_on_the_way(root: Path, outside: Path) -> None:
+    os.symlink(outside / "secret", root / "link")
+    os.symlink(outside, root / "dirlink")
+    os.mkfifo(root / "fifo")
+    for path in ("link", "dirlink", "dirlink/secret", "fifo", "fifo/x"):
+        with pytest.raises(PathRefused):
+            stat_path(root, path)
+
+
+def test_stat_refuses_a_folder_swapped_for_a_link_mid_walk(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "d").mkdir()
+    (root / "d/secret").write_text("the session's own")
+    _swap_for_link(monkeypatch, root / "d", outside)
+    with pytest.raises(PathRefused):
+        stat_path(root, "d/secret")
+
+
+def test_remove_a_file_and_an_empty_folder(root: Path) -> None:
+    (root / "f").write_text("x")
+    (root / "d").mkdir()
+    remove(root, "f", recursive=False)
+    remove(root, "d", recursive=False)
+    assert os.listdir(root) == []
+    with pytest.raises(SessionFileNotFound):
+        remove(root, "f", recursive=False)
+
+
+def test_remove_a_full_folder_needs_recursive(root: Path) -> None:
+    (root / "d/e").mkdir(parents=True)
+    (root / "d/e/f").write_text("x")
+    with pytest.raises(DirectoryNotEmpty):
+        remove(root, "d", recursive=False)
+    assert (root / "d/e/f").exists()
+    remove(root, "d", recursive=True)
+    assert os.listdir(root) == []
+
+
+def test_recursive_remove_unlinks_links_inside_and_never_follows_them(
+    root: Path, outside: Path
+) -> None:
+    """Guards the host folder a link inside a removed tree points to."""
+    (root / "d/sub").mkdir(parents=True)
+    os.symlink(outside, root / "d/dirlink")
+    os.symlink(outside / "secret", root / "d/sub/filelink")
+    os.mkfifo(root / "d/sub/fifo")
+    remove(root, "d", recursive=True)
+    assert os.listdir(root) == []
+    assert (outside / "secret").read_text() == "host data"
+
+
+@pytest.mark.parametrize("recursive", [False, True])
+def test_remove_refuses_links_and_fifos_as_target_and_on_the_way(
+    root: Path, outside: Path, recursive: bool
+) -> None:
+    os.symlink(outside, root / "dirlink")
+    os.symlink(outside / "secret", root / "filelink")
+    os.mkfifo(root / "fifo")
+    for path in ("dirlink", "filelink", "fifo", "dirlink/secret", "fifo/x"):
+        with pytest.raises(PathRefused):
+            remove(root, path, recursive=recursive)
+    assert sorted(os.listdir(root)) == ["dirlink", "fifo", "filelink"]
+    assert (outside / "secret").read_text() == "host data"
+
+
+def test_recursive_remove_refuses_a_folder_swapped_for_a_link_mid_walk(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "d/sub").mkdir(parents=True)
+    (root / "d/sub/own").write_text("x")
+    _swap_for_link(monkeypatch, root / "d/sub", outside)
+    with pytest.raises(PathRefused):
+        remove(root, "d", recursive=True)
+    assert (outside / "secret").read_text() == "host data"
+
+
+def test_recursive_remove_is_bounded_in_depth(root: Path) -> None:
+    deep = root / "top" / "/".join(["d"] * (MAX_TREE_DEPTH + 1))
+    deep.mkdir(parents=True)
+    with pytest.raises(PathRefused, match="levels deep"):
+        remove(root, "top", recursive=True)
+    shallow = root / "ok" / "/".join(["d"] * (MAX_TREE_DEPTH - 1))
+    shallow.mkdir(parents=True)
+    remove(root, "ok", recursive=True)
+    assert not (root / "ok").exists()
+
+
+def test_move_a_file_and_a_folder(root: Path) -> None:
+    (root / "f").write_bytes(b"abc")
+    (root / "d").mkdir()
+    (root / "d/inner").write_text("x")
+    info = move(root, "f", "g", overwrite=False)
+    assert (info.path, info.name, info.kind, info.size) == ("g", "g", "file", 3)
+    assert move(root, "d", "new/place/d2", overwrite=False).kind == "directory"
+    assert (root / "new/place/d2/inner").read_text() == "x"
+    assert sorted(os.listdir(root)) == ["g", "new"]
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_move_never_replaces_without_overwrite(
+    root: Path, monkeypatch: pytest.MonkeyPatch, atomic: bool
+) -> None:
+    if not atomic:  # the C library or file system without renameat2
+        monkeypatch.setattr(_move, "_renameat2", lambda: None)
+    (root / "a").write_text("a")
+    (root / "b").write_text("b")
+    (root / "d").mkdir()
+    (root / "e").mkdir()
+    for source, destination in (("a", "b"), ("d", "e"), ("a", "d")):
+        with pytest.raises(FileExists):
+            move(root, source, destination, overwrite=False)
+    assert (root / "b").read_text() == "b" and (root / "a").read_text() == "a"
+
+
+def test_move_with_overwrite_replaces_what_it_may(root: Path) -> None:
+    (root / "a").write_text("a")
+    (root / "b").write_text("b")
+    (root / "d").mkdir()
+    (root / "full").mkdir()
+    (root / "full/x").write_text("x")
+    move(root, "a", "b", overwrite=True)
+    assert (root / "b").read_text() == "a" and not (root / "a").exists()
+    with pytest.raises(PathIsDirectory):
+        move(root, "b", "d", overwrite=True)
+    with pytest.raises(PathNotDirectory):
+        move(root, "d", "b", overwrite=True)
+    with pytest.raises(DirectoryNotEmpty):
+        move(root, "d", "full", overwrite=True)
+
+
+def test_move_a_folder_into_itself_is_refused(root: Path) -> None:
+    (root / "d/e").mkdir(parents=True)
+    for destination in ("d/x", "d/e/x"):
+        with pytest.raises(BadPath):
+            move(root, "d", destination, overwrite=False)
+    assert sorted(os.listdir(root / "d")) == ["e"]
+
+
+def test_move_refuses_links_and_fifos_at_either_end(root: Path, outside: Path) -> None:
+    """Guards the host file a planted link points to: never moved, replaced, or reached."""
+    (root / "f").write_text("session file")
+    os.symlink(outside / "secret", root / "filelink")
+    os.symlink(outside, root / "dirlink")
+    os.mkfifo(root / "fifo")
+    for source, destination in (
+        ("filelink", "x"),
+        ("fifo", "x"),
+        ("dirlink/secret", "x"),
+        ("f", "dirlink/secret"),
+        ("f", "dirlink/new"),
+        ("f", "fifo/new"),
+    ):
+        with pytest.raises(PathRefused):
+            move(root, source, destination, overwrite=True)
+    for destination in ("filelink", "fifo"):
+        with pytest.raises(PathRefused):
+            move(root, "f", destination, overwrite=True)
+        with pytest.raises(FileExists):
+            move(root, "f", destination, overwrite=False)
+    assert sorted(os.listdir(outside)) == ["secret"]
+    assert (outside / "secret").read_text() == "host data"
+    assert (root / "f").read_text() == "session file"
+
+
+def test_move_refuses_a_destination_folder_swapped_for_a_link_mid_walk(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "f").write_text("session file")
+    (root / "d").mkdir()
+    _swap_for_link(monkeypatch, root / "d", outside)
+    with pytest.raises(PathRefused):
+        move(root, "f", "d/secret", overwrite=True)
+    assert (outside / "secret").read_text() == "host data"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder away needs root")
+def test_move_makes_missing_destination_folders_for_the_owner(root: Path) -> None:
+    (root / "f").write_text("x")
+    move(root, "f", "a/b/f", overwrite=False, owner=(54321, 54322))
+    for folder in ("a", "a/b"):
+        assert os.stat(root / folder).st_uid == 54321
