@@ -1,0 +1,145 @@
+"""The HTTP side of the client: one ``httpx.AsyncClient`` per RemoteComputer.
+
+Every call maps an error body to its typed exception (:mod:`.problems`) and a
+broken or unreachable connection to :class:`~lmc_runtime.errors.ConnectionLost`.
+An execution streams its NDJSON lines as they arrive.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from ..errors import ConnectionLost, RemoteError
+from .models import RemoteTimeouts
+from .problems import USER_ERRORS, error_from_body
+
+__all__ = ["Api", "ExecutionRefused", "parse_line"]
+
+
+class ExecutionRefused(Exception):
+    """An execution the server refused with one of the user's errors (``code``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _keepalive(idle: float) -> list[tuple[int, int, int]]:
+    """Socket options that make a silent dead peer a read error in about ``idle`` x 3 s."""
+    seconds = max(1, round(idle))
+    options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    for name, value in (("TCP_KEEPIDLE", seconds), ("TCP_KEEPINTVL", seconds), ("TCP_KEEPCNT", 2)):
+        if hasattr(socket, name):
+            options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
+    return options
+
+
+class Api:
+    """The ``/v1`` routes of one server, for the session ``session_id`` once it is set."""
+
+    def __init__(self, url: str, token: str | None, timeouts: RemoteTimeouts) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeouts = timeouts
+        self.session_id: str | None = None
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        transport = httpx.AsyncHTTPTransport(socket_options=_keepalive(timeouts.keepalive))
+        self.client = httpx.AsyncClient(
+            base_url=self.url,
+            headers=headers,
+            timeout=httpx.Timeout(timeouts.request, connect=timeouts.connect),
+            transport=transport,
+        )
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def lost(self, exc: BaseException) -> ConnectionLost:
+        where = f" (session {self.session_id})" if self.session_id else ""
+        return ConnectionLost(
+            f"the connection to {self.url} was lost{where}: {exc}", self.session_id
+        )
+
+    def path(self, tail: str = "") -> str:
+        assert self.session_id is not None, "no session yet"
+        return f"/v1/sessions/{self.session_id}{tail}"
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """One request; its typed error unless it succeeded."""
+        try:
+            response = await self.client.request(method, url, **kwargs)
+        except httpx.TransportError as exc:
+            raise self.lost(exc) from exc
+        if response.is_error:
+            raise error_from_body(response.status_code, response.content)
+        return response
+
+    async def json(self, method: str, url: str, **kwargs: Any) -> Any:
+        response = await self.request(method, url, **kwargs)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise RemoteError(f"{method} {url} answered no JSON", code="protocol") from exc
+
+    @asynccontextmanager
+    async def streamed(self, method: str, url: str, **kwargs: Any) -> AsyncIterator[httpx.Response]:
+        """A streamed response, its typed error unless it succeeded."""
+        try:
+            async with self.client.stream(method, url, **kwargs) as response:
+                if response.is_error:
+                    raise error_from_body(response.status_code, await response.aread())
+                yield response
+        except httpx.TransportError as exc:
+            raise self.lost(exc) from exc
+
+    async def execute(
+        self, body: dict[str, Any], timeout: float | None
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """The messages of one execution, one dict per NDJSON line, as they arrive.
+
+        :class:`ExecutionRefused` if the server refused the message as the user's
+        error; reads wait at most the run's timeout plus the margin.
+        """
+        params = {"timeout": repr(float(timeout))} if timeout is not None else {}
+        bound = self.timeouts.read_bound(timeout)
+        limits = httpx.Timeout(bound, connect=self.timeouts.connect, write=self.timeouts.request)
+        content = json.dumps(body).encode("ascii")
+        kwargs: dict[str, Any] = {
+            "content": content,
+            "params": params,
+            "timeout": limits,
+            "headers": {"Content-Type": "application/json"},
+        }
+        try:
+            async with self.streamed("POST", self.path("/execute"), **kwargs) as response:
+                async for line in response.aiter_lines():
+                    if line:
+                        yield parse_line(line)
+        except RemoteError as exc:
+            if exc.code in USER_ERRORS and exc.status == 400:
+                raise ExecutionRefused(exc.code, exc.message) from exc
+            raise
+
+
+def parse_line(line: str | bytes) -> dict[str, Any]:
+    """One message of the server as a dict; :class:`RemoteError` if it is not one."""
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise RemoteError(
+            f"the server sent a line that is not JSON: {exc}", code="protocol"
+        ) from exc
+    if not isinstance(data, dict):
+        raise RemoteError("the server sent a line that is not a message", code="protocol")
+    return data
