@@ -252,6 +252,17 @@ class Computer:
         )
         return await self.registry.get(name).start(self._task_group, settings)
 
+    async def astart(self, language: str) -> None:
+        """Start ``language``'s interpreter now, if it is not running, and wait until
+        it answers; no code runs. Raises what a failed start raises
+        (:class:`~lmc_runtime.errors.KernelStartError`, ...)."""
+        if self._task_group is None:
+            raise UsageError("open the Computer first: `async with Computer() as computer:`")
+        name = self.registry.resolve(language)
+        if name is None:
+            raise UsageError(f"unknown language {language!r}")
+        await self._sessions.get(name)
+
     async def ainterrupt(self, language: str | None = None) -> None:
         """Interrupt running code (in ``language`` only, if given)."""
         name = self.registry.resolve(language) if language else None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import anyio
-from fastapi import FastAPI, Request
+import prometheus_client
+from fastapi import FastAPI, Request, Response
 
 from .. import __version__
 from ..store import JanThreadStore
@@ -15,9 +16,11 @@ from .auth import Authenticator
 from .drain import Drain
 from .files import files_router
 from .manager import SessionManager
-from .models import Health
+from .metrics import ServiceMetrics
+from .models import CodeMessage, CreateSession, Health, RestartRequest
+from .openapi import install_docs, install_openapi
 from .problems import install_handlers
-from .routes import sessions_router
+from .routes import languages_router, sessions_router
 from .settings import ServiceSettings
 from .state import Service, service_of
 from .transcript import Transcripts
@@ -32,15 +35,47 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     """A new application for ``settings``; its sessions live as long as its lifespan."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     transcripts = Transcripts(JanThreadStore(settings.data_dir))
+    manager = SessionManager(settings, transcripts)
+    # Read at every scrape (and once now, as the registry describes it).
+    metrics = ServiceMetrics(manager.states)
+    manager.metrics = metrics
     service = Service(
         settings=settings,
-        manager=SessionManager(settings, transcripts),
+        manager=manager,
         auth=Authenticator(
             settings.token,
             enabled=not settings.no_auth,
             allowed_origins=settings.allowed_origins,
         ),
+        metrics=metrics,
     )
+    app = FastAPI(
+        title="lmc-runtime",
+        summary="Sandboxed code execution for LLM agents, in LMC messages.",
+        version=__version__,
+        lifespan=_lifespan(service, transcripts),
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.service = service
+    app.state.drain = Drain()
+    install_handlers(app)
+    install_docs(app, "lmc-runtime")
+    _add_health(app)
+    _add_metrics(app, service)
+    app.include_router(sessions_router())
+    app.include_router(languages_router())
+    app.include_router(files_router())
+    app.include_router(ws_router())
+    install_openapi(app, (CreateSession, CodeMessage, RestartRequest))
+    return app
+
+
+def _lifespan(
+    service: Service, transcripts: Transcripts
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The application's lifespan: the manager runs in it, and every session is
+    closed when it ends."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -48,7 +83,9 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         try:
             async with anyio.create_task_group() as tg:
                 await tg.start(manager.run)
-                logger.info("lmc serve ready: %d pooled sessions wanted", settings.pool_size)
+                logger.info(
+                    "lmc serve ready: %d pooled sessions wanted", service.settings.pool_size
+                )
                 try:
                     yield
                 finally:
@@ -59,16 +96,10 @@ def create_app(settings: ServiceSettings) -> FastAPI:
             await transcripts.aclose()
             logger.info("lmc serve stopped; every session closed")
 
-    app = FastAPI(
-        title="lmc-runtime",
-        summary="Sandboxed code execution for LLM agents, in LMC messages.",
-        version=__version__,
-        lifespan=lifespan,
-    )
-    app.state.service = service
-    app.state.drain = Drain()
-    install_handlers(app)
+    return lifespan
 
+
+def _add_health(app: FastAPI) -> None:
     @app.get("/healthz")
     async def healthz(request: Request) -> Health:
         manager = service_of(request).manager
@@ -78,7 +109,20 @@ def create_app(settings: ServiceSettings) -> FastAPI:
             pool_ready=manager.pool.ready_count,
         )
 
-    app.include_router(sessions_router())
-    app.include_router(files_router())
-    app.include_router(ws_router())
-    return app
+
+def _add_metrics(app: FastAPI, service: Service) -> None:
+    public = service.settings.metrics_public
+
+    @app.get(
+        "/metrics",
+        response_class=Response,
+        responses={200: {"content": {prometheus_client.CONTENT_TYPE_LATEST: {}}}},
+        openapi_extra=None if public else {"security": [{"bearerAuth": []}]},
+    )
+    async def metrics(request: Request) -> Response:
+        """The service's figures in the Prometheus text format (the bearer token
+        is needed unless the server was started with public metrics)."""
+        if not public:
+            service.auth.check_http(request.headers)
+        body = prometheus_client.generate_latest(service.metrics.registry)
+        return Response(body, media_type=prometheus_client.CONTENT_TYPE_LATEST)

@@ -6,14 +6,18 @@ import logging
 import os
 import secrets
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
 from ..errors import (
+    BadPath,
     CapacityExceeded,
     LanguageUnavailable,
     LimitTooHigh,
@@ -24,8 +28,10 @@ from ..errors import (
     SessionStartFailed,
     ShuttingDown,
     UnknownLanguage,
+    UnsafePath,
 )
 from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
+from ..sandbox.files import safe_parts
 from ..sandbox.stale import clean_stale_sessions
 from .datadir import DataDirLock
 from .models import CreateSession
@@ -33,6 +39,9 @@ from .pool import Pool
 from .session import ServiceSession
 from .settings import ServiceSettings
 from .transcript import Transcripts
+
+if TYPE_CHECKING:
+    from .metrics import ServiceMetrics
 
 __all__ = ["SessionManager"]
 
@@ -46,11 +55,18 @@ class SessionManager:
     """Owns every session's task; sessions beyond ``max_sessions`` are refused."""
 
     def __init__(
-        self, settings: ServiceSettings, transcripts: Transcripts, registry: Registry | None = None
+        self,
+        settings: ServiceSettings,
+        transcripts: Transcripts,
+        registry: Registry | None = None,
+        metrics: ServiceMetrics | None = None,
     ) -> None:
+        """``metrics``: where its sessions count their executions (the
+        application sets it once it has the metrics, which read :meth:`states`)."""
         self.settings = settings
         self.transcripts = transcripts
         self.registry = registry or Registry()
+        self.metrics = metrics
         self.sessions: dict[str, ServiceSession] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
         self.pool = Pool(settings.pool_size, self._start_pooled, self._room)
@@ -73,6 +89,13 @@ class SessionManager:
 
     def _room(self) -> bool:
         return not self.shutting_down and self.sandboxes < self.settings.max_sessions
+
+    def states(self) -> Iterator[str]:
+        """The state of every client's session, and ``pooled`` for each warm one."""
+        for session in list(self.sessions.values()):
+            yield session.state
+        for _ in range(self.pool.ready_count):
+            yield "pooled"
 
     # -- lifetime ----------------------------------------------------------
 
@@ -121,6 +144,9 @@ class SessionManager:
         network = self.settings.network_default if request.network is None else request.network
         if network and not self.settings.allow_network:
             raise NetworkNotAllowed()
+        if request.env:
+            env = MappingProxyType(dict(request.env))
+            return SandboxPolicy(network=network, limits=limits, env=env)
         return SandboxPolicy(network=network, limits=limits)
 
     def _languages(self, names: list[str]) -> list[str]:
@@ -137,7 +163,9 @@ class SessionManager:
                 resolved.append(canonical)
         return resolved
 
-    def _new(self, policy: SandboxPolicy, languages: list[str], *, pooled: bool) -> ServiceSession:
+    def _new(
+        self, policy: SandboxPolicy, languages: list[str], *, pooled: bool, cwd: str = ""
+    ) -> ServiceSession:
         session_id = secrets.token_hex(8)
         sandbox = Sandbox(self.sessions_dir / session_id, policy, enabled=self.settings.sandbox)
         return ServiceSession(
@@ -149,6 +177,8 @@ class SessionManager:
             sandboxed=self.settings.sandbox,
             idle_timeout=self.settings.idle_timeout,
             in_pool=pooled,
+            cwd=cwd,
+            metrics=self.metrics,
         )
 
     async def _launch(self, session: ServiceSession, *, warm: bool) -> None:
@@ -182,15 +212,17 @@ class SessionManager:
             raise ShuttingDown()
         policy = self._policy(request)
         languages = self._languages(request.languages)
+        cwd = _checked_cwd(request.cwd)
         if len(self.sessions) + self._starting >= self.settings.max_sessions:
             raise CapacityExceeded(self.settings.max_sessions)
-        session = self.pool.take() if policy == self._default_policy else None
+        pooled = policy == self._default_policy and not cwd
+        session = self.pool.take() if pooled else None
         if session is None and self.sandboxes >= self.settings.max_sessions:
             self.pool.evict()  # a warm session gives up its room
         self._starting += 1
         try:
             if session is None:
-                session = self._new(policy, languages, pooled=False)
+                session = self._new(policy, languages, pooled=False, cwd=cwd)
                 await self._launch(session, warm="python" in languages)
             else:
                 session.languages = languages
@@ -204,7 +236,13 @@ class SessionManager:
             raise
         finally:
             self._starting -= 1
-        metadata = {"languages": languages, "network": policy.network, "pooled": session.pooled}
+        metadata = {
+            "languages": languages,
+            "network": policy.network,
+            "pooled": session.pooled,
+            "cwd": cwd,
+            "env": sorted(policy.env),
+        }
         await self.transcripts.open(session.id, title=request.title, metadata=metadata)
         return session
 
@@ -225,3 +263,15 @@ class SessionManager:
         session.stop("it was deleted", "closed")
         with anyio.move_on_after(_CLOSE_TIMEOUT):
             await session.closed.wait()
+
+
+def _checked_cwd(relpath: str) -> str:
+    """``relpath`` if it is "" or a plain relative path (the files API's rules);
+    else :class:`BadPath`."""
+    if not relpath:
+        return ""
+    try:
+        safe_parts(relpath)
+    except UnsafePath as exc:
+        raise BadPath(relpath, f"cwd: {exc.reason}") from exc
+    return relpath

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..arguments import env_problem
 
 __all__ = [
+    "CodeExtras",
+    "CodeMessage",
     "CreateSession",
     "ErrorBody",
     "ErrorDetail",
     "Health",
+    "LanguageInfo",
+    "LanguageList",
     "LimitsModel",
     "RestartRequest",
     "SessionInfo",
     "SessionList",
     "Usage",
+    "checked_env",
 ]
 
 
@@ -34,8 +42,35 @@ class LimitsModel(BaseModel):
     cpu_quota: float | None = Field(default=None, gt=0)
 
 
+#: What a variable name of a session's environment must look like.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+#: Variables the dynamic loader and the C library read before any code runs:
+#: the host-side part of every interpreter's launch would honour them too, so a
+#: session may not set them (glibc's list of variables unsafe for setuid programs).
+_HOST_READ = re.compile(
+    r"LD_.*|GCONV_PATH|GETCONF_DIR|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_.*|NIS_PATH|"
+    r"NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TZDIR"
+)
+
+
+def checked_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` if every name is a plain variable name the host does not read; else
+    ``ValueError`` saying which is not."""
+    problem = env_problem(env)
+    if problem is not None:
+        raise ValueError(f"env {problem}")
+    for name in env:
+        if not _ENV_NAME.fullmatch(name):
+            raise ValueError(f"env has an invalid variable name {name[:80]!r}")
+        if _HOST_READ.fullmatch(name):
+            raise ValueError(f"env may not set {name}: the host's dynamic loader reads it")
+    return env
+
+
 class CreateSession(BaseModel):
-    """``POST /v1/sessions``: the languages the session will use and its limits."""
+    """``POST /v1/sessions``: the languages the session will use, its limits, where
+    its code runs and the variables every interpreter of it starts with."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -43,6 +78,23 @@ class CreateSession(BaseModel):
     network: bool | None = None
     limits: LimitsModel = Field(default_factory=LimitsModel)
     title: str = Field(default="", max_length=200)
+    cwd: str = Field(
+        default="",
+        max_length=4096,
+        description="A relative path inside the session's working directory, created "
+        "with its parents if missing; code runs there ('' is the working directory).",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=256,
+        description="Variables set for every interpreter of the session; names are "
+        "[A-Za-z_][A-Za-z0-9_]*.",
+    )
+
+    @field_validator("env")
+    @classmethod
+    def check_env(cls, env: dict[str, str]) -> dict[str, str]:
+        return checked_env(env)
 
 
 class RestartRequest(BaseModel):
@@ -51,6 +103,47 @@ class RestartRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     language: str = "python"
+
+
+class CodeExtras(BaseModel):
+    """``extras`` of a code message: what the runtime reads of it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    env: dict[str, str] | None = Field(
+        default=None, description="Variables set for this execution only, then restored."
+    )
+
+
+class CodeMessage(BaseModel):
+    """``POST /v1/sessions/{id}/execute``: one LMC code message.
+
+    This documents the body; the service checks it with
+    :func:`lmc_runtime.intake.code_message`, which answers what it cannot run."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["assistant"] = "assistant"
+    type: Literal["code"] = "code"
+    format: str = Field(description="The language: a name or an alias (GET /v1/languages).")
+    content: str = Field(description="The code.")
+    id: str | None = Field(default=None, description="Echoed as in_reply_to in every reply.")
+    extras: CodeExtras | None = None
+
+
+class LanguageInfo(BaseModel):
+    """One language the server knows: whether sessions can use it, and if not, why."""
+
+    name: str
+    available: bool
+    reason: str | None
+    aliases: list[str]
+
+
+class LanguageList(BaseModel):
+    """``GET /v1/languages``."""
+
+    languages: list[LanguageInfo]
 
 
 class Usage(BaseModel):
@@ -71,6 +164,8 @@ class SessionInfo(BaseModel):
     last_active: float
     pooled: bool
     sandboxed: bool
+    cwd: str = ""
+    env: list[str] = Field(default_factory=list, description="The names only, never the values.")
     usage: dict[str, Any] | None = None
 
 

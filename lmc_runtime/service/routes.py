@@ -1,10 +1,12 @@
-"""The HTTP routes for sessions: create, list, get, delete, execute, interrupt, restart."""
+"""The HTTP routes for sessions: create, list, get, delete, execute, interrupt,
+restart; and the languages sessions may use."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials
 
 from ..errors import (
     InvalidRequest,
@@ -13,17 +15,32 @@ from ..errors import (
     ShuttingDown,
     UnknownLanguage,
 )
+from ..execution import language_statuses
 from ..intake import code_message
 from .drain import drain_of
-from .models import CreateSession, ErrorBody, RestartRequest, SessionInfo, SessionList
+from .models import (
+    CodeMessage,
+    CreateSession,
+    ErrorBody,
+    LanguageInfo,
+    LanguageList,
+    RestartRequest,
+    SessionInfo,
+    SessionList,
+)
+from .openapi import BEARER, json_body
 from .state import info, service_of
 from .streams import NdjsonExecution, parse_json, read_body
 
-__all__ = ["require_token", "sessions_router"]
+__all__ = ["languages_router", "require_token", "sessions_router"]
 
 
-async def require_token(request: Request) -> None:
-    """Dependency: 401 unless the request carries the bearer token."""
+async def require_token(
+    request: Request,
+    _declared: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+) -> None:
+    """Dependency: 401 unless the request carries the bearer token (declared in
+    OpenAPI as ``bearerAuth``; checked here, by the service's authenticator)."""
     service_of(request).auth.check_http(request.headers)
 
 
@@ -35,8 +52,20 @@ _ERRORS: dict[int | str, dict[str, object]] = {
 def sessions_router() -> APIRouter:
     """The ``/v1/sessions`` routes, all behind the bearer token."""
     router = APIRouter(prefix="/v1/sessions", dependencies=[Depends(require_token)])
+    _add_lifecycle(router)
+    _add_execution(router)
+    return router
 
-    @router.post("", status_code=201, responses=_ERRORS)
+
+def _add_lifecycle(router: APIRouter) -> None:
+    """Create, list, get and delete sessions."""
+
+    @router.post(
+        "",
+        status_code=201,
+        responses=_ERRORS,
+        openapi_extra=json_body(CreateSession, required=False),
+    )
     async def create_session(request: Request) -> SessionInfo:
         service = service_of(request)
         if drain_of(request).draining:
@@ -48,6 +77,7 @@ def sessions_router() -> APIRouter:
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from exc
         session = await service.manager.create(spec)
+        service.metrics.session_created()
         return info(session)
 
     @router.get("", responses=_ERRORS)
@@ -64,10 +94,15 @@ def sessions_router() -> APIRouter:
         await service_of(request).manager.delete(session_id)
         return Response(status_code=204)
 
+
+def _add_execution(router: APIRouter) -> None:
+    """Execute code in a session, interrupt it, restart an interpreter."""
+
     @router.post(
         "/{session_id}/execute",
         responses={**_ERRORS, 200: {"content": {"application/x-ndjson": {}}}},
         response_class=Response,
+        openapi_extra=json_body(CodeMessage),
     )
     async def execute(
         request: Request,
@@ -98,7 +133,11 @@ def sessions_router() -> APIRouter:
         session.touch()
         return info(session)
 
-    @router.post("/{session_id}/restart", responses=_ERRORS)
+    @router.post(
+        "/{session_id}/restart",
+        responses=_ERRORS,
+        openapi_extra=json_body(RestartRequest, required=False),
+    )
     async def restart(request: Request, session_id: str) -> SessionInfo:
         service = service_of(request)
         session = service.manager.get(session_id)
@@ -114,5 +153,25 @@ def sessions_router() -> APIRouter:
             await computer.arestart(spec.language)
         session.touch()
         return info(session)
+
+
+def languages_router() -> APIRouter:
+    """``GET /v1/languages``, behind the bearer token."""
+    router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
+
+    @router.get("/languages", responses=_ERRORS)
+    async def languages(request: Request) -> LanguageList:
+        """Every language the server knows, whether sessions can use it, and if not, why."""
+        # In the event loop, like the manager's own look-ups: the registry loads
+        # backends on first use and is not shared with threads.
+        statuses = language_statuses(service_of(request).manager.registry)
+        return LanguageList(
+            languages=[
+                LanguageInfo(
+                    name=s.name, available=s.available, reason=s.reason, aliases=list(s.aliases)
+                )
+                for s in statuses.values()
+            ]
+        )
 
     return router

@@ -15,17 +15,21 @@ import logging
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
 
 from .. import replies
 from ..computer import Computer
-from ..errors import KernelStartError, SessionBusy, SessionEnded
+from ..errors import SessionBusy, SessionEnded
 from ..messages import Message
 from ..sandbox import Sandbox, SandboxPolicy
+from ..sandbox.fileops import make_directory
 from .transcript import Transcripts
+
+if TYPE_CHECKING:
+    from .metrics import ServiceMetrics
 
 __all__ = ["Claim", "ServiceSession"]
 
@@ -46,11 +50,17 @@ class ServiceSession:
         sandboxed: bool,
         idle_timeout: float | None,
         in_pool: bool = False,
+        cwd: str = "",
+        metrics: ServiceMetrics | None = None,
     ) -> None:
+        """``cwd``: where its code runs, relative to the sandbox's working
+        directory (made with its parents when the session starts)."""
         self.id = session_id
         self.sandbox = sandbox
         self.policy = policy
         self.languages = languages
+        self.cwd = cwd
+        self.metrics = metrics
         self.sandboxed = sandboxed
         self.pooled = in_pool
         self.in_pool = in_pool
@@ -131,7 +141,7 @@ class ServiceSession:
             await gate.acquire()
             try:
                 await self.sandbox.start()
-                computer = self.sandbox.computer()
+                computer = self.sandbox.computer(**await self._placement())
                 await computer.__aenter__()
             except BaseException:
                 gate.release()
@@ -164,6 +174,16 @@ class ServiceSession:
                 except Exception:
                     logger.exception("closing the sandbox of session %s failed", self.id)
                 self.closed.set()
+
+    async def _placement(self) -> dict[str, Any]:
+        """The Computer's ``cwd``: the session's folder, made with its parents."""
+        if not self.cwd:
+            return {}
+        work_dir, owner = self.sandbox.work_dir, self.sandbox.owner
+        await anyio.to_thread.run_sync(
+            lambda: make_directory(work_dir, self.cwd, parents=True, owner=owner)
+        )
+        return {"cwd": work_dir / self.cwd}
 
     async def _watch(self) -> None:
         while not self._stop.is_set():
@@ -221,7 +241,10 @@ class ServiceSession:
     async def stream(
         self, message: Message, timeout: float | None, claim: Claim
     ) -> AsyncGenerator[Message, None]:
-        """Run ``message`` under ``claim``; yield and record its replies."""
+        """Run ``message`` under ``claim``; yield and record its replies.
+
+        Code in a language the session was not created with gets one
+        not-understood reply naming the session's languages."""
         produced: list[Message] = []
         try:
             computer = self.computer
@@ -231,6 +254,13 @@ class ServiceSession:
                 yield notice
                 return
             await self._transcripts.append(self.id, [message])
+            language = computer.registry.resolve(message.format or "")
+            if language is None or language not in self.languages:
+                refusal = self._not_its_language(message)
+                produced.append(refusal)
+                yield refusal
+                return
+            started = time.monotonic()
             # Closed here, not by the garbage collector: a client that goes away
             # stops its code before the session takes the next execution.
             async with contextlib.aclosing(computer.arun(message, timeout=timeout)) as outs:
@@ -240,24 +270,29 @@ class ServiceSession:
                         # Recorded before the client sees the end of the execution.
                         batch, produced = produced, []
                         await self._transcripts.append(self.id, batch)
+                        if self.metrics is not None:
+                            elapsed = time.monotonic() - started
+                            self.metrics.execution_finished(language, out.status, elapsed)
                     yield out
         finally:
             claim.release()
             with anyio.CancelScope(shield=True):
                 await self._transcripts.append(self.id, produced)
 
+    def _not_its_language(self, message: Message) -> Message:
+        names = ", ".join(self.languages)
+        return replies.not_understood(
+            f"{message.format!r} is not a language of this session, which runs {names} "
+            "(a session's languages are chosen when it is created)",
+            message.id,
+            languages=list(self.languages),
+        )
+
 
 async def _warm(computer: Computer) -> None:
-    """Start the Python kernel now; raise if it cannot run code."""
-    said: list[str] = []
-    status = None
-    async for out in computer.arun("python", "pass"):
-        if out.format == "output":
-            said.append(str(out.content))
-        elif out.content is None:
-            status = (out.extras or {}).get("status")
-    if status != "ok":
-        raise KernelStartError(f"the Python kernel did not start: {''.join(said).strip()}")
+    """Start the Python kernel now and wait until it answers (raises if it cannot):
+    no code runs, so the client's first execution is the kernel's first."""
+    await computer.astart("python")
 
 
 class Claim:

@@ -1,4 +1,5 @@
-"""What the routes share: the settings, the session manager and the authenticator."""
+"""What the routes share: the settings, the session manager, the authenticator
+and the metrics."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from starlette.requests import HTTPConnection
 
 from .auth import Authenticator
 from .manager import SessionManager
+from .metrics import ServiceMetrics
 from .models import SessionInfo
 from .session import ServiceSession
 from .settings import ServiceSettings
@@ -22,6 +24,7 @@ class Service:
     settings: ServiceSettings
     manager: SessionManager
     auth: Authenticator
+    metrics: ServiceMetrics
 
 
 def service_of(connection: HTTPConnection) -> Service:
@@ -43,5 +46,7 @@ def info(session: ServiceSession, *, with_usage: bool = False) -> SessionInfo:
         last_active=session.last_active,
         pooled=session.pooled,
         sandboxed=session.sandboxed,
+        cwd=session.cwd,
+        env=sorted(session.policy.env),
         usage=session.usage() if with_usage else None,
     )
