@@ -20,7 +20,17 @@ __all__ = ["ServiceSettings", "create_app"]
 
 
 #: The top-level packages of the ``[serve]`` extra that the service imports.
-_SERVE_PACKAGES = frozenset({"fastapi", "starlette", "uvicorn", "websockets", "h11"})
+_SERVE_PACKAGES = frozenset(
+    {
+        "fastapi",
+        "starlette",
+        "uvicorn",
+        "websockets",
+        "h11",
+        "prometheus_client",
+        "swagger_ui_bundle",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
