@@ -1,177 +1,179 @@
-"""``lmc serve``: its options and how it starts (imports the web stack only when run)."""
+"""``lmc serve``: its options and how it starts (imports the web stack only when run).
+
+Options come from flags, ``LMC_SERVE_*`` variables and a TOML file
+(:mod:`.config`). Anything that stops the start (a bad value, a missing
+sandbox, a taken port, a data directory another server holds, a failing
+start of the application) is one line on stderr and exit status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .config import add_arguments, default_data_dir
+
+if TYPE_CHECKING:
+    from .config import ServeConfig
+    from .settings import ServiceSettings
 
 __all__ = ["configure_parser", "default_data_dir", "run_serve"]
 
 
-def default_data_dir() -> Path:
-    """``$XDG_DATA_HOME/lmc-runtime``, or ``~/.local/share/lmc-runtime``."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "lmc-runtime"
+class StartRefused(Exception):
+    """The server cannot start; the message says why, in one line."""
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``lmc serve`` to ``parser``."""
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=8765, help="port to listen on")
-    parser.add_argument("--token", default=None, help="bearer token (default: $LMC_TOKEN)")
+    add_arguments(parser)
     parser.add_argument(
-        "--no-auth", action="store_true", help="no token at all (loopback addresses only)"
-    )
-    parser.add_argument(
-        "--no-sandbox", action="store_true", help="run sessions without bubblewrap (unsafe)"
-    )
-    parser.add_argument(
-        "--allow-network",
+        "-v",
+        "--verbose",
+        dest="serve_verbose",
         action="store_true",
-        help='let sessions ask for network access ({"network": true}; refused with 403 '
-        "otherwise). Such a session gets a network namespace of its own whose traffic "
-        "leaves through slirp4netns: the internet, but not the host's loopback services "
-        "(this API among them), its own addresses, link-local addresses or its abstract "
-        "unix sockets. Needs slirp4netns, iptables and a /dev/net/tun open to the "
-        "sessions' users (mode 0666; as root, sessions run as uids of their own); the "
-        "server refuses to start if they are missing. As root it also adds (once, and "
-        "leaves) a host firewall rule rejecting traffic from the sandboxes' uid range "
-        "to the host's own addresses",
+        help="log at debug level (as --log-level debug)",
     )
-    parser.add_argument(
-        "--network-default",
-        action="store_true",
-        help="sessions get network access unless they ask for none (implies --allow-network)",
-    )
-    parser.add_argument("--max-sessions", type=int, default=16, help="most sessions at once")
-    parser.add_argument(
-        "--allow-shared-limits",
-        action="store_true",
-        help="allow --max-sessions > 1 where sessions cannot get limits of their own "
-        "(an unprivileged server without cgroups shares one process limit)",
-    )
-    parser.add_argument(
-        "--idle-timeout", type=float, default=600.0, help="seconds before an idle session ends"
-    )
-    parser.add_argument("--pool-size", type=int, default=2, help="warm Python sessions kept")
-    parser.add_argument(
-        "--wall-seconds", type=float, default=None, help="default wall time per execution"
-    )
-    parser.add_argument("--data-dir", type=Path, default=None, help="sessions and transcripts")
     parser.set_defaults(func=run_serve)
 
 
-def run_serve(args: argparse.Namespace) -> int:
-    """Check the options, then serve until SIGINT or SIGTERM."""
-    from dataclasses import replace
+def _check_sandbox(settings: ServiceSettings, allow_shared_limits: bool) -> None:
+    """Refuse to start where the sandbox (or its network) cannot work as asked."""
+    from ..sandbox import sandbox_available
 
+    availability = sandbox_available()
+    if not availability.available:
+        raise StartRefused(
+            f"the sandbox cannot run here: {availability.reason}. Install bubblewrap "
+            "(apt-get install bubblewrap) or pass --no-sandbox to run sessions unconfined."
+        )
+    if settings.allow_network:
+        _check_network()
+    _check_data_dir(settings)
+    if os.geteuid() != 0:
+        _check_shared_limits(settings, allow_shared_limits)
+
+
+def _check_network() -> None:
     from ..errors import SandboxUnavailable
-    from ..sandbox import SessionLimits, sandbox_available
-    from ..sandbox.bwrap import exposed_by, system_paths
-    from .server import serve
-    from .settings import ServiceSettings, is_loopback
+    from ..sandbox.network import install_host_firewall, network_available
 
-    def fail(text: str) -> int:
-        sys.stderr.write(f"lmc serve: {text}\n")
-        return 2
-
-    if args.no_auth and not is_loopback(args.host):
-        return fail(f"--no-auth is only allowed on a loopback address, not on {args.host!r}")
-    if not args.no_sandbox:
-        availability = sandbox_available()
-        if not availability.available:
-            return fail(
-                f"the sandbox cannot run here: {availability.reason}. Install bubblewrap "
-                "(apt-get install bubblewrap) or pass --no-sandbox to run sessions unconfined."
-            )
-    allow_network = args.allow_network or args.network_default
-    if allow_network and not args.no_sandbox:
-        from ..sandbox.network import network_available
-
-        network = network_available()
-        if not network.available:
-            return fail(f"--allow-network: sessions cannot get a network here: {network.reason}")
-        if os.geteuid() == 0:  # sessions run as uids of the reserved range
-            from ..errors import SandboxUnavailable
-            from ..sandbox.identity import UidRange
-            from ..sandbox.network import install_host_firewall
-
-            try:
-                uids = UidRange.reserved()
-                install_host_firewall(uids.first, uids.count)
-            except (SandboxUnavailable, OSError, ValueError) as exc:
-                return fail(f"--allow-network: {exc}")
-    data_dir = (args.data_dir or default_data_dir()).resolve()
-    if not args.no_sandbox:
-        bound = exposed_by(data_dir, system_paths())
-        if bound is not None:
-            return fail(
-                f"the data directory {data_dir} is inside {bound}, which every sandbox sees "
-                "read-only; sessions could read each other's files there. Choose another "
-                "--data-dir."
-            )
-    if not args.no_sandbox and os.geteuid() == 0:
-        from ..sandbox.hostprep import unreachable_paths
+    network = network_available()
+    if not network.available:
+        raise StartRefused(f"--allow-network: sessions cannot get a network here: {network.reason}")
+    if os.geteuid() == 0:  # sessions run as uids of the reserved range
         from ..sandbox.identity import UidRange
 
-        blocked = unreachable_paths([*system_paths(), data_dir / "sessions"])
-        if blocked:
-            return fail(
-                f"sandboxes run as host uids of their own and cannot pass through {blocked[0]}; "
-                "run `lmc setup`, give it search permission for others (chmod o+x), or "
-                "choose another --data-dir"
-            )
         try:
-            UidRange.reserved()
-        except SandboxUnavailable as exc:
-            return fail(str(exc))
-    if not args.no_sandbox and os.geteuid() != 0:
-        from ..sandbox.identity import per_session_processes
+            uids = UidRange.reserved()
+            install_host_firewall(uids.first, uids.count)
+        except (SandboxUnavailable, OSError, ValueError) as exc:
+            raise StartRefused(f"--allow-network: {exc}") from None
 
-        if per_session_processes() is None:
-            sys.stderr.write(
-                "lmc serve: running unprivileged with no cgroup to write: every session "
-                "runs as this user and shares one process limit (RLIMIT_NPROC), so one "
-                "session's fork bomb starves the others\n"
-            )
-            if args.max_sessions > 1 and not args.allow_shared_limits:
-                return fail(
-                    "refusing --max-sessions > 1 with a shared process limit; run as root "
-                    "(sessions then get host uids of their own), use --max-sessions 1, or "
-                    "accept the shared limit with --allow-shared-limits"
-                )
-    token = None if args.no_auth else (args.token or os.environ.get("LMC_TOKEN") or None)
-    generated = token is None and not args.no_auth
-    if generated:
-        token = secrets.token_urlsafe(32)
-    limits = SessionLimits()
-    if args.wall_seconds is not None:
-        limits = replace(limits, wall_seconds=args.wall_seconds)
-    try:
-        settings = ServiceSettings(
-            data_dir=data_dir,
-            host=args.host,
-            port=args.port,
-            token=token,
-            no_auth=args.no_auth,
-            sandbox=not args.no_sandbox,
-            allow_network=allow_network,
-            network_default=args.network_default,
-            max_sessions=args.max_sessions,
-            idle_timeout=args.idle_timeout if args.idle_timeout > 0 else None,
-            pool_size=args.pool_size,
-            limits=limits,
+
+def _check_data_dir(settings: ServiceSettings) -> None:
+    from ..errors import SandboxUnavailable
+    from ..sandbox.bwrap import exposed_by, system_paths
+
+    data_dir = settings.data_dir
+    bound = exposed_by(data_dir, system_paths())
+    if bound is not None:
+        raise StartRefused(
+            f"the data directory {data_dir} is inside {bound}, which every sandbox sees "
+            "read-only; sessions could read each other's files there. Choose another --data-dir."
         )
-    except ValueError as exc:
-        return fail(str(exc))
-    if generated:
-        sys.stdout.write(f"lmc serve: generated token: {token}\n")
-    if args.no_sandbox:
-        sys.stdout.write("lmc serve: --no-sandbox: sessions run WITHOUT isolation\n")
-    sys.stdout.write(f"lmc serve: listening on http://{args.host}:{args.port}\n")
-    sys.stdout.flush()
-    serve(settings)
+    if os.geteuid() != 0:
+        return
+    from ..sandbox.hostprep import unreachable_paths
+    from ..sandbox.identity import UidRange
+
+    blocked = unreachable_paths([*system_paths(), data_dir / "sessions"])
+    if blocked:
+        raise StartRefused(
+            f"sandboxes run as host uids of their own and cannot pass through {blocked[0]}; "
+            "run `lmc setup`, give it search permission for others (chmod o+x), or "
+            "choose another --data-dir"
+        )
+    try:
+        UidRange.reserved()
+    except SandboxUnavailable as exc:
+        raise StartRefused(str(exc)) from None
+
+
+def _check_shared_limits(settings: ServiceSettings, allowed: bool) -> None:
+    from ..sandbox.identity import per_session_processes
+
+    if per_session_processes() is not None:
+        return
+    sys.stderr.write(
+        "lmc serve: running unprivileged with no cgroup to write: every session "
+        "runs as this user and shares one process limit (RLIMIT_NPROC), so one "
+        "session's fork bomb starves the others\n"
+    )
+    if settings.max_sessions > 1 and not allowed:
+        raise StartRefused(
+            "refusing --max-sessions > 1 with a shared process limit; run as root "
+            "(sessions then get host uids of their own), use --max-sessions 1, or "
+            "accept the shared limit with --allow-shared-limits"
+        )
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Check the options, then serve until SIGINT or SIGTERM; 2 if it cannot start."""
+    from .config import ConfigError, load
+
+    try:
+        config = load(args, os.environ)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    try:
+        return _start(config)
+    except StartRefused as exc:
+        return _fail(str(exc))
+
+
+def _fail(text: str) -> int:
+    sys.stderr.write(f"lmc serve: {text}\n")
+    return 2
+
+
+def _start(config: ServeConfig) -> int:
+    from .datadir import DataDirInUse, DataDirLock
+    from .logs import configure_logging
+    from .server import ListenError, StartupFailed, backlog, listen, serve
+
+    settings = config.settings
+    secrets = [settings.token] if settings.token else []
+    configure_logging(config.log_level, config.log_format, secrets)
+    if settings.sandbox:
+        _check_sandbox(settings, config.allow_shared_limits)
+    lock = DataDirLock(settings.data_dir)
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except (DataDirInUse, OSError) as exc:
+        raise StartRefused(str(exc)) from None
+    try:
+        from .connections import ConnectionLimits
+
+        limits = ConnectionLimits()
+        try:
+            sock = listen(settings.host, settings.port, backlog(limits))
+        except ListenError as exc:
+            raise StartRefused(str(exc)) from None
+        if config.token_generated:
+            sys.stdout.write(f"lmc serve: generated token: {settings.token}\n")
+        if not settings.sandbox:
+            sys.stdout.write("lmc serve: --no-sandbox: sessions run WITHOUT isolation\n")
+        sys.stdout.flush()
+        try:
+            serve(settings, sock, lock, limits)
+        except StartupFailed as exc:
+            raise StartRefused(f"cannot start: {exc}") from None
+        finally:
+            sock.close()
+    finally:
+        lock.release()
     return 0

@@ -45,6 +45,10 @@ class DataDirLock:
             ) from None
         self._fd = fd
 
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:

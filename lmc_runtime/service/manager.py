@@ -74,6 +74,8 @@ class SessionManager:
         self._starting = 0
         self._start_gate = anyio.Semaphore(max(1, os.cpu_count() or 1))
         self._task_group: TaskGroup | None = None
+        #: The data directory's lock, when the caller already holds it.
+        self.data_lock: DataDirLock | None = None
         self._default_policy = SandboxPolicy(
             network=settings.network_default, limits=settings.limits
         )
@@ -103,8 +105,9 @@ class SessionManager:
         """Hold the data directory, clean what a killed predecessor left in it,
         then run until cancelled (:meth:`shutdown` closes every session)."""
         self.sessions_dir.mkdir(parents=True, exist_ok=True)
-        lock = DataDirLock(self.settings.data_dir)
-        lock.acquire()
+        lock = self.data_lock or DataDirLock(self.settings.data_dir)
+        if not lock.held:
+            lock.acquire()
         try:
             cleaned = await clean_stale_sessions(self.sessions_dir)
             if cleaned:

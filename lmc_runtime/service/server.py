@@ -1,5 +1,10 @@
 """Running the application under uvicorn, with a graceful shutdown on SIGINT/SIGTERM.
 
+The listening socket is bound before anything else starts (:func:`listen`), so
+that a taken port is reported at once; "listening" is announced once the
+application has started and the socket is served. A start that fails (the
+application's lifespan) is caught and reported by the caller, never a traceback.
+
 On a signal, running executions end first, each with a final ``closed``
 message (:mod:`.drain`); then the connections close and every session with
 its processes. Connections have deadlines and a cap (:mod:`.connections`).
@@ -7,57 +12,173 @@ its processes. Connections have deadlines and a cap (:mod:`.connections`).
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
+import sys
+from collections.abc import Callable
 
 import uvicorn
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .access import AccessLog
 from .app import create_app
 from .connections import ConnectionLimits, connection_cap, guarded_protocol
+from .datadir import DataDirLock
 from .drain import Drain
 from .settings import ServiceSettings
 
-__all__ = ["serve"]
+__all__ = ["ListenError", "StartupFailed", "listen", "serve", "url_of"]
 
 logger = logging.getLogger(__name__)
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server, which ends running executions before its own shutdown."""
+class ListenError(OSError):
+    """The address cannot be listened on; the message says why, in one line."""
 
-    def __init__(self, config: uvicorn.Config, drain: Drain, grace: float) -> None:
+
+class StartupFailed(RuntimeError):
+    """The application did not start; the message says why, in one line."""
+
+
+def listen(host: str, port: int, backlog: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (IPv4 or IPv6; ``::`` takes both
+    where it can), listening; :class:`ListenError` if it cannot be."""
+    bare = host.strip("[]")
+    try:
+        infos = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family = infos[0][0]
+        dual = family == socket.AF_INET6 and bare == "::" and socket.has_dualstack_ipv6()
+        return socket.create_server(
+            infos[0][4][:2], family=family, backlog=backlog, dualstack_ipv6=dual
+        )
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            reason = "the address is already in use"
+        elif isinstance(exc, socket.gaierror):
+            reason = f"the host is not known ({exc.strerror})"
+        else:
+            reason = (exc.strerror or str(exc)).lower()
+        raise ListenError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://HOST:PORT`` of a bound socket (its real port)."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def one_line(exc: BaseException) -> str:
+    """What went wrong, in one line: the first leaf of exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())
+    return text if text else type(exc).__name__
+
+
+class _StartupGuard:
+    """The application, whose failed start is kept (and logged only when
+    debugging) instead of uvicorn's traceback."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.error: BaseException | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def quiet(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "lifespan.startup.complete":
+                started = True
+            elif message["type"] == "lifespan.startup.failed":
+                message = {"type": message["type"], "message": ""}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, quiet)
+        except Exception as exc:
+            if started:
+                raise
+            logger.debug("the service did not start", exc_info=exc)
+            self.error = exc
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, which says when it serves and ends running executions
+    before its own shutdown."""
+
+    def __init__(
+        self, config: uvicorn.Config, drain: Drain, grace: float, ready: Callable[[], None]
+    ) -> None:
         super().__init__(config)
         self._drain = drain
         self._grace = grace
+        self._ready = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and not self.should_exit:
+            self._ready()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await self._drain.drain(self._grace)
         await super().shutdown(sockets)
 
 
-def serve(settings: ServiceSettings, limits: ConnectionLimits | None = None) -> None:
-    """Serve until SIGINT or SIGTERM; then close every session and its processes."""
+def _announce(sock: socket.socket) -> Callable[[], None]:
+    def ready() -> None:
+        sys.stdout.write(f"lmc serve: listening on {url_of(sock)}\n")
+        sys.stdout.flush()
+
+    return ready
+
+
+def serve(
+    settings: ServiceSettings,
+    sock: socket.socket,
+    lock: DataDirLock,
+    limits: ConnectionLimits | None = None,
+) -> None:
+    """Serve on ``sock`` (bound by :func:`listen`) until SIGINT or SIGTERM; then
+    close every session and its processes. ``lock`` is the data directory's,
+    held. :class:`StartupFailed` if the application did not start."""
     limits = limits or ConnectionLimits()
     app = create_app(settings)
     drain = app.state.drain
     assert isinstance(drain, Drain)
-    cap = connection_cap(limits)
+    app.state.service.manager.data_lock = lock
+    guard = _StartupGuard(app)
     config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
+        AccessLog(guard),
         http=guarded_protocol(limits),
-        # asyncio accepts up to this many connections at once, before any can be
-        # closed to make room: kept well below the cap, a burst cannot use up
-        # the file descriptors that the cap leaves free.
-        backlog=max(16, cap // 4),
+        backlog=backlog(limits),
         ws="websockets-sansio",
         # A WebSocket frame carries one code message: the HTTP body limit applies.
         ws_max_size=settings.max_request_bytes,
         lifespan="on",
-        log_level="warning",
+        log_config=None,
+        access_log=False,
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
         server_header=False,
     )
-    logger.info("serving at most %d connections at once", cap)
-    _Server(config, drain, settings.shutdown_grace).run()
+    logger.info("serving at most %d connections at once", connection_cap(limits))
+    server = _Server(config, drain, settings.shutdown_grace, _announce(sock))
+    try:
+        server.run(sockets=[sock])
+    except SystemExit:  # uvicorn's way out of a failed start
+        if guard.error is None:
+            raise
+    if guard.error is not None:
+        raise StartupFailed(one_line(guard.error))
+
+
+def backlog(limits: ConnectionLimits) -> int:
+    """asyncio accepts up to this many connections at once, before any can be
+    closed to make room: kept well below the cap, a burst cannot use up the
+    file descriptors that the cap leaves free."""
+    return max(16, connection_cap(limits) // 4)

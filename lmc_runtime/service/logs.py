@@ -1,0 +1,95 @@
+"""The logs of ``lmc serve``: text or JSON lines on stderr, with tokens redacted.
+
+JSON lines are objects with ``time``, ``level``, ``logger`` and ``message``,
+and for access lines ``method``, ``path``, ``status``, ``duration_ms`` and
+``client`` (:mod:`.access`). Whatever the format, a ``token=`` in a query
+and the service's own token are replaced by ``[redacted]``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import re
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+__all__ = ["ACCESS_FIELDS", "JsonFormatter", "Redactor", "configure_logging", "redact_query"]
+
+#: The fields of an access line (the ``extra`` of its record).
+ACCESS_FIELDS = ("method", "path", "status", "duration_ms", "client")
+
+_TOKEN_IN_QUERY = re.compile(r"((?:^|[?&;\s])token=)[^&;\s\"']*", re.IGNORECASE)
+_REDACTED = "[redacted]"
+#: uvicorn says this after a failed start, which ``lmc serve`` reports itself.
+_STARTUP_FAILED = "Application startup failed. Exiting."
+
+
+def redact_query(text: str) -> str:
+    """``text`` with the value of every ``token=`` parameter replaced."""
+    return _TOKEN_IN_QUERY.sub(r"\1" + _REDACTED, text)
+
+
+class Redactor(logging.Filter):
+    """Rewrites each record's message without the tokens in it; drops uvicorn's
+    own report of a failed start."""
+
+    def __init__(self, secrets: Sequence[str] = ()) -> None:
+        super().__init__()
+        self._secrets = [secret for secret in secrets if secret]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.name == "uvicorn.error" and message == _STARTUP_FAILED:
+            return False
+        cleaned = redact_query(message)
+        for secret in self._secrets:
+            cleaned = cleaned.replace(secret, _REDACTED)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
+        line: dict[str, object] = {
+            "time": when.isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for name in ACCESS_FIELDS:
+            if hasattr(record, name):
+                line[name] = getattr(record, name)
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str)
+
+
+_TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging(
+    level: str, form: str, secrets: Sequence[str] = (), stream: TextIO | None = None
+) -> logging.Handler:
+    """Send every log record of ``level`` or above to ``stream`` (stderr) as
+    ``form`` (``text`` or ``json``), replacing the handlers there were; the
+    handler installed."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if form == "json" else logging.Formatter(_TEXT))
+    handler.addFilter(Redactor(secrets))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    # uvicorn's life story (started, waiting for startup...) only when debugging.
+    uvicorn_level = logging.DEBUG if level == "debug" else logging.WARNING
+    for name in ("uvicorn", "uvicorn.error"):
+        logging.getLogger(name).setLevel(uvicorn_level)
+    return handler

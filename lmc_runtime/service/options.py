@@ -1,0 +1,275 @@
+"""The options of ``lmc serve``: one table, from which its flags, environment
+variables (``LMC_SERVE_<NAME>``), TOML keys (``<name>``) and ``--help`` are made.
+
+Limits are the defaults of every session and the most a session may ask for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..sandbox import SessionLimits
+from .settings import ServiceSettings
+from .values import (
+    Parser,
+    at_least,
+    boolean,
+    choice,
+    format_size,
+    integer,
+    number,
+    origins,
+    path,
+    size,
+    text,
+    unlimited,
+)
+
+__all__ = ["LOG_FORMATS", "LOG_LEVELS", "OPTIONS", "Option"]
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("text", "json")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its name (the TOML key), how its value is read, its default."""
+
+    name: str
+    parse: Parser
+    default: object
+    help: str
+    #: A flag without a value (``--metrics-public``); env and file say true or false.
+    switch: bool = False
+    #: How ``--help`` shows the default, when not the default itself.
+    show: str | None = None
+    #: Environment variables read after ``LMC_SERVE_<NAME>``.
+    also_env: tuple[str, ...] = ()
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env_names(self) -> tuple[str, ...]:
+        return (f"LMC_SERVE_{self.name.upper()}", *self.also_env)
+
+    @property
+    def shown(self) -> str:
+        if self.show is not None:
+            return self.show
+        if self.default is None:
+            return "none"
+        if isinstance(self.default, bool):
+            return str(self.default).lower()
+        return str(self.default)
+
+
+def _size(value: int | None) -> str:
+    return "none" if value is None else format_size(value)
+
+
+_LIMITS = SessionLimits()
+_SERVICE = ServiceSettings(data_dir=Path("/"), no_auth=True)
+_NOLIMIT = " ('none' for no limit)"
+
+
+def _limit_options() -> list[Option]:
+    limits = _LIMITS
+    return [
+        Option(
+            "memory",
+            unlimited(size, 32 << 20),
+            limits.memory_bytes,
+            "memory of a whole session" + _NOLIMIT,
+            show=_size(limits.memory_bytes),
+            metavar="SIZE",
+        ),
+        Option(
+            "cpu_seconds",
+            unlimited(number, 0.1),
+            limits.cpu_seconds,
+            "CPU seconds of one execution" + _NOLIMIT,
+            metavar="SECONDS",
+        ),
+        Option(
+            "cpu_quota",
+            unlimited(number, 0.01),
+            limits.cpu_quota,
+            "CPUs' worth a session may use at once" + _NOLIMIT,
+            metavar="CPUS",
+        ),
+        Option(
+            "disk",
+            unlimited(size, 1 << 20),
+            limits.disk_bytes,
+            "disk space of a session" + _NOLIMIT,
+            show=_size(limits.disk_bytes),
+            metavar="SIZE",
+        ),
+        Option(
+            "file_size",
+            unlimited(size, 1),
+            limits.file_size_bytes,
+            "largest file a session writes" + _NOLIMIT,
+            show=_size(limits.file_size_bytes),
+            metavar="SIZE",
+        ),
+        Option(
+            "processes",
+            unlimited(integer, 8),
+            limits.processes,
+            "processes of a session" + _NOLIMIT,
+            metavar="N",
+        ),
+        Option(
+            "wall_seconds",
+            unlimited(number, 0.1),
+            limits.wall_seconds,
+            "wall time of one execution" + _NOLIMIT,
+            metavar="SECONDS",
+        ),
+        Option(
+            "output_bytes",
+            at_least(size, 64),
+            limits.output_bytes,
+            "output one execution returns; the rest is cut",
+            show=_size(limits.output_bytes),
+            metavar="SIZE",
+        ),
+    ]
+
+
+def _service_options() -> list[Option]:
+    service = _SERVICE
+    return [
+        Option(
+            "max_sessions",
+            at_least(integer, 1),
+            service.max_sessions,
+            "most sessions at once (the pool's among them)",
+            metavar="N",
+        ),
+        Option(
+            "pool_size",
+            at_least(integer, 0),
+            service.pool_size,
+            "warm Python sessions kept ready",
+            metavar="N",
+        ),
+        Option(
+            "idle_timeout",
+            unlimited(number, 0),
+            service.idle_timeout,
+            "seconds before an idle session ends ('none' or 0: never)",
+            metavar="SECONDS",
+        ),
+        Option(
+            "max_request_bytes",
+            at_least(size, 1024),
+            service.max_request_bytes,
+            "largest request body or WebSocket frame",
+            show=_size(service.max_request_bytes),
+            metavar="SIZE",
+        ),
+        Option(
+            "max_upload_bytes",
+            at_least(size, 1),
+            service.max_upload_bytes,
+            "largest uploaded file",
+            show=_size(service.max_upload_bytes),
+            metavar="SIZE",
+        ),
+        Option(
+            "allowed_origins",
+            origins,
+            service.allowed_origins,
+            "browser origins allowed to connect, comma-separated",
+            show="none",
+            metavar="ORIGINS",
+        ),
+        Option("allow_network", boolean, False, ALLOW_NETWORK_HELP, switch=True),
+        Option(
+            "network_default",
+            boolean,
+            False,
+            "sessions get network access unless they ask for none (implies --allow-network)",
+            switch=True,
+        ),
+        Option(
+            "no_sandbox", boolean, False, "run sessions without bubblewrap (unsafe)", switch=True
+        ),
+        Option(
+            "allow_shared_limits",
+            boolean,
+            False,
+            "allow --max-sessions > 1 where sessions cannot get limits of their own "
+            "(an unprivileged server without cgroups shares one process limit)",
+            switch=True,
+        ),
+    ]
+
+
+def _server_options() -> list[Option]:
+    return [
+        Option("host", text, "127.0.0.1", "address to listen on", metavar="HOST"),
+        Option("port", _port, 8765, "port to listen on (0: any free port)", metavar="PORT"),
+        Option(
+            "data_dir",
+            path,
+            None,
+            "sessions and transcripts",
+            show="$XDG_DATA_HOME/lmc-runtime",
+            metavar="DIR",
+        ),
+        Option(
+            "token",
+            text,
+            None,
+            "bearer token clients must send",
+            show="$LMC_TOKEN, else one made up and printed",
+            also_env=("LMC_TOKEN",),
+            metavar="TOKEN",
+        ),
+        Option("no_auth", boolean, False, "no token at all (loopback addresses only)", switch=True),
+        Option("metrics_public", boolean, False, "/metrics answers without the token", switch=True),
+        Option(
+            "log_level",
+            choice(*LOG_LEVELS),
+            "info",
+            "least severe log level shown",
+            metavar="|".join(LOG_LEVELS),
+        ),
+        Option(
+            "log_format",
+            choice(*LOG_FORMATS),
+            "text",
+            "text lines, or one JSON object a line",
+            metavar="|".join(LOG_FORMATS),
+        ),
+    ]
+
+
+def _port(raw: object) -> int:
+    port = integer(raw)
+    if not 0 <= port <= 65535:
+        raise ValueError(f"{raw!r} is not a port (0 to 65535)")
+    return port
+
+
+ALLOW_NETWORK_HELP = (
+    'let sessions ask for network access ({"network": true}; refused with 403 '
+    "otherwise). Such a session gets a network namespace of its own whose traffic "
+    "leaves through slirp4netns: the internet, but not the host's loopback services "
+    "(this API among them), its own addresses, link-local addresses or its abstract "
+    "unix sockets. Needs slirp4netns, iptables and a /dev/net/tun open to the "
+    "sessions' users (mode 0666; as root, sessions run as uids of their own); the "
+    "server refuses to start if they are missing. As root it also adds (once, and "
+    "leaves) a host firewall rule rejecting traffic from the sandboxes' uid range "
+    "to the host's own addresses"
+)
+
+#: Every option, in the order ``--help`` lists them.
+OPTIONS: tuple[Option, ...] = (*_server_options(), *_limit_options(), *_service_options())
