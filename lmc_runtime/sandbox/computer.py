@@ -39,6 +39,10 @@ class GuardFilter:
     A limit that leaves processes behind (``process_limit``) stops every
     interpreter, has the guard kill what is left, and starts them again: the
     state is lost (``state_lost``).
+
+    An interpreter's death that a limit explains (the out-of-memory killer) is
+    told by the limit's notice alone: the backend's own notice of the death,
+    with the interpreter's last words, is left out.
     """
 
     def __init__(self, guard: Guard) -> None:
@@ -55,6 +59,7 @@ class GuardFilter:
 
         run.task_group.start_soon(watch)
         final: Message | None = None
+        deaths: list[Message] = []
         try:
             # Closed before the limits are looked at: that ends the execution,
             # and a restart must not wait for it.
@@ -64,13 +69,20 @@ class GuardFilter:
                         final = out
                         break
                     probe.observe(out)
+                    if _is_death_notice(out):
+                        deaths.append(out)  # said only if no limit explains it
+                        continue
                     yield out
         finally:
             watcher.cancel()
         if final is None:
+            for out in deaths:
+                yield out
             return
         violations = await guard.finish(probe)
         if not violations:
+            for out in deaths:
+                yield out
             yield final
             return
         restart = any(v.restart for v in violations)
@@ -88,6 +100,14 @@ class GuardFilter:
         if restart:
             extras["state_lost"] = True
         yield final.model_copy(update={"extras": extras})
+
+
+def _is_death_notice(message: Message) -> bool:
+    """Whether ``message`` is the notice of an interpreter that died. It carries
+    the interpreter's last words (a kernel's start-up banner, host paths), which
+    a limit's own notice replaces."""
+    extras = message.extras or {}
+    return message.format == "output" and extras.get("status") == replies.Status.KERNEL_DIED
 
 
 def sandbox_computer(guard: Guard, *, filters: Sequence[Filter] = (), **kwargs: Any) -> Computer:

@@ -1,9 +1,16 @@
 """``/metrics``: the service's figures in the Prometheus text format.
 
 One :class:`ServiceMetrics` per application, on a registry of its own (no
-module globals): sessions by state (read from the manager at each scrape),
-executions by language and final status, their durations, and limit hits by
-kind.
+module globals):
+
+* ``lmc_sessions{state}``: sessions by state (read from the manager at each
+  scrape; ``pooled`` for warm sessions no client holds);
+* ``lmc_sessions_created_total``: sessions handed to clients;
+* ``lmc_executions_total{language,status}``: executions by final status;
+* ``lmc_execution_seconds{language}``: their wall time (a histogram);
+* ``lmc_limit_hits_total{kind}``: executions that ran into a limit, by kind
+  (``memory``, ``cpu``, ``processes``, ``disk``, ``file_size``, ``wall``,
+  ``output``), each kind once per execution.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["LIMIT_STATUSES", "ServiceMetrics"]
+__all__ = ["LIMIT_STATUSES", "ServiceMetrics", "limit_kinds"]
 
 #: Final statuses that mean a limit stopped the code, and the kind of limit.
 LIMIT_STATUSES: Mapping[str, str] = {
@@ -69,18 +76,41 @@ class ServiceMetrics:
             registry=self.registry,
         )
         self.limit_hits = Counter(
-            "lmc_limit_hits", "Executions stopped by a limit, by kind", ["kind"],
+            "lmc_limit_hits",
+            "Executions stopped by a limit, by kind",
+            ["kind"],
             registry=self.registry,
         )
 
     def session_created(self) -> None:
         self.sessions_created.inc()
 
-    def execution_finished(self, language: str, status: str | None, seconds: float) -> None:
-        """Count one execution that ended with ``status`` after ``seconds``."""
+    def execution_finished(
+        self,
+        language: str,
+        status: str | None,
+        seconds: float,
+        *,
+        limits: Iterable[str] = (),
+        truncated: bool = False,
+    ) -> None:
+        """Count one execution that ended with ``status`` after ``seconds``.
+
+        ``limits``: every limit it ran into (the final message's
+        ``extras.limits``; its ``status`` is only the first of them);
+        ``truncated``: its output was cut (a notice, not the final status).
+        Each kind of limit counts once per execution."""
         status = status or "unknown"
         self.executions.labels(language=language, status=status).inc()
         self.durations.labels(language=language).observe(seconds)
-        kind = LIMIT_STATUSES.get(status)
-        if kind is not None:
+        for kind in limit_kinds(status, limits, truncated=truncated):
             self.limit_hits.labels(kind=kind).inc()
+
+
+def limit_kinds(status: str, limits: Iterable[str] = (), *, truncated: bool = False) -> list[str]:
+    """The kinds of limit an execution ran into, each once, in a stable order."""
+    statuses = {status, *limits}
+    if truncated:
+        statuses.add("truncated")
+    kinds = {LIMIT_STATUSES[s] for s in statuses if s in LIMIT_STATUSES}
+    return sorted(kinds)
