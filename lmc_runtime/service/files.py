@@ -1,20 +1,24 @@
-"""File upload and download in a session's working directory, through the sandbox's
-safe file access (no ``..``, no absolute paths, no symlinks followed)."""
+"""The files API of a session's working directory: upload, download, delete,
+list, stat, mkdir and move, through the sandbox's safe file access (no ``..``,
+no absolute paths; every path walked from a descriptor, no link followed; see
+:mod:`lmc_runtime.sandbox.fileops`). Blocking calls run in worker threads."""
 
 from __future__ import annotations
 
 import errno
 import posixpath
 from collections.abc import AsyncIterator
-from typing import IO
+from typing import IO, Annotated, TypeVar
 
 import anyio
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ValidationError
 
 from ..errors import (
     BadPath,
     DiskLimitExceeded,
+    InvalidRequest,
     LMCError,
     NotARegularFile,
     PathIsDirectory,
@@ -24,14 +28,33 @@ from ..errors import (
     SessionFileNotFound,
     UnsafePath,
 )
-from ..sandbox import open_in_session
+from ..sandbox import fileops, open_in_session
 from ..sandbox.upload import SessionUpload
+from .file_models import (
+    DirectoryListing,
+    FileInfo,
+    MakeDirectory,
+    MoveRequest,
+    declared_body,
+    file_info,
+    listing,
+)
 from .routes import _ERRORS, require_token
+from .session import ServiceSession
 from .state import service_of
+from .streams import parse_json, read_body
 
 __all__ = ["checked_path", "files_router"]
 
 _CHUNK = 64 * 1024
+
+#: The upload's body, as OpenAPI declares it (the route streams it itself).
+_RAW_BODY = {
+    "requestBody": {
+        "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        "required": True,
+    }
+}
 
 
 def checked_path(path: str) -> str:
@@ -55,6 +78,8 @@ def _too_large(limit: int) -> RequestTooLarge:
 
 def _refusal(path: str, exc: Exception) -> ServiceError:
     """Why the session's file at ``path`` cannot be written or read, given ``exc``."""
+    if isinstance(exc, UnsafePath) and exc.reason == "not a regular file but a directory":
+        return PathIsDirectory(path)
     if isinstance(exc, UnsafePath) and exc.reason.startswith("not a regular file"):
         return NotARegularFile(path, exc.reason)
     if isinstance(exc, FileNotFoundError):
@@ -68,43 +93,69 @@ def _refusal(path: str, exc: Exception) -> ServiceError:
     return PathRefused(path, f"cannot be opened safely: {exc}")
 
 
-def files_router() -> APIRouter:
-    """``PUT``/``GET /v1/sessions/{id}/files/{path}``."""
-    router = APIRouter(prefix="/v1/sessions", dependencies=[Depends(require_token)])
+def _session(request: Request, session_id: str) -> ServiceSession:
+    return service_of(request).manager.get(session_id)
 
-    @router.put("/{session_id}/files/{path:path}", status_code=201, responses=_ERRORS)
-    async def upload(request: Request, session_id: str, path: str) -> dict[str, object]:
-        service = service_of(request)
-        session = service.manager.get(session_id)
-        relpath = checked_path(path)
-        limit = service.settings.max_upload_bytes
-        file_limit = session.policy.limits.file_size_bytes
-        if file_limit is not None:
-            limit = min(limit, file_limit)
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise _too_large(limit)
-        try:
-            upload = SessionUpload(session.sandbox.work_dir, relpath, session.sandbox.owner)
-        except LMCError as exc:
-            raise _refusal(relpath, exc) from exc
-        try:
-            await anyio.to_thread.run_sync(upload.open)
-            async for piece in request.stream():
-                if upload.size + len(piece) > limit:
-                    raise _too_large(limit)
-                if piece:
-                    await anyio.to_thread.run_sync(upload.write, piece)
-            await anyio.to_thread.run_sync(upload.commit)
-        except ServiceError:  # too large: said as it is
-            raise
-        except (OSError, LMCError, ValueError) as exc:
-            raise _refusal(relpath, exc) from exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(upload.abort)
+
+_Body = TypeVar("_Body", bound=BaseModel)
+
+
+async def _parsed(request: Request, model: type[_Body]) -> _Body:
+    """The JSON body of ``request`` as ``model``; 400 with the reason otherwise."""
+    body = await read_body(request, service_of(request).settings.max_request_bytes)
+    try:
+        return model.model_validate(parse_json(body))
+    except ValidationError as exc:
+        raise InvalidRequest(str(exc)) from exc
+
+
+async def _upload(request: Request, session: ServiceSession, relpath: str) -> FileInfo:
+    """Stream the body into ``relpath``; the file as it ends up."""
+    limit = service_of(request).settings.max_upload_bytes
+    file_limit = session.policy.limits.file_size_bytes
+    if file_limit is not None:
+        limit = min(limit, file_limit)
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    try:
+        upload = SessionUpload(session.sandbox.work_dir, relpath, session.sandbox.owner)
+    except LMCError as exc:
+        raise _refusal(relpath, exc) from exc
+    try:
+        await anyio.to_thread.run_sync(upload.open)
+        async for piece in request.stream():
+            if upload.size + len(piece) > limit:
+                raise _too_large(limit)
+            if piece:
+                await anyio.to_thread.run_sync(upload.write, piece)
+        await anyio.to_thread.run_sync(upload.commit)
+    except ServiceError:  # too large: said as it is
+        raise
+    except (OSError, LMCError, ValueError) as exc:
+        raise _refusal(relpath, exc) from exc
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(upload.abort)
+    root = session.sandbox.work_dir
+    return file_info(await anyio.to_thread.run_sync(fileops.stat_path, root, relpath))
+
+
+def _transfer_routes(router: APIRouter) -> None:
+    """Upload and download of one file."""
+
+    @router.put(
+        "/{session_id}/files/{path:path}",
+        status_code=201,
+        responses=_ERRORS,
+        openapi_extra=_RAW_BODY,
+    )
+    async def upload(request: Request, session_id: str, path: str) -> FileInfo:
+        """Write the body into the file at ``path`` (missing folders are made)."""
+        session = _session(request, session_id)
+        info = await _upload(request, session, checked_path(path))
         session.touch()
-        return {"path": relpath, "size": upload.size}
+        return info
 
     @router.get(
         "/{session_id}/files/{path:path}",
@@ -112,7 +163,8 @@ def files_router() -> APIRouter:
         response_class=Response,
     )
     async def download(request: Request, session_id: str, path: str) -> StreamingResponse:
-        session = service_of(request).manager.get(session_id)
+        """The file at ``path``, streamed."""
+        session = _session(request, session_id)
         relpath = checked_path(path)
         root = session.sandbox.work_dir
         try:
@@ -132,4 +184,92 @@ def files_router() -> APIRouter:
 
         return StreamingResponse(content(), media_type="application/octet-stream")
 
+
+def _tree_routes(router: APIRouter) -> None:
+    """Delete, list and stat."""
+
+    @router.delete("/{session_id}/files/{path:path}", status_code=204, responses=_ERRORS)
+    async def delete(
+        request: Request, session_id: str, path: str, recursive: bool = False
+    ) -> Response:
+        """Delete the file or folder at ``path`` (a folder with entries: ``recursive``)."""
+        session = _session(request, session_id)
+        relpath, root = checked_path(path), session.sandbox.work_dir
+        await anyio.to_thread.run_sync(lambda: fileops.remove(root, relpath, recursive=recursive))
+        session.touch()
+        return Response(status_code=204)
+
+    @router.get("/{session_id}/list", responses=_ERRORS)
+    async def list_directory(
+        request: Request, session_id: str, path: Annotated[str, Query(max_length=4096)] = ""
+    ) -> DirectoryListing:
+        """The entries of the folder ``path`` ('': the working directory), by name."""
+        session = _session(request, session_id)
+        relpath = checked_path(path) if path else ""
+        root = session.sandbox.work_dir
+        found = await anyio.to_thread.run_sync(fileops.list_directory, root, relpath)
+        session.touch()
+        return listing(found)
+
+    @router.get("/{session_id}/stat", responses=_ERRORS)
+    async def stat(
+        request: Request, session_id: str, path: Annotated[str, Query(max_length=4096)]
+    ) -> FileInfo:
+        """The file or folder at ``path``."""
+        session = _session(request, session_id)
+        relpath, root = checked_path(path), session.sandbox.work_dir
+        info = await anyio.to_thread.run_sync(fileops.stat_path, root, relpath)
+        session.touch()
+        return file_info(info)
+
+
+def _change_routes(router: APIRouter) -> None:
+    """Mkdir and move."""
+
+    @router.post(
+        "/{session_id}/mkdir",
+        status_code=201,
+        responses=_ERRORS,
+        openapi_extra=declared_body(MakeDirectory),
+    )
+    async def mkdir(request: Request, session_id: str) -> FileInfo:
+        """Make the folder ``path`` (and the missing ones on its way with ``parents``)."""
+        session = _session(request, session_id)
+        spec = await _parsed(request, MakeDirectory)
+        relpath, sandbox = checked_path(spec.path), session.sandbox
+        info = await anyio.to_thread.run_sync(
+            lambda: fileops.make_directory(
+                sandbox.work_dir, relpath, parents=spec.parents, owner=sandbox.owner
+            )
+        )
+        session.touch()
+        return file_info(info)
+
+    @router.post("/{session_id}/move", responses=_ERRORS, openapi_extra=declared_body(MoveRequest))
+    async def move(request: Request, session_id: str) -> FileInfo:
+        """Move ``source`` to ``destination``; the destination as it ends up."""
+        session = _session(request, session_id)
+        spec = await _parsed(request, MoveRequest)
+        source, destination = checked_path(spec.source), checked_path(spec.destination)
+        sandbox = session.sandbox
+        info = await anyio.to_thread.run_sync(
+            lambda: fileops.move(
+                sandbox.work_dir,
+                source,
+                destination,
+                overwrite=spec.overwrite,
+                owner=sandbox.owner,
+            )
+        )
+        session.touch()
+        return file_info(info)
+
+
+def files_router() -> APIRouter:
+    """``/v1/sessions/{id}/files/{path}`` (PUT, GET, DELETE), ``/list``, ``/stat``,
+    ``/mkdir`` and ``/move``."""
+    router = APIRouter(prefix="/v1/sessions", dependencies=[Depends(require_token)])
+    _transfer_routes(router)
+    _tree_routes(router)
+    _change_routes(router)
     return router
