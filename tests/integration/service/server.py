@@ -98,29 +98,37 @@ def final_status(messages: list[dict[str, Any]]) -> Any:
 
 
 @contextmanager
-def running_server(*args: str, token: str | None = TOKEN) -> Iterator[Server]:
-    """Start ``lmc serve`` with ``args``; wait (bounded) for /healthz; stop it after.
+def running_server(
+    *args: str, token: str | None = TOKEN, env: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """Start ``lmc serve`` with ``args`` (and ``env`` added to its environment);
+    wait (bounded) for /healthz; stop it after.
 
     The data directory is short (kernels' unix socket paths live inside it).
     """
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
         os.chmod(tmp, 0o711)  # sandboxes run as host uids of their own: let them pass
-        with _running(Path(tmp) / "data", args, token) as server:
+        with _running(Path(tmp) / "data", args, token, env=env) as server:
             yield server
 
 
 @contextmanager
 def _running(
-    data_dir: Path, args: tuple[str, ...], token: str | None, prefix: list[str] | None = None
+    data_dir: Path,
+    args: tuple[str, ...],
+    token: str | None,
+    prefix: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Server]:
     port = free_port()
     argv = [*(prefix or []), sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
     argv += ["--data-dir", str(data_dir), *args]
-    env = {k: v for k, v in os.environ.items() if k != "LMC_TOKEN"}
+    environ = {k: v for k, v in os.environ.items() if k != "LMC_TOKEN"}
+    environ.update(env or {})
     if token:
-        env["LMC_TOKEN"] = token
+        environ["LMC_TOKEN"] = token
     process = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ
     )
     server = Server(process, port, data_dir)
     try:
