@@ -158,6 +158,15 @@ def test_listing_is_sorted_and_lstats_every_entry(root: Path, outside: Path) -> 
     assert [e.path for e in list_directory(root, "a").entries] == ["a/inner"]
 
 
+def test_listing_names_that_are_not_utf8_stay_printable(root: Path) -> None:
+    """Regression guard: a name of raw bytes made by the session's code would
+    otherwise carry lone surrogates that no JSON encoder takes."""
+    (root / os.fsdecode(b"caf\xe9")).write_text("")
+    (entry,) = list_directory(root, "").entries
+    assert entry.name == "caf\ufffd" and entry.kind == "file"
+    entry.name.encode("utf-8")
+
+
 def test_listing_a_huge_folder_is_cut_and_says_so(root: Path) -> None:
     for index in range(7):
         (root / f"f{index}").write_text("")
