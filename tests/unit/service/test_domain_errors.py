@@ -13,7 +13,9 @@ from lmc_runtime import errors
 from lmc_runtime.errors import (
     BadPath,
     CapacityExceeded,
+    DirectoryNotEmpty,
     DiskLimitExceeded,
+    FileExists,
     HostNotAllowed,
     InvalidRequest,
     LanguageUnavailable,
@@ -24,6 +26,7 @@ from lmc_runtime.errors import (
     NotARegularFile,
     OriginNotAllowed,
     PathIsDirectory,
+    PathNotDirectory,
     PathRefused,
     RequestTooLarge,
     ServiceError,
@@ -65,6 +68,9 @@ CASES: list[tuple[ServiceError, int, str, str]] = [
     (PathIsDirectory("d"), 400, "is_a_directory", "'d' is a directory"),
     (PathRefused("l", "goes through a symbolic link"), 400, "unsafe_path", "symbolic link"),
     (DiskLimitExceeded("big"), 413, "too_large", "does not fit the session's disk limits"),
+    (FileExists("d"), 409, "file_exists", "'d' already exists"),
+    (DirectoryNotEmpty("d"), 409, "directory_not_empty", "'d' is a directory that is not empty"),
+    (PathNotDirectory("f/x"), 400, "not_a_directory", "'f/x' is not a directory"),
     (ServiceError("refused"), 400, "bad_request", "refused"),
 ]
 
