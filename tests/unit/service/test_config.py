@@ -181,3 +181,12 @@ async def test_access_log_has_one_line_per_request_without_the_token(
     assert line["client"] == "10.1.2.3:4567"
     assert isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0
     assert "s3cret-token" not in captured.getvalue()
+
+
+def test_the_example_file_loads_and_states_the_built_in_defaults() -> None:
+    example = Path(__file__).parents[3] / "examples" / "serve.toml"
+    from_file = _load(["--config", str(example)])
+    built_in = _load([])
+    assert from_file.settings.limits == built_in.settings.limits
+    assert from_file.settings.max_sessions == built_in.settings.max_sessions
+    assert from_file.settings.max_request_bytes == built_in.settings.max_request_bytes
