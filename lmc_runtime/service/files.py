@@ -106,7 +106,11 @@ async def _parsed(request: Request, model: type[_Body]) -> _Body:
     try:
         return model.model_validate(parse_json(body))
     except ValidationError as exc:
-        raise InvalidRequest(str(exc)) from exc
+        reasons = [
+            f"{'.'.join(str(part) for part in error['loc']) or 'body'}: {error['msg']}"
+            for error in exc.errors()
+        ]
+        raise InvalidRequest("; ".join(reasons)) from exc
 
 
 async def _upload(request: Request, session: ServiceSession, relpath: str) -> FileInfo:

@@ -96,7 +96,9 @@ def test_mkdir_makes_folders_the_session_s_code_can_write_into(server: Server, s
         _refused(
             client.post(url, json={"path": "file/sub", "parents": True}), 400, "not_a_directory"
         )
-        _refused(client.post(url, json={"parents": True}), 400, "bad_request")
+        no_path = client.post(url, json={"parents": True})
+        _refused(no_path, 400, "bad_request")
+        assert no_path.json()["error"]["message"] == "path: Field required"
         _refused(client.post(url, content=b"{not json"), 400, "malformed")
     code = "open('made/in', 'w').write('a'); open('x/y/z/in', 'w').write('b'); print('wrote')"
     assert output(server.execute(sid, code)) == "wrote\n"
