@@ -76,182 +76,6 @@ _SERVICE = ServiceSettings(data_dir=Path("/"), no_auth=True)
 _NOLIMIT = " ('none' for no limit)"
 
 
-def _limit_options() -> list[Option]:
-    limits = _LIMITS
-    return [
-        Option(
-            "memory",
-            unlimited(size, 32 << 20),
-            limits.memory_bytes,
-            "memory of a whole session" + _NOLIMIT,
-            show=_size(limits.memory_bytes),
-            metavar="SIZE",
-        ),
-        Option(
-            "cpu_seconds",
-            unlimited(number, 0.1),
-            limits.cpu_seconds,
-            "CPU seconds of one execution" + _NOLIMIT,
-            metavar="SECONDS",
-        ),
-        Option(
-            "cpu_quota",
-            unlimited(number, 0.01),
-            limits.cpu_quota,
-            "CPUs' worth a session may use at once" + _NOLIMIT,
-            metavar="CPUS",
-        ),
-        Option(
-            "disk",
-            unlimited(size, 1 << 20),
-            limits.disk_bytes,
-            "disk space of a session" + _NOLIMIT,
-            show=_size(limits.disk_bytes),
-            metavar="SIZE",
-        ),
-        Option(
-            "file_size",
-            unlimited(size, 1),
-            limits.file_size_bytes,
-            "largest file a session writes" + _NOLIMIT,
-            show=_size(limits.file_size_bytes),
-            metavar="SIZE",
-        ),
-        Option(
-            "processes",
-            unlimited(integer, 8),
-            limits.processes,
-            "processes of a session" + _NOLIMIT,
-            metavar="N",
-        ),
-        Option(
-            "wall_seconds",
-            unlimited(number, 0.1),
-            limits.wall_seconds,
-            "wall time of one execution" + _NOLIMIT,
-            metavar="SECONDS",
-        ),
-        Option(
-            "output_bytes",
-            at_least(size, 64),
-            limits.output_bytes,
-            "output one execution returns; the rest is cut",
-            show=_size(limits.output_bytes),
-            metavar="SIZE",
-        ),
-    ]
-
-
-def _service_options() -> list[Option]:
-    service = _SERVICE
-    return [
-        Option(
-            "max_sessions",
-            at_least(integer, 1),
-            service.max_sessions,
-            "most sessions at once (the pool's among them)",
-            metavar="N",
-        ),
-        Option(
-            "pool_size",
-            at_least(integer, 0),
-            service.pool_size,
-            "warm Python sessions kept ready",
-            metavar="N",
-        ),
-        Option(
-            "idle_timeout",
-            unlimited(number, 0),
-            service.idle_timeout,
-            "seconds before an idle session ends ('none' or 0: never)",
-            metavar="SECONDS",
-        ),
-        Option(
-            "max_request_bytes",
-            at_least(size, 1024),
-            service.max_request_bytes,
-            "largest request body or WebSocket frame",
-            show=_size(service.max_request_bytes),
-            metavar="SIZE",
-        ),
-        Option(
-            "max_upload_bytes",
-            at_least(size, 1),
-            service.max_upload_bytes,
-            "largest uploaded file",
-            show=_size(service.max_upload_bytes),
-            metavar="SIZE",
-        ),
-        Option(
-            "allowed_origins",
-            origins,
-            service.allowed_origins,
-            "browser origins allowed to connect, comma-separated",
-            show="none",
-            metavar="ORIGINS",
-        ),
-        Option("allow_network", boolean, False, ALLOW_NETWORK_HELP, switch=True),
-        Option(
-            "network_default",
-            boolean,
-            False,
-            "sessions get network access unless they ask for none (implies --allow-network)",
-            switch=True,
-        ),
-        Option(
-            "no_sandbox", boolean, False, "run sessions without bubblewrap (unsafe)", switch=True
-        ),
-        Option(
-            "allow_shared_limits",
-            boolean,
-            False,
-            "allow --max-sessions > 1 where sessions cannot get limits of their own "
-            "(an unprivileged server without cgroups shares one process limit)",
-            switch=True,
-        ),
-    ]
-
-
-def _server_options() -> list[Option]:
-    return [
-        Option("host", text, "127.0.0.1", "address to listen on", metavar="HOST"),
-        Option("port", _port, 8765, "port to listen on (0: any free port)", metavar="PORT"),
-        Option(
-            "data_dir",
-            path,
-            None,
-            "sessions and transcripts",
-            show="$XDG_DATA_HOME/lmc-runtime",
-            metavar="DIR",
-        ),
-        Option(
-            "token",
-            text,
-            None,
-            "bearer token clients must send",
-            show="$LMC_TOKEN, else one made up and printed",
-            also_env=("LMC_TOKEN",),
-            metavar="TOKEN",
-        ),
-        Option("no_auth", boolean, False, "no token at all (loopback addresses only)", switch=True),
-        Option("metrics_public", boolean, False, "/metrics answers without the token", switch=True),
-        Option(
-            "log_level",
-            choice(*LOG_LEVELS),
-            "info",
-            "least severe log level shown",
-            metavar="|".join(LOG_LEVELS),
-        ),
-        Option(
-            "log_format",
-            choice(*LOG_FORMATS),
-            "text",
-            "text lines, or one JSON object a line",
-            metavar="|".join(LOG_FORMATS),
-        ),
-    ]
-
-
 def _port(raw: object) -> int:
     port = integer(raw)
     if not 0 <= port <= 65535:
@@ -271,5 +95,174 @@ ALLOW_NETWORK_HELP = (
     "to the host's own addresses"
 )
 
+_LIMIT_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "memory",
+        unlimited(size, 32 << 20),
+        _LIMITS.memory_bytes,
+        "memory of a whole session" + _NOLIMIT,
+        show=_size(_LIMITS.memory_bytes),
+        metavar="SIZE",
+    ),
+    Option(
+        "cpu_seconds",
+        unlimited(number, 0.1),
+        _LIMITS.cpu_seconds,
+        "CPU seconds of one execution" + _NOLIMIT,
+        metavar="SECONDS",
+    ),
+    Option(
+        "cpu_quota",
+        unlimited(number, 0.01),
+        _LIMITS.cpu_quota,
+        "CPUs' worth a session may use at once" + _NOLIMIT,
+        metavar="CPUS",
+    ),
+    Option(
+        "disk",
+        unlimited(size, 1 << 20),
+        _LIMITS.disk_bytes,
+        "disk space of a session" + _NOLIMIT,
+        show=_size(_LIMITS.disk_bytes),
+        metavar="SIZE",
+    ),
+    Option(
+        "file_size",
+        unlimited(size, 1),
+        _LIMITS.file_size_bytes,
+        "largest file a session writes" + _NOLIMIT,
+        show=_size(_LIMITS.file_size_bytes),
+        metavar="SIZE",
+    ),
+    Option(
+        "processes",
+        unlimited(integer, 8),
+        _LIMITS.processes,
+        "processes of a session" + _NOLIMIT,
+        metavar="N",
+    ),
+    Option(
+        "wall_seconds",
+        unlimited(number, 0.1),
+        _LIMITS.wall_seconds,
+        "wall time of one execution" + _NOLIMIT,
+        metavar="SECONDS",
+    ),
+    Option(
+        "output_bytes",
+        at_least(size, 64),
+        _LIMITS.output_bytes,
+        "output one execution returns; the rest is cut",
+        show=_size(_LIMITS.output_bytes),
+        metavar="SIZE",
+    ),
+)
+
+
+_SERVICE_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "max_sessions",
+        at_least(integer, 1),
+        _SERVICE.max_sessions,
+        "most sessions at once (the pool's among them)",
+        metavar="N",
+    ),
+    Option(
+        "pool_size",
+        at_least(integer, 0),
+        _SERVICE.pool_size,
+        "warm Python sessions kept ready",
+        metavar="N",
+    ),
+    Option(
+        "idle_timeout",
+        unlimited(number, 0),
+        _SERVICE.idle_timeout,
+        "seconds before an idle session ends ('none' or 0: never)",
+        metavar="SECONDS",
+    ),
+    Option(
+        "max_request_bytes",
+        at_least(size, 1024),
+        _SERVICE.max_request_bytes,
+        "largest request body or WebSocket frame",
+        show=_size(_SERVICE.max_request_bytes),
+        metavar="SIZE",
+    ),
+    Option(
+        "max_upload_bytes",
+        at_least(size, 1),
+        _SERVICE.max_upload_bytes,
+        "largest uploaded file",
+        show=_size(_SERVICE.max_upload_bytes),
+        metavar="SIZE",
+    ),
+    Option(
+        "allowed_origins",
+        origins,
+        _SERVICE.allowed_origins,
+        "browser origins allowed to connect, comma-separated",
+        show="none",
+        metavar="ORIGINS",
+    ),
+    Option("allow_network", boolean, False, ALLOW_NETWORK_HELP, switch=True),
+    Option(
+        "network_default",
+        boolean,
+        False,
+        "sessions get network access unless they ask for none (implies --allow-network)",
+        switch=True,
+    ),
+    Option("no_sandbox", boolean, False, "run sessions without bubblewrap (unsafe)", switch=True),
+    Option(
+        "allow_shared_limits",
+        boolean,
+        False,
+        "allow --max-sessions > 1 where sessions cannot get limits of their own "
+        "(an unprivileged server without cgroups shares one process limit)",
+        switch=True,
+    ),
+)
+
+
+_SERVER_OPTIONS: tuple[Option, ...] = (
+    Option("host", text, "127.0.0.1", "address to listen on", metavar="HOST"),
+    Option("port", _port, 8765, "port to listen on (0: any free port)", metavar="PORT"),
+    Option(
+        "data_dir",
+        path,
+        None,
+        "sessions and transcripts",
+        show="$XDG_DATA_HOME/lmc-runtime",
+        metavar="DIR",
+    ),
+    Option(
+        "token",
+        text,
+        None,
+        "bearer token clients must send",
+        show="$LMC_TOKEN, else one made up and printed",
+        also_env=("LMC_TOKEN",),
+        metavar="TOKEN",
+    ),
+    Option("no_auth", boolean, False, "no token at all (loopback addresses only)", switch=True),
+    Option("metrics_public", boolean, False, "/metrics answers without the token", switch=True),
+    Option(
+        "log_level",
+        choice(*LOG_LEVELS),
+        "info",
+        "least severe log level shown",
+        metavar="|".join(LOG_LEVELS),
+    ),
+    Option(
+        "log_format",
+        choice(*LOG_FORMATS),
+        "text",
+        "text lines, or one JSON object a line",
+        metavar="|".join(LOG_FORMATS),
+    ),
+)
+
+
 #: Every option, in the order ``--help`` lists them.
-OPTIONS: tuple[Option, ...] = (*_server_options(), *_limit_options(), *_service_options())
+OPTIONS: tuple[Option, ...] = (*_SERVER_OPTIONS, *_LIMIT_OPTIONS, *_SERVICE_OPTIONS)
