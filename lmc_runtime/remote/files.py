@@ -29,7 +29,12 @@ T = TypeVar("T")
 
 
 def _file_url(api: Api, path: str) -> str:
-    return api.path("/files/" + quote(os.fspath(path), safe="/"))
+    """The file route of ``path``, its ``.`` and ``..`` components escaped so that the
+    URL is not normalized on the way: the server judges the path as given."""
+    parts = quote(os.fspath(path), safe="/").split("/")
+    return api.path(
+        "/files/" + "/".join(p.replace(".", "%2E") if p in (".", "..") else p for p in parts)
+    )
 
 
 async def _pieces(source: IO[bytes]) -> AsyncIterator[bytes]:

@@ -68,7 +68,7 @@ class WebSocketChannel:
                 open_timeout=timeouts.connect,
                 ping_interval=timeouts.ping,
                 ping_timeout=timeouts.ping,
-                close_timeout=timeouts.connect,
+                close_timeout=timeouts.ping,
                 compression=None,
                 max_size=None,
                 proxy=None,
@@ -83,7 +83,7 @@ class WebSocketChannel:
     async def aclose(self) -> None:
         sock, self._socket = self._socket, None
         if sock is not None:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(self.api.timeouts.connect):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.api.timeouts.ping):
                 await sock.close()
 
     async def interrupt(self) -> bool:
