@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -228,17 +229,21 @@ def test_a_folder_of_many_files_neither_stalls_nor_bricks_the_server(server: Ser
 
 
 def test_an_unprivileged_server_never_shares_a_process_limit_silently(
-    account: Account, tmp_path: Path
+    account: Account, request: pytest.FixtureRequest
 ) -> None:
     """Class 8: under an unprivileged server every session shared one RLIMIT_NPROC,
     so one fork bomb starved its neighbours; with no per-session mechanism the
     server must say so and refuse several sessions unless told to accept it."""
     if account.root:
         pytest.skip("a root server gives each session a host uid of its own")
-    data = tmp_path / "data"
+    # Short, like an operator's: a long path is refused before the process limit
+    # is looked at (kernels' unix sockets live inside it).
+    short = Path(tempfile.mkdtemp(prefix="lmc-"))
+    request.addfinalizer(lambda: shutil.rmtree(short, ignore_errors=True))
+    data = short / "data"
     data.mkdir()
     os.chown(data, account.uid, account.gid)
-    _traversable(tmp_path)
+    _traversable(short)
     argv = [*as_user(account), sys.executable, "-m", "lmc_runtime", "serve", "--port", "0"]
     argv += ["--data-dir", str(data), "--max-sessions", "4"]
     env = {**os.environ, "LMC_TOKEN": TOKEN}
