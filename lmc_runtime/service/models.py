@@ -88,7 +88,7 @@ class CreateSession(BaseModel):
         default_factory=dict,
         max_length=256,
         description="Variables set for every interpreter of the session; names are "
-        "[A-Za-z_][A-Za-z0-9_]*.",
+        "[A-Za-z_][A-Za-z0-9_]*, and not those the host's dynamic loader reads (LD_*, ...).",
     )
 
     @field_validator("env")
