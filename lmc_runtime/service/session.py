@@ -263,16 +263,23 @@ class ServiceSession:
             started = time.monotonic()
             # Closed here, not by the garbage collector: a client that goes away
             # stops its code before the session takes the next execution.
+            truncated = False
             async with contextlib.aclosing(computer.arun(message, timeout=timeout)) as outs:
                 async for out in outs:
                     produced.append(out)
+                    truncated = truncated or out.status == replies.Status.TRUNCATED
                     if out.is_final:
                         # Recorded before the client sees the end of the execution.
                         batch, produced = produced, []
                         await self._transcripts.append(self.id, batch)
                         if self.metrics is not None:
-                            elapsed = time.monotonic() - started
-                            self.metrics.execution_finished(language, out.status, elapsed)
+                            self.metrics.execution_finished(
+                                language,
+                                out.status,
+                                time.monotonic() - started,
+                                limits=(out.extras or {}).get("limits", ()),
+                                truncated=truncated,
+                            )
                     yield out
         finally:
             claim.release()

@@ -155,15 +155,21 @@ def test_metrics_count_a_known_sequence_of_executions(server: Server) -> None:
         slow = server.execute(session_id, "import time\ntime.sleep(60)", timeout=1)
         assert final_status(slow) == "timeout", slow
         during = _scrape(server)
+    with _session(server, limits={"output_bytes": 4096}) as session_id:
+        flood = server.execute(session_id, "print('x' * 100_000)")
+        assert any(m.get("extras", {}).get("status") == "truncated" for m in flood), flood
     after = _scrape(server)
 
     def grew(name: str, **labels: str) -> float:
         key = (name, tuple(sorted(labels.items())))
         return after.get(key, 0.0) - before.get(key, 0.0)
 
-    assert grew("lmc_sessions_created_total") == 1
-    for status in ("ok", "error", "timeout"):
+    assert grew("lmc_sessions_created_total") == 2
+    assert grew("lmc_executions_total", language="python", status="ok") == 2
+    for status in ("error", "timeout"):
         assert grew("lmc_executions_total", language="python", status=status) == 1, status
+    # Regression: cut output ends "ok", and was counted as no limit hit at all.
     assert grew("lmc_limit_hits_total", kind="wall") == 1
-    assert grew("lmc_execution_seconds_count", language="python") == 3
+    assert grew("lmc_limit_hits_total", kind="output") == 1
+    assert grew("lmc_execution_seconds_count", language="python") == 4
     assert during[("lmc_sessions", (("state", "idle"),))] >= 1
