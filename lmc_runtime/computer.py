@@ -327,6 +327,10 @@ class Computer:
         if self._portal is not None:
             self._portal.call(self.ainterrupt, language)
 
+    def start(self, language: str) -> None:
+        """The sync form of :meth:`astart`."""
+        self._ensure_portal().call(self.astart, language)
+
     def restart(self, language: str) -> None:
         """The sync form of :meth:`arestart`."""
         self._ensure_portal().call(self.arestart, language)
