@@ -6,19 +6,34 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any, Protocol
 
 from .. import replies
-from ..computer import Computer
+from ..arguments import MessageInput
 from ..errors import MessageError
 from ..intake import read_json_object
 from ..messages import Message, parse_message
 from ..replies import Status
 
-__all__ = ["MAX_LINE_BYTES", "NOT_UNDERSTOOD", "Sink", "read_lines", "requests", "run_batch"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "NOT_UNDERSTOOD",
+    "Runner",
+    "Sink",
+    "read_lines",
+    "requests",
+    "run_batch",
+]
 
 #: ``lmc run`` answers a longer input line with "not understood" instead of reading it.
 MAX_LINE_BYTES = 16 << 20
 
 #: The statuses of a reply saying a line could not run at all.
 NOT_UNDERSTOOD = frozenset({Status.MALFORMED, Status.NOT_UNDERSTOOD, Status.UNAVAILABLE})
+
+
+class Runner(Protocol):
+    """What runs a batch: a ``Computer``, or a ``RemoteComputer`` (``--remote``)."""
+
+    def run(self, message: MessageInput, code: str | None = None) -> Iterator[Message]:
+        """The replies to one message, as they come."""
 
 
 class Sink(Protocol):
@@ -85,7 +100,7 @@ class _Tally:
             yield message
 
 
-def run_batch(computer: Computer, items: Iterable[tuple[Any, Message | None]], sink: Sink) -> int:
+def run_batch(computer: Runner, items: Iterable[tuple[Any, Message | None]], sink: Sink) -> int:
     """Run every request of ``items`` in ``computer``; return how many lines were not
     understood (malformed, not runnable, an unknown or unavailable language)."""
     tally = _Tally()

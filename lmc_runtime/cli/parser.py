@@ -9,6 +9,7 @@ from .. import __version__
 from .batch import MAX_LINE_BYTES
 from .commands import cmd_bench, cmd_languages, cmd_setup
 from .interpreters import add_interpreter_options
+from .remote import add_remote_options
 from .running import cmd_demo, cmd_run
 
 __all__ = ["build_parser"]
@@ -18,7 +19,8 @@ exit status:
   0    every line was run (errors in the code itself are replies, still 0)
   1    at least one line was not understood: not JSON, not a message, an unknown
        or unavailable language (each got a "not understood" reply)
-  2    usage: a bad option, or a file that cannot be read
+  2    usage: a bad option, or a file that cannot be read; with --remote, a
+       server that refused the session or could not be reached
   130  interrupted (Ctrl-C)"""
 
 RUN_DESCRIPTION = """\
@@ -60,6 +62,7 @@ def _batch_options(parser: argparse.ArgumentParser) -> None:
         help="on a terminal, save images and HTML here (default: a new temporary folder)",
     )
     add_interpreter_options(parser)
+    add_remote_options(parser, default_languages="python")
 
 
 def _batch_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -102,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure against raw jupyter-client")
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
-    bench.add_argument("--only", choices=["memory"], help=argparse.SUPPRESS)
+    bench.add_argument("--only", choices=["memory", "service"], help=argparse.SUPPRESS)
     bench.set_defaults(func=cmd_bench)
     from ..repl import add_arguments as configure_repl
     from ..service.command import configure_parser as configure_serve

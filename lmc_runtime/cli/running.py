@@ -10,13 +10,15 @@ from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
-from ..computer import Computer
+from ..computer import Computer, LanguageStatus
 from ..config import Limits, Timeouts
+from ..errors import RemoteError
 from ..messages import Message
-from .batch import Sink, read_lines, requests, run_batch
+from .batch import Runner, Sink, read_lines, requests, run_batch
 from .interpreters import chosen_interpreters
+from .remote import remote_computer
 from .sinks import ChunkSink, JsonSink
 from .terminal import TerminalSink
 
@@ -33,26 +35,39 @@ def demo_source() -> IO[bytes]:
     return resources.files("lmc_runtime.demo").joinpath("demo.jsonl").open("rb")
 
 
+class _Batch(Runner, Protocol):
+    """What a batch runs on: a Computer, or a RemoteComputer with ``--remote``."""
+
+    @property
+    def languages(self) -> dict[str, LanguageStatus]: ...
+
+    def __enter__(self) -> _Batch: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+def _open(args: argparse.Namespace) -> _Batch:
+    if args.remote:
+        return remote_computer(args)
+    limits = Limits(output_bytes=args.output_bytes) if args.output_bytes else Limits()
+    return Computer(
+        timeouts=Timeouts(execution=args.timeout), limits=limits, **chosen_interpreters(args)
+    )
+
+
 @contextmanager
-def _computer(args: argparse.Namespace) -> Iterator[Computer]:
+def _computer(args: argparse.Namespace) -> Iterator[_Batch]:
     """The batch's Computer, started with Ctrl-C held back until it is up.
 
     An interrupt landing while the Computer starts its event-loop thread would leave
     that thread running and the start waiting for it forever; held, it is raised once
     the Computer is up, and leaving the ``with`` closes it.
     """
-    limits = Limits(output_bytes=args.output_bytes) if args.output_bytes else Limits()
     held: list[int] = []
     with ExitStack() as stack:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
         try:
-            computer = stack.enter_context(
-                Computer(
-                    timeouts=Timeouts(execution=args.timeout),
-                    limits=limits,
-                    **chosen_interpreters(args),
-                )
-            )
+            computer = stack.enter_context(_open(args))
         finally:
             signal.signal(signal.SIGINT, previous)
         if held:
@@ -94,13 +109,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             named_demo = Path(args.file).name == "demo.jsonl"
             return _usage_error(f"cannot read {args.file}: {reason}{hint if named_demo else ''}")
     sink = _sink(args)
-    with source, _computer(args) as computer:
-        items = requests(read_lines(source, args.line_bytes), args.line_bytes)
-        return _exit_status(run_batch(computer, items, sink))
+    try:
+        with source, _computer(args) as computer:
+            items = requests(read_lines(source, args.line_bytes), args.line_bytes)
+            return _exit_status(run_batch(computer, items, sink))
+    except RemoteError as exc:
+        return _usage_error(f"{args.remote}: {exc}")
 
 
 def _available_only(
-    computer: Computer, items: Iterable[tuple[Any, Message | None]], sink: Sink
+    computer: _Batch, items: Iterable[tuple[Any, Message | None]], sink: Sink
 ) -> Iterator[tuple[Any, Message | None]]:
     """``items`` without the requests in languages this machine cannot run (said once)."""
     statuses = computer.languages.values()
@@ -121,6 +139,9 @@ def _available_only(
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the packaged demo like ``lmc run``, skipping languages not installed here."""
     sink = _sink(args)
-    with demo_source() as source, _computer(args) as computer:
-        items = requests(read_lines(source, args.line_bytes), args.line_bytes)
-        return _exit_status(run_batch(computer, _available_only(computer, items, sink), sink))
+    try:
+        with demo_source() as source, _computer(args) as computer:
+            items = requests(read_lines(source, args.line_bytes), args.line_bytes)
+            return _exit_status(run_batch(computer, _available_only(computer, items, sink), sink))
+    except RemoteError as exc:
+        return _usage_error(f"{args.remote}: {exc}")
