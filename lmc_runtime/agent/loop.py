@@ -1,4 +1,5 @@
-"""The agent loop: a model, the ``execute`` tool, and a real Computer.
+"""The agent loop: a model, the ``execute`` tool, and a real Computer (in-process,
+or a :class:`~lmc_runtime.remote.RemoteComputer`: any :class:`AgentComputer`).
 
 Each step sends the conversation (as Chat Completions messages) to the model.
 Tool calls to ``execute`` run on the :class:`~lmc_runtime.Computer`; their
@@ -15,17 +16,32 @@ references it, so the model can correct itself.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
+from typing import Any, Protocol, Unpack
 
 from .. import replies
 from ..adapters.openai import EXECUTE, execute_tool, from_openai, to_openai
-from ..computer import Computer
+from ..arguments import MessageInput, RunOptions
+from ..execution import LanguageStatus
 from ..messages import Message, new_id
 from .client import ChatClient, TextCallback
 
-__all__ = ["SYSTEM_PROMPT", "Agent"]
+__all__ = ["SYSTEM_PROMPT", "Agent", "AgentComputer"]
+
+
+class AgentComputer(Protocol):
+    """What the agent drives: ``Computer`` and ``RemoteComputer`` both are one."""
+
+    @property
+    def languages(self) -> Mapping[str, LanguageStatus]:
+        """Every language, and whether it runs here."""
+
+    def arun(
+        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
+    ) -> AsyncGenerator[Message, None]:
+        """Execute one code message; its messages as they come."""
+
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant with a computer. To run code, call the `execute` tool "
@@ -42,7 +58,7 @@ class Agent:
     gets ``conversation_id`` when one is given), ready for a thread store.
     """
 
-    computer: Computer
+    computer: AgentComputer
     client: ChatClient
     _: KW_ONLY
     system_prompt: str | None = SYSTEM_PROMPT
