@@ -229,20 +229,38 @@ class RemoteComputer(FileMethods):
         channel = self._channel
         lines = channel.execute(body, timeout) if channel else api.execute(body, timeout)
         ended = False
-        try:
-            async with aclosing(lines) as stream:
+        async with aclosing(lines) as stream:
+            try:
                 async for data in stream:
                     out = from_wire(data)
                     ended = out.is_final or out.status in ("not_understood", "unavailable")
                     yield out
-        except ExecutionRefused as exc:
-            status = REFUSED_STATUS.get(exc.code, replies.Status.NOT_UNDERSTOOD)
-            yield replies.not_understood(exc.message, body["id"], status=status)
-            return
+            except ExecutionRefused as exc:
+                status = REFUSED_STATUS.get(exc.code, replies.Status.NOT_UNDERSTOOD)
+                yield replies.not_understood(exc.message, body["id"], status=status)
+                return
+            except GeneratorExit:
+                if not ended:
+                    await self._abandon(stream)
+                raise
         if not ended:
             raise ConnectionLost(
                 f"the stream from {self.url} ended before the run did", self._session_id
             )
+
+    async def _abandon(self, stream: AsyncGenerator[dict[str, Any], None]) -> None:
+        """The caller left a run before its end: interrupt the code and read the run
+        to its end (bounded), as ``Computer`` stops it, so the state is kept and the
+        session is free for the next run. A failure leaves it to the server, which
+        stops the code when the connection closes."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeouts.margin):
+            try:
+                await self.ainterrupt()
+                async for data in stream:
+                    if data.get("format") == "active_line" and data.get("content") is None:
+                        return
+            except RemoteError as exc:
+                logger.info("stopping an abandoned run failed: %s", exc)
 
     async def ainterrupt(self, language: str | None = None) -> None:
         """Interrupt the code running in the session (every language: the server
