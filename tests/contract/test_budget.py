@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lmc_runtime import Limits
 
 from .harness import ComputerFactory, assert_ends_once, run
@@ -13,6 +15,7 @@ BUDGET = 2000
 LINES = 20_000
 
 
+@pytest.mark.local_only("the whole output is saved under a host spill_dir given to Computer")
 def test_a_flood_is_truncated_with_a_notice_and_saved_whole(
     lang: Profile, make_computer: ComputerFactory, tmp_path: Path
 ) -> None:

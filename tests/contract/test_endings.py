@@ -67,6 +67,7 @@ def test_active_line_of_a_slow_line_comes_while_it_runs(lang: Profile, computer:
     assert all(line is None or 1 <= line <= lines for line in result.lines), result.lines
 
 
+@pytest.mark.local_only("track_active_line is a Computer option the service does not offer")
 def test_active_line_tracking_can_be_switched_off(
     lang: Profile, make_computer: ComputerFactory
 ) -> None:

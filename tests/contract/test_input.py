@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from .harness import ComputerFactory, assert_ends_once, run
 from .languages import GOT, Profile
 
@@ -11,6 +13,7 @@ from .languages import GOT, Profile
 PROMPT_BOUND = 10.0
 
 
+@pytest.mark.local_only("on_input is a callback in the caller's process")
 def test_input_is_answered_by_the_callback(lang: Profile, make_computer: ComputerFactory) -> None:
     prompts: list[str] = []
 
@@ -41,6 +44,7 @@ def test_input_without_a_callback_fails_fast_or_reads_end_of_input(
     assert after.status == "ok" and after.output == "next\n", after.describe()
 
 
+@pytest.mark.local_only("on_input is a callback in the caller's process")
 def test_a_failing_callback_stops_the_run_fast_and_keeps_the_state(
     lang: Profile, make_computer: ComputerFactory
 ) -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lmc_runtime import Computer
 
 from .harness import assert_ends_once, run, wait_for
 from .languages import Profile
 
 
+@pytest.mark.local_only("the code signals through a file at a host path, out of a sandbox's sight")
 def test_late_output_comes_with_the_next_run_tagged_with_its_own_run(
     lang: Profile, computer: Computer, tmp_path: Path
 ) -> None:

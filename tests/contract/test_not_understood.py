@@ -65,6 +65,7 @@ def test_a_message_that_is_not_code_is_not_understood(computer: Computer) -> Non
     assert reply.status == "not_understood"
 
 
+@pytest.mark.local_only("a session's languages are fixed: the server answers others not_understood")
 def test_an_unavailable_language_is_answered_unavailable_with_its_reason(
     computer: Computer,
 ) -> None:

@@ -40,6 +40,11 @@ def _assert_stopped_with_state_kept(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.remote_xfail(
+    "in lmc serve's sandbox, stopping a shell's busy loop kills the shell (status 137)",
+    lang=("shell", "sh", "zsh"),
+    kind=("busy-loop",),
+)
 def test_a_timeout_stops_the_code_and_keeps_the_state(
     lang: Profile, computer: Computer, kind: str
 ) -> None:
@@ -55,6 +60,11 @@ def _seen(kind: str) -> str:
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.remote_xfail(
+    "in lmc serve's sandbox, stopping a shell's busy loop kills the shell (status 137)",
+    lang=("shell", "sh", "zsh"),
+    kind=("busy-loop",),
+)
 def test_interrupt_from_another_thread_stops_the_code_and_keeps_the_state(
     lang: Profile, computer: Computer, kind: str
 ) -> None:
@@ -68,6 +78,7 @@ def test_interrupt_from_another_thread_stops_the_code_and_keeps_the_state(
     assert "interrupted" in result.notices[0].content, result.describe()
 
 
+@pytest.mark.local_only("the grace period is the server's setting, not the test's")
 def test_code_that_does_not_stop_is_restarted_after_the_grace_period(
     lang: Profile, computer: Computer
 ) -> None:
