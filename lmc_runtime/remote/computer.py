@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
 from typing import Any, Literal, TypeVar, Unpack
 
@@ -28,11 +28,12 @@ from ..errors import (
 )
 from ..execution import LanguageStatus
 from ..messages import Message
-from ..sync import iterate_in_portal, start_portal
+from ..sync import iterate_in_portal
 from .files import FileMethods
-from .languages import language_statuses, resolve
+from .languages import RemoteLanguages, language_statuses, resolve
 from .models import RemoteTimeouts
 from .rest import Api, ExecutionRefused
+from .sync_layer import SyncLayer
 from .websocket import WebSocketChannel
 from .wire import REFUSED_STATUS, code_body, from_wire
 
@@ -44,7 +45,7 @@ Transport = Literal["http", "websocket"]
 T = TypeVar("T")
 
 
-class RemoteComputer(FileMethods):
+class RemoteComputer(SyncLayer, FileMethods):
     """Runs LMC code messages in a session of a remote ``lmc serve``.
 
     ``token`` defaults to ``$LMC_TOKEN``. ``languages``, ``cwd`` (relative to the
@@ -123,6 +124,11 @@ class RemoteComputer(FileMethods):
     def resolve(self, language: str) -> str | None:
         """The server's name for ``language`` (a name or an alias), or None."""
         return resolve(self._languages, language)
+
+    @property
+    def registry(self) -> RemoteLanguages:
+        """The languages as ``Computer.registry`` answers: ``resolve``, ``availability``."""
+        return RemoteLanguages(self.languages, self._languages)
 
     async def arefresh(self) -> None:
         """Fetch the session's information and the server's languages again."""
@@ -282,41 +288,6 @@ class RemoteComputer(FileMethods):
 
     # -- the sync layer --------------------------------------------------------------
 
-    def _ensure_portal(self) -> BlockingPortal:
-        if self._portal is None:
-            if self._stack is not None:
-                raise UsageError("this RemoteComputer is open in async code: use arun, not run")
-            if self._closed:
-                raise UsageError("this RemoteComputer is closed; create a new one")
-            with ExitStack() as sync:
-                portal = sync.enter_context(start_portal())
-                sync.enter_context(portal.wrap_async_context_manager(self._lifespan()))
-                self._sync, self._portal = sync.pop_all(), portal
-        return self._portal
-
-    def _call(self, func: Callable[..., Awaitable[T]], *args: Any) -> T:
-        return self._ensure_portal().call(func, *args)
-
-    def _iterate(self, stream: AsyncIterator[bytes]) -> Iterator[bytes]:
-        portal = self._ensure_portal()
-        try:
-            while True:
-                try:
-                    yield portal.call(stream.__anext__)
-                except StopAsyncIteration:
-                    return
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                portal.call(aclose)
-
-    def __enter__(self) -> RemoteComputer:
-        self._ensure_portal()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def run(
         self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
     ) -> Iterator[Message]:
@@ -337,10 +308,3 @@ class RemoteComputer(FileMethods):
     def refresh(self) -> None:
         """The sync form of :meth:`arefresh`."""
         self._call(self.arefresh)
-
-    def close(self) -> None:
-        """The sync form of :meth:`aclose`."""
-        sync, self._sync, self._portal = self._sync, None, None
-        if sync is not None:
-            sync.close()
-        self._closed = True
