@@ -17,14 +17,14 @@ import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from ..computer import Computer
 from ..config import Timeouts
-from ..errors import MessageError, UsageError
+from ..errors import MessageError, RemoteError, UsageError
 from ..messages import Message, new_id, parse_message
 from .commands import (
     Code,
@@ -39,6 +39,9 @@ from .lines import Reader
 from .options import ReplOptions
 from .tty import quiet_typeahead
 from .view import RunDisplay, View
+
+if TYPE_CHECKING:
+    from ..remote import RemoteComputer
 
 __all__ = ["InputCancelled", "Repl"]
 
@@ -68,7 +71,7 @@ class Repl:
         self.prompt = prompt
         #: Every message of the session, assistant and computer, for ``%save``.
         self.transcript: list[dict[str, Any]] = []
-        self._computer: Computer | None = None
+        self._computer: Computer | RemoteComputer | None = None
         self._running: _Running | None = None
         self._leaving = False
         self._echo: str | None = None
@@ -81,38 +84,57 @@ class Repl:
         }
 
     @property
-    def computer(self) -> Computer:
+    def computer(self) -> Computer | RemoteComputer:
         assert self._computer is not None, "the REPL is not serving"
         return self._computer
 
-    async def serve(self) -> int:
-        """Run until Ctrl-D, ``%exit``, SIGTERM or SIGHUP; every interpreter is shut down."""
-        computer = Computer(
+    def _new_computer(self) -> Computer | RemoteComputer:
+        """The Computer, or with ``--remote`` a RemoteComputer (whose code gets no input)."""
+        if self.options.remote is not None:
+            from ..cli.remote import remote_computer
+
+            args = self.options.remote
+            if self.options.language not in args.languages:
+                args.languages = [*args.languages, self.options.language]
+            return remote_computer(args)
+        return Computer(
             timeouts=Timeouts(execution=self.options.timeout),
             on_input=self._answer_input,
             **self.options.interpreters,
         )
-        name = computer.registry.resolve(self.options.language)
-        if name is None:
-            self.view.error(
-                f"unknown language {self.options.language!r}; known: {', '.join(computer.registry)}"
-            )
-            return 2
-        self.prompt.language = name
+
+    async def serve(self) -> int:
+        """Run until Ctrl-D, ``%exit``, SIGTERM or SIGHUP; every interpreter is shut down."""
+        computer = self._new_computer()
         # Received until every interpreter is shut down: a second SIGHUP while the
         # Computer closes (a closing terminal sends more than one) must not kill the
         # REPL with its interpreters still running.
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-            async with computer, anyio.create_task_group() as tg:
-                self._computer = computer
-                try:
-                    with anyio.CancelScope() as scope:
-                        tg.start_soon(self._watch_signals, signals, tg, scope)
-                        self._greet(name)
-                        await self._loop()
-                finally:
-                    tg.cancel_scope.cancel()
-                    self._computer = None
+            try:
+                await computer.__aenter__()  # a remote one knows its languages once open
+            except RemoteError as exc:
+                self.view.error(str(exc))
+                return 2
+            name = computer.registry.resolve(self.options.language)
+            if name is None:
+                known = ", ".join(computer.registry)
+                self.view.error(f"unknown language {self.options.language!r}; known: {known}")
+                await computer.aclose()
+                return 2
+            self.prompt.language = name
+            try:
+                async with anyio.create_task_group() as tg:
+                    self._computer = computer
+                    try:
+                        with anyio.CancelScope() as scope:
+                            tg.start_soon(self._watch_signals, signals, tg, scope)
+                            self._greet(name)
+                            await self._loop()
+                    finally:
+                        tg.cancel_scope.cancel()
+                        self._computer = None
+            finally:
+                await computer.aclose()
         return 0
 
     def _greet(self, name: str) -> None:
@@ -136,7 +158,7 @@ class Repl:
     async def _interrupt(self, language: str) -> None:
         try:
             await self.computer.ainterrupt(language)
-        except UsageError as exc:  # a raw message in a language that never started
+        except (UsageError, RemoteError) as exc:  # a raw message in a language that never started
             logger.info("nothing to interrupt: %s", exc)
 
     async def _loop(self) -> None:
@@ -181,7 +203,7 @@ class Repl:
         target = argument or self.prompt.language
         try:
             await self.computer.arestart(target)
-        except UsageError as exc:
+        except (UsageError, RemoteError) as exc:
             self.view.error(str(exc))
             return
         self.view.info(f"{self.computer.registry.resolve(target)} restarted; its state is gone")
@@ -244,6 +266,8 @@ class Repl:
                     self.transcript.append(message.to_dict())
                     if not self._is_echo(message):
                         display.add(message)
+        except RemoteError as exc:  # the server refused, or the connection was lost
+            self.view.error(str(exc))
         finally:
             self._running = None
             with contextlib.suppress(OSError):  # a terminal that hung up takes no more

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cli.interpreters import Interpreters, add_interpreter_options, chosen_interpreters
+from ..cli.remote import add_remote_options
 
 __all__ = ["MODES", "ReplOptions", "add_arguments", "state_dir"]
 
@@ -40,6 +41,8 @@ class ReplOptions:
     interpreters: Interpreters = field(
         default_factory=lambda: Interpreters(python=None, node=None, r=None)
     )
+    #: ``--remote``: the parsed arguments that open a RemoteComputer; None: run here.
+    remote: argparse.Namespace | None = None
 
     @property
     def history_path(self) -> Path:
@@ -58,6 +61,7 @@ class ReplOptions:
             image_dir=Path(args.image_dir).expanduser() if args.image_dir else state / "images",
             preview=not args.no_preview,
             interpreters=chosen_interpreters(args),
+            remote=args if getattr(args, "remote", None) else None,
         )
 
 
@@ -88,4 +92,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-preview", action="store_true", help="no inline image previews")
     add_interpreter_options(parser)
+    add_remote_options(parser, default_languages="python")
     parser.set_defaults(func=_run)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from ..service.server import TOKEN, Server
 
@@ -52,3 +54,23 @@ def test_lmc_run_remote_with_a_wrong_token_says_so_in_one_line(server: Server) -
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1 and "bearer token" in done.stderr
+
+
+def test_lmc_repl_remote_runs_what_is_typed_in_a_remote_session(
+    server: Server, tmp_path: Path
+) -> None:
+    env = {**os.environ, "LMC_STATE_DIR": str(tmp_path / "state"), "LMC_TOKEN": TOKEN}
+    done = subprocess.run(
+        [sys.executable, "-m", "lmc_runtime", "repl", "--remote", server.url, "--jsonl"],
+        input="x = 6 * 7\nprint(x)\n%shell\necho $0-is-not-in-the-session\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "42\n" in [r["content"] for r in replies if r["format"] == "output"]
+    assert "shell is not available here" in done.stderr  # the session runs python only
