@@ -6,9 +6,12 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .rss import Method
+
+if TYPE_CHECKING:
+    from .service_figures import ServiceFigures
 
 __all__ = [
     "ACTIVE_LINE_MAX_OVERHEAD_PCT",
@@ -222,6 +225,8 @@ class BenchReport:
     loop_kernel_spread_pct: float = 0.0
     #: Warm round trips in the other languages, each against its raw program.
     languages: list[LanguageTrip] = field(default_factory=list)
+    #: The service's rows (None when the [serve] and [client] extras are missing).
+    service: ServiceFigures | None = None
     duration_s: float = 0.0
     environment: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -304,6 +309,7 @@ class BenchReport:
                 passed=overhead <= ACTIVE_LINE_MAX_OVERHEAD_PCT,
             ),
             *(trip.figure() for trip in self.languages),
+            *(self.service.figures(self.lines) if self.service is not None else []),
         ]
 
     @property

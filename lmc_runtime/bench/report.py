@@ -6,7 +6,7 @@ import math
 
 from .model import BenchReport, Figure, FlatMemory
 
-__all__ = ["format_memory", "format_report"]
+__all__ = ["format_figures", "format_memory", "format_report"]
 
 _HEADERS = ("figure", "ours", "raw / baseline", "ratio", "target", "result")
 
@@ -88,6 +88,14 @@ def _memory_runs(flat: FlatMemory) -> list[str]:
 def format_memory(flat: FlatMemory, notes: list[str]) -> str:
     """The flat-memory figure alone, as text."""
     lines = [*_table([_HEADERS, _row(flat.figure())]), "", *_memory_runs(flat)]
+    if notes:
+        lines += ["", "notes:", *(f"- {note}" for note in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def format_figures(figures: list[Figure], notes: list[str]) -> str:
+    """Some rows of the report alone, as text, with their notes."""
+    lines = _table([_HEADERS, *(_row(f) for f in figures)]) if figures else []
     if notes:
         lines += ["", "notes:", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"

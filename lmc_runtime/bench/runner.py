@@ -19,9 +19,11 @@ from . import phases
 from .languages import language_round_trips
 from .model import BenchReport, FlatMemory, Timing
 from .rig import Plan, Rig
+from .service import missing_for_service, service_phase
+from .service_figures import ServiceFigures
 from .workloads import LINES_LARGE, printed_bytes
 
-__all__ = ["run_benchmark", "run_memory"]
+__all__ = ["run_benchmark", "run_memory", "run_service"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +85,30 @@ def run_memory(*, quick: bool = False) -> tuple[FlatMemory, list[str]]:
     return flat, [*notes, _memory_note(limits, flat)]
 
 
+def _service(rig: Rig, notes: list[str]) -> ServiceFigures | None:
+    """The service's rows, or None (with a note saying why) without its extras."""
+    missing = missing_for_service()
+    if missing is not None:
+        notes.append(missing)
+        return None
+    notes.append(
+        "service: RemoteComputer.arun on a real lmc serve --no-sandbox on loopback (no "
+        "bubblewrap, no cgroup quota), against the in-process Computer.arun, turn by turn."
+    )
+    return service_phase(rig)
+
+
+def run_service(*, quick: bool = False) -> tuple[ServiceFigures | None, list[str]]:
+    """Only the service's rows, on the rig of a whole run, with their notes."""
+    plan = Plan.make(200, quick)
+    notes: list[str] = []
+    with ExitStack() as stack:
+        limits, portal = _open(stack)
+        service = _service(Rig(stack, portal, plan, limits), notes)
+        logger.info("shutting the kernels down")
+    return service, notes
+
+
 def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
     """Measure lmc-runtime against raw jupyter-client on this machine, in one run."""
     plan = Plan.make(repeat, quick)
@@ -98,6 +124,7 @@ def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
         lines = phases.throughput(rig, notes)
         flat = phases.memory(rig, notes)
         languages = language_round_trips(portal, plan, limits, notes)
+        service = _service(rig, notes)
         logger.info("shutting the kernels down")
     return BenchReport(
         quick=quick,
@@ -117,6 +144,7 @@ def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
         loop_untracked=Timing.from_seconds(loops_off),
         loop_kernel_spread_pct=spread,
         languages=languages,
+        service=service,
         duration_s=time.perf_counter() - began,
         environment=_environment(),
         notes=[*notes, *_notes(limits, spread), _memory_note(limits, flat)],

@@ -37,11 +37,30 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_service(args: argparse.Namespace) -> int:
+    """Only the service's rows: RemoteComputer on a real lmc serve vs in-process."""
+    from dataclasses import asdict
+
+    from ..bench import format_figures, run_service
+    from ..bench.workloads import LINES_LARGE
+
+    service, notes = run_service(quick=args.quick)
+    rows = service.figures(LINES_LARGE) if service is not None else []
+    if args.json:
+        data = {"service": asdict(service) if service else None, "notes": notes}
+        write_json(sys.stdout, {**data, "figures": [asdict(row) for row in rows]})
+    else:
+        sys.stdout.write(format_figures(rows, notes))
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """The benchmark; its plot row needs matplotlib in the kernel, which runs on this
     Python (the ``[plot]`` extra)."""
     from ..bench import format_memory, format_report, run_benchmark, run_memory
 
+    if args.only == "service":
+        return _bench_service(args)
     if args.only != "memory":
         require_extra("lmc bench", "plot")
 
