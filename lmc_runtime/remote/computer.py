@@ -20,6 +20,7 @@ from anyio.from_thread import BlockingPortal
 from .. import replies
 from ..arguments import MessageInput, RunOptions, check_call, check_env, check_options
 from ..errors import (
+    ArgumentTypeError,
     ArgumentValueError,
     ConnectionLost,
     RemoteError,
@@ -35,7 +36,7 @@ from .models import RemoteTimeouts
 from .rest import Api, ExecutionRefused
 from .sync_layer import SyncLayer
 from .websocket import WebSocketChannel
-from .wire import REFUSED_STATUS, code_body, from_wire
+from .wire import ANSWERED, REFUSED_STATUS, code_body, from_wire
 
 __all__ = ["RemoteComputer", "Transport"]
 
@@ -72,6 +73,8 @@ class RemoteComputer(SyncLayer, FileMethods):
         delete_on_close: bool | None = None,
         timeouts: RemoteTimeouts | None = None,
     ) -> None:
+        if isinstance(languages, str) or not all(isinstance(n, str) for n in languages or ()):
+            raise ArgumentTypeError(f"languages must be a list of names, not {languages!r}")
         if transport not in ("http", "websocket"):
             raise ArgumentValueError(f"transport must be 'http' or 'websocket', not {transport!r}")
         self.url = url.rstrip("/")
@@ -239,7 +242,7 @@ class RemoteComputer(SyncLayer, FileMethods):
             try:
                 async for data in stream:
                     out = from_wire(data)
-                    ended = out.is_final or out.status in ("not_understood", "unavailable")
+                    ended = out.is_final or out.status in ANSWERED
                     yield out
             except ExecutionRefused as exc:
                 status = REFUSED_STATUS.get(exc.code, replies.Status.NOT_UNDERSTOOD)

@@ -8,6 +8,7 @@ An execution streams its NDJSON lines as they arrive.
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,8 @@ from .models import RemoteTimeouts
 from .problems import USER_ERRORS, error_from_body
 
 __all__ = ["Api", "ExecutionRefused", "parse_line"]
+
+logger = logging.getLogger(__name__)
 
 
 class ExecutionRefused(Exception):
@@ -123,13 +126,27 @@ class Api:
         }
         try:
             async with self.streamed("POST", self.path("/execute"), **kwargs) as response:
-                async for line in response.aiter_lines():
-                    if line:
-                        yield parse_line(line)
+                lines = response.aiter_lines()
+                async for line in lines:
+                    if not line:
+                        continue
+                    data = parse_line(line)
+                    if _is_final(data):
+                        # The response is read to its end before the caller, who may
+                        # stop at this message, sees it: closing it early drops the
+                        # connection while the server still winds the run down.
+                        async for rest in lines:
+                            if rest:
+                                logger.warning("a line after the final message: %.200s", rest)
+                    yield data
         except RemoteError as exc:
             if exc.code in USER_ERRORS and exc.status == 400:
                 raise ExecutionRefused(exc.code, exc.message) from exc
             raise
+
+
+def _is_final(data: dict[str, Any]) -> bool:
+    return data.get("format") == "active_line" and data.get("content") is None
 
 
 def parse_line(line: str | bytes) -> dict[str, Any]:

@@ -23,14 +23,13 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from ..errors import ConnectionLost, RemoteBusy, RemoteError, RemoteSessionEnded
 from .problems import error_from_body
 from .rest import Api, parse_line
+from .wire import ANSWERED
 
 __all__ = ["WebSocketChannel"]
 
 logger = logging.getLogger(__name__)
 
 _INTERRUPT = json.dumps({"control": "interrupt"})
-#: Statuses of a message that answers a run in place of its execution.
-_ANSWERED = frozenset({"malformed", "not_understood", "unavailable"})
 
 
 def _ws_url(url: str) -> str:
@@ -45,7 +44,7 @@ def _ends(data: dict[str, Any], reply_to: str) -> bool:
     if data.get("format") == "active_line" and data.get("content") is None:
         return True
     extras = data.get("extras") or {}
-    return data.get("format") == "output" and extras.get("status") in _ANSWERED
+    return data.get("format") == "output" and extras.get("status") in ANSWERED
 
 
 class WebSocketChannel:

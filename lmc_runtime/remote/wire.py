@@ -19,7 +19,11 @@ from ..errors import MessageError, RemoteError
 from ..intake import raw_id, read_message
 from ..messages import Message, new_id
 
-__all__ = ["REFUSED_STATUS", "code_body", "from_wire"]
+__all__ = ["ANSWERED", "REFUSED_STATUS", "code_body", "from_wire"]
+
+#: The statuses of a reply that answers a run in place of its execution (it has no
+#: final message after it).
+ANSWERED = frozenset({"malformed", "not_understood", "unavailable"})
 
 #: The not-understood status of each execution the server refuses as the user's error.
 REFUSED_STATUS = {

@@ -64,6 +64,8 @@ def test_misuse_raises_before_anything_is_sent(server: Server) -> None:
         computer.arun("python", "1")
     with pytest.raises(ValueError):
         RemoteComputer(server.url, transport="pigeon")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        RemoteComputer(server.url, languages="python")  # type: ignore[arg-type]
 
 
 def _tick_then(computer: RemoteComputer, action: Callable[[], None]) -> list[Message]:
