@@ -26,7 +26,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lmc`` console script; returns its exit status."""
-    args = build_parser().parse_args(argv)
+    args, unknown = build_parser().parse_known_args(argv)
+    if unknown:
+        command = f"lmc {args.command}"
+        sys.stderr.write(
+            f"{command}: unrecognized arguments: {' '.join(unknown)} (see {command} --help)\n"
+        )
+        return 2
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         stream=sys.stderr,

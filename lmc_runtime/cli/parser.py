@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NoReturn
 
 from .. import __version__
 from .batch import MAX_LINE_BYTES
@@ -12,7 +13,7 @@ from .interpreters import add_interpreter_options
 from .remote import add_remote_options
 from .running import cmd_demo, cmd_run
 
-__all__ = ["build_parser"]
+__all__ = ["OneLineParser", "build_parser"]
 
 EXIT_STATUSES = """\
 exit status:
@@ -29,6 +30,13 @@ in one computer. On a terminal the code, its output and its status are shown as
 text; images and HTML are saved to files (a new temporary folder unless
 --output-dir is given) and their paths printed. Piped, or with --jsonl, every
 computer message is written to stdout as one JSON line."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line naming the command's ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _positive(text: str) -> int:
@@ -65,7 +73,7 @@ def _batch_options(parser: argparse.ArgumentParser) -> None:
     add_remote_options(parser, default_languages="python")
 
 
-def _batch_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _batch_commands(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     formatter = argparse.RawDescriptionHelpFormatter
     run = sub.add_parser(
         "run",
@@ -91,10 +99,10 @@ def _batch_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``lmc`` command; each subcommand sets ``func`` (and ``extra``)."""
-    parser = argparse.ArgumentParser(prog="lmc", description="The computer for LLM agents.")
+    parser = OneLineParser(prog="lmc", description="The computer for LLM agents.")
     parser.add_argument("--version", action="version", version=f"lmc-runtime {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     _batch_commands(sub)
     languages = sub.add_parser("languages", help="list languages and whether they run here")
     add_interpreter_options(languages)

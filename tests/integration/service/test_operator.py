@@ -69,6 +69,9 @@ def test_a_data_dir_held_by_another_server_is_one_line_and_exit_2() -> None:
         (["--memory", "12X"], {}, "--memory: '12X' is not a size"),
         ([], {"LMC_SERVE_PROCESSES": "many"}, "LMC_SERVE_PROCESSES: 'many'"),
         ([], {"LMC_SERVE_LOG_FORMAT": "xml"}, "LMC_SERVE_LOG_FORMAT"),
+        # Regression: argparse's own errors were its usage, then the error, in 3 lines.
+        (["--no-such-flag"], {}, "unrecognized arguments: --no-such-flag (see lmc serve --help)"),
+        (["--pool-size"], {}, "--pool-size: expected one argument"),
     ],
 )
 def test_a_bad_flag_or_env_value_is_one_line_and_exit_2(
