@@ -59,18 +59,18 @@ class ShellExecution(Execution):
 
     async def escalate(self) -> bool:
         """Interrupt again a job that began as the first interrupt came; SIGKILL
-        a foreground job that ignores it (never the shell itself)."""
+        a foreground job that ignores it (never the shell's own group)."""
         group = self.shell.foreground_group()
         if group != self._last:
             await self.interrupt_code()
             return True
-        if group == self.shell.pid:
+        if group == self.shell.group:
             return False
         self.job_killed = signal_group(group, signal.SIGKILL)
         return self.job_killed
 
     def over(self) -> None:
-        for group in self.stopped - {self.shell.pid}:
+        for group in self.stopped - {self.shell.group}:
             signal_group(group, signal.SIGKILL)  # children that ignored SIGINT
 
     def finish(self, done: Finished) -> list[Message]:

@@ -64,6 +64,8 @@ class ShellInterpreter:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._child: Any = None
         self.pid = self._fd = self._ctl = -1
+        #: The shell's own process group (see :meth:`launch`); -1 until it is ready.
+        self.group = -1
         self._deliver: Deliver | None = None
         self._scope = anyio.CancelScope()
         self._ready, self._ended, self._pty_closed = anyio.Event(), anyio.Event(), anyio.Event()
@@ -91,6 +93,10 @@ class ShellInterpreter:
         if self._ready.is_set() and not self._ended.is_set():
             with contextlib.suppress(termios.error, OSError):
                 self._modes = termios.tcgetattr(self._fd)
+            # At its prompt the shell owns the terminal: the foreground group is its
+            # own. That is not always ``pid``: in a sandbox ``pid`` is the supervisor
+            # above bubblewrap, and the shell made a group of its own on the terminal.
+            self.group = self.foreground_group()
             return
         why = f"no prompt within {self._startup_timeout:g} s"
         if self._ended.is_set():
