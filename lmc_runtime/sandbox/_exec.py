@@ -34,15 +34,28 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     kills bwrap when the runtime process ends (a pidfd, no polling; it refuses to
     start if the runtime is already gone),
     forwards SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, and ends the way
-    bwrap ended (same exit code, or same signal).
+    the sandboxed process ended (same exit code, or same signal; see below).
+``--report``
+    inside the sandbox: stay as the parent of ``argv`` too, and write how it
+    ended (its wait status) to the descriptor the supervisor passed down.
+
+bwrap, and the init process it runs in the sandbox's PID namespace, end with
+``128+N`` when their child was killed by signal N (its ``--json-status-fd``
+says the same): an interpreter killed by SIGKILL and one that exited with
+status 137 would look alike. So the supervisor opens a pipe, names its
+descriptor in ``LMC_SANDBOX_STATUS_FD``, and the wrapper inside (``--report``)
+writes the real status there; the supervisor then ends the way that says,
+re-raising the signal on itself. Without a report (bwrap failed before the
+wrapper ran) it ends the way bwrap did.
 """
 
+import contextlib
 import os
 import resource
 import select
 import signal
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 __all__: list[str] = []
 
@@ -54,15 +67,17 @@ _RLIMITS = {
     "nproc": resource.RLIMIT_NPROC,
     "core": resource.RLIMIT_CORE,
 }
+#: Where the sandboxed wrapper finds the descriptor it reports its child's end on.
+STATUS_FD = "LMC_SANDBOX_STATUS_FD"
+_FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+#: Signals whose default action stops a process rather than ending it.
+_STOPPING = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
 
-def _fail(text: str) -> None:
+def _fail(text: str) -> NoReturn:
     sys.stderr.write(f"lmc sandbox: {text}\n")
     sys.stderr.flush()
     os._exit(127)
-
-
-_FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
 def _pidfd(pid: int) -> int | None:
@@ -72,19 +87,46 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _supervise(argv: list[str], env: dict[str, str], parent: int) -> None:
-    """Run ``argv`` as a child; end with it, and end it if process ``parent`` ends."""
-    parent_fd = _pidfd(parent)
-    if os.getppid() != parent:  # the runtime ended before (or while) this one started
-        _fail(f"the process that started this one ({parent}) has ended")
+def _start(argv: list[str], env: dict[str, str], sigint: Any) -> int:
+    """Fork and exec ``argv`` (with SIGINT disposition ``sigint``, unless None);
+    this process ignores SIGINT and forwards the other signals it is sent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     child = os.fork()
     if child == 0:
+        if sigint is not None:
+            signal.signal(signal.SIGINT, sigint)
         try:
             os.execvpe(argv[0], argv, env)
         except OSError as exc:
             _fail(f"cannot run {argv[0]}: {exc}")
+
+    def forward(number: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, number)
+
     for signum in _FORWARDED:
-        signal.signal(signum, lambda number, _frame: os.kill(child, number))
+        signal.signal(signum, forward)
+    return child
+
+
+def _status_pipe(env: dict[str, str]) -> tuple[int, int]:
+    """The pipe the wrapper inside reports on; its write end is named in ``env``."""
+    report, write = os.pipe()
+    os.set_inheritable(write, True)
+    env[STATUS_FD] = str(write)
+    return report, write
+
+
+def _supervise(
+    argv: list[str], env: dict[str, str], parent: int, sigint: Any, pipe: tuple[int, int]
+) -> NoReturn:
+    """Run ``argv`` as a child; end with it, and end it if process ``parent`` ends."""
+    parent_fd = _pidfd(parent)
+    if os.getppid() != parent:  # the runtime ended before (or while) this one started
+        _fail(f"the process that started this one ({parent}) has ended")
+    report, write = pipe
+    child = _start(argv, env, sigint)
+    os.close(write)
     child_fd = _pidfd(child)
     watched = [fd for fd in (child_fd, parent_fd) if fd is not None]
     while child_fd is not None:
@@ -95,6 +137,30 @@ def _supervise(argv: list[str], env: dict[str, str], parent: int) -> None:
             os.kill(child, signal.SIGKILL)
             watched.remove(parent_fd)
     _, status = os.waitpid(child, 0)
+    reported = _reported(report)
+    exit_like(status if reported is None else reported)
+
+
+def _reported(fd: int) -> int | None:
+    """The wait status the wrapper inside wrote on ``fd`` (it has ended), or None."""
+    os.set_blocking(fd, False)
+    try:
+        status = int(os.read(fd, 32).decode("ascii"))
+    except (OSError, ValueError):
+        return None
+    if not 0 <= status <= 0xFFFF or not (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
+        return None
+    return status
+
+
+def _report(argv: list[str], env: dict[str, str], sigint: Any) -> NoReturn:
+    """Inside the sandbox: run ``argv`` as a child, write how it ended, end the same way."""
+    fd = int(env.pop(STATUS_FD))
+    os.set_inheritable(fd, False)
+    child = _start(argv, env, sigint)
+    _, status = os.waitpid(child, 0)
+    with contextlib.suppress(OSError):
+        os.write(fd, b"%d\n" % status)
     exit_like(status)
 
 
@@ -102,11 +168,83 @@ def exit_like(status: int) -> NoReturn:
     """End this process the way a child with wait ``status`` ended: the same exit
     code, or the same signal (re-raised on itself with its default action)."""
     code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        if -code not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
+    if code >= 0:
+        os._exit(code & 0xFF)
+    signum = -code
+    if signum not in _STOPPING:
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core of this process
+        with contextlib.suppress(OSError, ValueError):
+            if signum != signal.SIGKILL:
+                signal.signal(signum, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+            os.kill(os.getpid(), signum)
+    os._exit((128 + signum) & 0xFF)  # a signal that does not end this process
+
+
+class _Settings:
+    """What the options ask for beyond what :func:`_apply` does at once."""
+
+    def __init__(self) -> None:
+        self.env = dict(os.environ)
+        self.bwrap_env = self.report = False
+        self.supervise: int | None = None
+        self.user: tuple[int, int] | None = None
+        self.sigint: Any = None
+
+
+def _apply(option: str, value: str, settings: _Settings) -> None:
+    """Apply one option that takes a value (a cgroup, a limit), or note it."""
+    if option == "--cgroup":
+        with open(value, "w", encoding="ascii") as procs:
+            procs.write(str(os.getpid()))
+    elif option == "--rlimit":
+        name, _, number = value.partition("=")
+        limit = int(number)
+        resource.setrlimit(_RLIMITS[name], (limit, limit))
+    elif option == "--sigint":
+        settings.sigint = signal.SIG_IGN if value == "ignore" else signal.SIG_DFL
+    elif option == "--supervise":
+        settings.supervise = int(value)
+    elif option == "--user":
+        uid, _, gid = value.partition(":")
+        settings.user = (int(uid), int(gid))
+    elif option == "--unset":
+        settings.env.pop(value, None)
+    else:
+        _fail(f"unknown option {option}")
+
+
+def _parse(options: list[str]) -> _Settings:
+    settings = _Settings()
+    index = 0
+    while index < len(options):
+        option = options[index]
+        if option in ("--bwrap-env", "--report"):
+            settings.bwrap_env |= option == "--bwrap-env"
+            settings.report |= option == "--report"
+            index += 1
+            continue
+        if index + 1 >= len(options):
+            _fail(f"{option} needs a value")
+        value = options[index + 1]
+        index += 2
+        try:
+            _apply(option, value, settings)
+        except (OSError, ValueError, KeyError) as exc:
+            _fail(f"{option} {value}: {exc}")
+    return settings
+
+
+def _drop_to(user: tuple[int, int]) -> None:
+    try:
+        os.setgroups([])
+        os.setgid(user[1])
+        os.setuid(user[0])
+    except OSError as exc:
+        _fail(f"--user {user[0]}:{user[1]}: {exc}")
+    if os.getuid() != user[0] or os.geteuid() != user[0]:
+        _fail(f"could not drop to uid {user[0]}")
 
 
 def main(args: list[str]) -> None:
@@ -116,60 +254,23 @@ def main(args: list[str]) -> None:
     options, argv = args[:split], args[split + 1 :]
     if not argv:
         _fail("no command given")
-    env = dict(os.environ)
-    bwrap_env = False
-    supervise: int | None = None
-    user: tuple[int, int] | None = None
-    index = 0
-    while index < len(options):
-        option = options[index]
-        if option == "--bwrap-env":
-            bwrap_env = True
-            index += 1
-            continue
-        if index + 1 >= len(options):
-            _fail(f"{option} needs a value")
-        value = options[index + 1]
-        index += 2
-        try:
-            if option == "--cgroup":
-                with open(value, "w", encoding="ascii") as procs:
-                    procs.write(str(os.getpid()))
-            elif option == "--rlimit":
-                name, _, number = value.partition("=")
-                limit = int(number)
-                resource.setrlimit(_RLIMITS[name], (limit, limit))
-            elif option == "--sigint":
-                handler = signal.SIG_IGN if value == "ignore" else signal.SIG_DFL
-                signal.signal(signal.SIGINT, handler)
-            elif option == "--supervise":
-                supervise = int(value)
-            elif option == "--user":
-                uid, _, gid = value.partition(":")
-                user = (int(uid), int(gid))
-            elif option == "--unset":
-                env.pop(value, None)
-            else:
-                _fail(f"unknown option {option}")
-        except (OSError, ValueError, KeyError) as exc:
-            _fail(f"{option} {value}: {exc}")
-    if user is not None:
-        try:
-            os.setgroups([])
-            os.setgid(user[1])
-            os.setuid(user[0])
-        except OSError as exc:
-            _fail(f"--user {user[0]}:{user[1]}: {exc}")
-        if os.getuid() != user[0] or os.geteuid() != user[0]:
-            _fail(f"could not drop to uid {user[0]}")
-    if bwrap_env:
+    settings = _parse(options)
+    env = settings.env
+    if settings.user is not None:
+        _drop_to(settings.user)
+    if settings.report and STATUS_FD in env:
+        _report(argv, env, settings.sigint)
+    if settings.sigint is not None:
+        signal.signal(signal.SIGINT, settings.sigint)
+    pipe = _status_pipe(env) if settings.supervise is not None else None
+    if settings.bwrap_env:
         extra = ["--clearenv"]
         for name, value in env.items():
             extra += ["--setenv", name, value]
         argv = [argv[0], *extra, *argv[1:]]
         env = {}
-    if supervise is not None:
-        _supervise(argv, env, supervise)
+    if settings.supervise is not None and pipe is not None:
+        _supervise(argv, env, settings.supervise, settings.sigint, pipe)
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

@@ -1,13 +1,15 @@
 """The launcher a sandboxed session's backends start every process through.
 
 Each command line becomes ``python _exec.py <limits> -- bwrap <namespaces> --
-python _exec.py --sigint default -- argv``: the outer wrapper joins the
-session's cgroup, sets the rlimits and cleans the environment on the host, then
-starts bwrap and stays as its single-threaded parent (``--supervise``: bwrap's
-``--die-with-parent`` would otherwise follow the backend thread that started
-it, not the runtime process); the inner one restores SIGINT inside the sandbox and becomes the
-interpreter. Without bubblewrap (the operator's explicit opt-out) only the outer
-wrapper runs.
+python _exec.py --sigint default --report -- argv``: the outer wrapper joins
+the session's cgroup, sets the rlimits and cleans the environment on the host,
+then starts bwrap and stays as its single-threaded parent (``--supervise``:
+bwrap's ``--die-with-parent`` would otherwise follow the backend thread that
+started it, not the runtime process); the inner one starts the interpreter with
+SIGINT restored and stays its parent, to tell the outer one how it ended (bwrap
+turns a death by signal N into exit status 128+N), so that the host sees an
+interpreter killed by a signal as killed by that signal. Without bubblewrap
+(the operator's explicit opt-out) only the outer wrapper runs.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class SandboxLauncher:
             network=self.network,
             tmp_bytes=self.tmp_bytes,
         )
-        inner = [*self._wrapper(), "--sigint", "default", "--", *argv]
+        inner = [*self._wrapper(), "--sigint", "default", "--report", "--", *argv]
         supervise = ["--supervise", str(os.getpid())]
         if self.network:  # a namespace of its own, set up by a helper that starts bwrap
             helper = netns_command(require_network_tools())

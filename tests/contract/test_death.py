@@ -29,10 +29,6 @@ def _pid(computer: Computer, lang: Profile) -> int:
     return int(result.output)
 
 
-@pytest.mark.remote_xfail(
-    "lmc serve's sandbox reports a SIGKILL as exit code 137, not as the signal",
-    lang=("python", "r", "shell", "sh", "zsh", "javascript", "typescript"),
-)
 def test_an_interpreter_killed_by_its_code_is_reported_and_restarted(
     lang: Profile, computer: Computer
 ) -> None:
