@@ -40,11 +40,6 @@ def _assert_stopped_with_state_kept(
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.remote_xfail(
-    "in lmc serve's sandbox, stopping a shell's busy loop kills the shell (status 137)",
-    lang=("shell", "sh", "zsh"),
-    kind=("busy-loop",),
-)
 def test_a_timeout_stops_the_code_and_keeps_the_state(
     lang: Profile, computer: Computer, kind: str
 ) -> None:
@@ -60,11 +55,6 @@ def _seen(kind: str) -> str:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.remote_xfail(
-    "in lmc serve's sandbox, stopping a shell's busy loop kills the shell (status 137)",
-    lang=("shell", "sh", "zsh"),
-    kind=("busy-loop",),
-)
 def test_interrupt_from_another_thread_stops_the_code_and_keeps_the_state(
     lang: Profile, computer: Computer, kind: str
 ) -> None:
