@@ -109,8 +109,9 @@ def locked(fd: int, timeout: float, what: Path) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def append_lines(path: Path, lines: list[str], timeout: float) -> None:
-    """Append whole lines to ``path`` (made if missing), under an exclusive lock, then fsync.
+def append_lines(path: Path, lines: list[str], timeout: float, *, fsync: bool = True) -> None:
+    """Append whole lines to ``path`` (made if missing), under an exclusive lock, then
+    fsync (unless ``fsync=False``: a later fsync of the file makes them durable too).
 
     Waits at most ``timeout`` seconds for the lock, then raises StoreError.
 
@@ -125,7 +126,8 @@ def append_lines(path: Path, lines: list[str], timeout: float) -> None:
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data
             _write_all(fd, data)
-            os.fsync(fd)
+            if fsync:
+                os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -4,7 +4,8 @@
 ``<root>/threads/<id>/messages.jsonl`` holds one Jan ``thread.message`` per line,
 each carrying its LMC message losslessly in ``metadata.lmc``. Appends are
 append-only, under an exclusive ``flock`` (so concurrent writers, in this
-process or another, never interleave) and fsynced before ``append`` returns. A
+process or another, never interleave) and fsynced before ``append`` returns
+(unless ``durable=False``: the next durable append's fsync covers the same file). A
 torn last line left by a crash is skipped with a warning on load.
 
 A folder is a thread when its ``thread.json`` holds a JSON object. ``create``
@@ -183,7 +184,7 @@ class JanThreadStore(ThreadStore):
                 logger.warning("%s: skipped a record that is not a message: %s", folder, exc)
         return out
 
-    def append(self, thread_id: str, messages: Iterable[Message]) -> None:
+    def append(self, thread_id: str, messages: Iterable[Message], *, durable: bool = True) -> None:
         folder = self._dir(thread_id)
         stamped = stamp(thread_id, messages)
         self.get(thread_id)
@@ -192,7 +193,7 @@ class JanThreadStore(ThreadStore):
         records = to_jan(stamped, thread_id=thread_id, assistant_id=ASSISTANT_ID)
         lines = [_dumps(record) for record in records]
         try:
-            append_lines(folder / "messages.jsonl", lines, self.lock_timeout)
+            append_lines(folder / "messages.jsonl", lines, self.lock_timeout, fsync=durable)
         except FileNotFoundError:
             raise ThreadNotFound(thread_id) from None
         except OSError as exc:
