@@ -4,8 +4,10 @@ Code messages go out as JSON text frames and computer messages come back the
 same way; ``{"control": "interrupt"}`` interrupts. The connection opens at the
 first run and is opened again at the next run after it broke, or after a run
 that was abandoned before its end (closing it stops that code on the server).
-Pings every ``RemoteTimeouts.ping`` seconds find a dead peer; a run's own
-timeout is also kept here: at its deadline the client interrupts the code.
+Pings every ``RemoteTimeouts.ping`` seconds find a dead peer. A run's timeout
+goes with its code message (``extras.timeout``) and the server keeps it, so the
+run ends ``timeout``; should a run go on past its timeout plus the margin (a
+server that does not keep it), the client interrupts it.
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ class WebSocketChannel:
         sock = await self._connection()
         self._running = True
         finished = False
+        if timeout is not None:
+            body = {**body, "extras": {**(body.get("extras") or {}), "timeout": timeout}}
         try:
             await sock.send(json.dumps(body))
             async for data in self._receive(sock, str(body["id"]), timeout):
@@ -131,7 +135,7 @@ class WebSocketChannel:
         self, sock: ClientConnection, reply_to: str, timeout: float | None
     ) -> AsyncGenerator[dict[str, Any], None]:
         bound = self.api.timeouts.read_bound(timeout)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if bound is None or timeout is None else time.monotonic() + bound
         answered = False  # a refusal comes first, in place of the run's messages
         while True:
             wait = bound
@@ -145,7 +149,7 @@ class WebSocketChannel:
                     raise ConnectionLost(
                         f"no message from {self.api.url} in {wait:g} s", self.api.session_id
                     )
-                logger.debug("run %s reached its timeout: interrupting it", reply_to)
+                logger.info("run %s went on past its timeout: interrupting it", reply_to)
                 await sock.send(_INTERRUPT)
                 deadline = None
                 continue

@@ -4,8 +4,11 @@ Authentication: ``Authorization: Bearer``, ``?token=``, or an ``lmc.token.<token
 subprotocol. A browser Origin must be allowed. Chunk framing (start/content/end,
 see :mod:`lmc_runtime.chunks`) is used on request: ``?chunks=1``, or a first
 message ``{"hello": {"chunks": true}}``; chunked input is accepted either way.
-``{"control": "interrupt"}`` interrupts the running code. Anything malformed is
-answered with a "not understood" computer message; the connection stays open.
+``{"control": "interrupt"}`` interrupts the running code. A code message's
+``extras.timeout`` (seconds, positive; at most the session's ``wall_seconds``) is
+its run's timeout, as ``?timeout=`` is over HTTP; it is taken off the message
+before the message runs. Anything malformed is answered with a "not understood"
+computer message; the connection stays open.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 from typing import Any
 
 import anyio
@@ -57,6 +61,7 @@ class _Connection:
         self.session = session
         self.chunks = chunks
         self.max_bytes = max_bytes
+        self.wall_seconds = session.policy.limits.wall_seconds
         self.assembler = ChunkAssembler()
         self._assembled_bytes = 0
         self._dropping = False
@@ -134,7 +139,7 @@ class _Connection:
                 data = self._assemble(data, len(text))
                 if data is None:
                     return
-            message = code_message(data)
+            message, timeout = _run_timeout(code_message(data), self.wall_seconds)
         except MessageError as exc:
             await self.send(replies.not_understood(exc.reason, reply_to, status="malformed"))
             return
@@ -144,7 +149,7 @@ class _Connection:
             status = "busy" if isinstance(exc, SessionBusy) else "closed"
             await self.send(replies.notice(exc.message, status, message.id))
             return
-        tg.start_soon(self._execute, message, claim, tg)
+        tg.start_soon(self._execute, message, timeout, claim, tg)
 
     def _is_chunk(self, data: dict[str, Any]) -> bool:
         return "start" in data or "end" in data or self.assembler.open or self._dropping
@@ -167,8 +172,10 @@ class _Connection:
             )
         return self.assembler.feed(chunk)
 
-    async def _execute(self, message: Message, claim: Any, tg: TaskGroup) -> None:
-        stream = self.session.stream(message, None, claim)
+    async def _execute(
+        self, message: Message, timeout: float | None, claim: Any, tg: TaskGroup
+    ) -> None:
+        stream = self.session.stream(message, timeout, claim)
         try:
             async with self.drain.execution() as run:
                 with run:
@@ -195,6 +202,25 @@ class _Connection:
         await self.send(
             replies.not_understood(f"unknown control {command!r}; known: interrupt", None)
         )
+
+
+def _run_timeout(message: Message, wall: float | None) -> tuple[Message, float | None]:
+    """The message without its ``extras.timeout``, and that timeout (at most
+    ``wall``); :class:`MessageError` if it is not a positive number of seconds."""
+    extras = dict(message.extras or {})
+    if "timeout" not in extras:
+        return message, None
+    timeout = extras.pop("timeout")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise MessageError(f"extras.timeout must be a positive number of seconds, not {timeout!r}")
+    if wall is not None:
+        timeout = min(timeout, wall)
+    return message.model_copy(update={"extras": extras or None}), float(timeout)
 
 
 def ws_router() -> APIRouter:

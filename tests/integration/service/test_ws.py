@@ -1,4 +1,4 @@
-"""The WebSocket: streaming a plot, chunk framing, malformed input."""
+"""The WebSocket: streaming a plot, chunk framing, malformed input, a run's timeout."""
 
 from __future__ import annotations
 
@@ -79,3 +79,33 @@ def test_websocket_chunk_framing_and_malformed_messages(server: Server) -> None:
     messages = list(from_chunks(frames))
     assert all(m.in_reply_to == "c-1" for m in messages)
     assert any(m.content == "chunked\n" for m in messages)
+
+
+def test_a_code_message_carries_its_timeout(server: Server) -> None:
+    """Guards: WebSocket runs had no server-side timeout; ``extras.timeout`` is
+    the run's, so it ends "timeout"; a timeout that is not a positive number is
+    refused as malformed, and the connection stays usable."""
+    session_id = server.create()
+    sleeper = {**CODE, "content": "import time\ntime.sleep(60)"}
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        url = f"{server.ws_url}/v1/sessions/{session_id}/ws?token={TOKEN}"
+        async with connect(url) as ws:
+            refused = []
+            for bad in (0, -1, "1", True):
+                await ws.send(json.dumps({**sleeper, "id": "bad", "extras": {"timeout": bad}}))
+                refused.append(json.loads(await ws.recv()))
+            extras = {"timeout": 1, "env": {"A": "b"}}
+            await ws.send(json.dumps({**sleeper, "id": "t-1", "extras": extras}))
+            return refused, await _until_done(ws)
+
+    try:
+        refused, frames = anyio.run(scenario)
+    finally:
+        server.delete(session_id)
+    for reply in refused:
+        assert reply["extras"]["status"] == "malformed", reply
+        assert "extras.timeout" in reply["content"], reply
+    final = frames[-1]
+    assert final["in_reply_to"] == "t-1"
+    assert final["extras"]["status"] == "timeout", final
