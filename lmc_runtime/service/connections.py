@@ -13,6 +13,9 @@
 
 A request that times out gets a JSON 408 (``request_timeout``) if it had
 started and nothing has been answered yet; then the connection is closed.
+
+:class:`ConnectionGuard` keeps these rules for one connection; the uvicorn
+protocols that it guards (h11, or httptools when installed) are in :mod:`.guarded`.
 """
 
 from __future__ import annotations
@@ -21,16 +24,20 @@ import asyncio
 import json
 import logging
 import resource
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, ClassVar
+from typing import Protocol
 
-import h11
-from uvicorn.config import Config
-from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.server import ServerState
-
-__all__ = ["ConnectionLimits", "GuardedH11Protocol", "connection_cap", "guarded_protocol"]
+__all__ = [
+    "BODY",
+    "HEADERS",
+    "LINGER",
+    "ConnectionGuard",
+    "ConnectionLimits",
+    "GuardedConnection",
+    "connection_cap",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,84 +68,91 @@ def connection_cap(limits: ConnectionLimits) -> int:
 
 
 #: Phases a client can stall in; ``None`` when the server is the one working.
-_HEADERS, _BODY, _LINGER, _UPGRADED = "headers", "body", "linger", "upgraded"
+HEADERS, BODY, LINGER, _UPGRADED = "headers", "body", "linger", "upgraded"
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with the deadlines and the cap of :class:`ConnectionLimits`."""
+class _Cycle(Protocol):
+    """What the guard reads of uvicorn's request-response cycle (either protocol's)."""
 
-    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    response_started: bool
+    response_complete: bool
+    disconnected: bool
+    waiting_for_100_continue: bool
+    message_event: asyncio.Event
 
-    def __init__(
-        self,
-        config: Config,
-        server_state: ServerState,
-        app_state: dict[str, Any],
-        _loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
+
+class _Flow(Protocol):
+    read_paused: bool
+
+
+class GuardedConnection(Protocol):
+    """A uvicorn HTTP protocol, as its :class:`ConnectionGuard` sees it."""
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop: ...
+
+    @property
+    def cycle(self) -> _Cycle | None: ...
+
+    @property
+    def flow(self) -> _Flow: ...
+
+    def current_phase(self) -> str | None:
+        """:data:`HEADERS`, :data:`BODY`, :data:`LINGER`, or None: the server works."""
+        ...
+
+
+class ConnectionGuard:
+    """The deadlines of one connection, and its part in the cap."""
+
+    def __init__(self, limits: ConnectionLimits, connection: GuardedConnection) -> None:
+        self.limits = limits
+        self._connection = connection
+        self._transport: asyncio.Transport | None = None
         self._phase: str | None = None
         self._phase_since = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._received = 0
         self._mark = 0
 
-    # -- the protocol's events -----------------------------------------------
+    # -- what the protocol tells it --------------------------------------------
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._update_phase()
-        self._make_room()
+    def made(self, transport: asyncio.Transport, connections: Iterable[object]) -> None:
+        """The connection is open (``connections``: every open one, this one too)."""
+        self._transport = transport
+        self.update()
+        self._make_room(list(connections))
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def lost(self) -> None:
         self._cancel_timer()
-        super().connection_lost(exc)
 
-    def data_received(self, data: bytes) -> None:
-        self._received += len(data)
-        super().data_received(data)
+    def received(self, size: int) -> None:
+        self._received += size
 
-    def handle_events(self) -> None:
-        super().handle_events()
-        self._update_phase()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._update_phase()
-
-    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+    def upgraded(self) -> None:
+        """A WebSocket now: no HTTP deadline applies."""
         self._set_phase(_UPGRADED)
-        super().handle_websocket_upgrade(event)
 
-    # -- deadlines -------------------------------------------------------------
-
-    def _current_phase(self) -> str | None:
-        if self._phase == _UPGRADED:
-            return _UPGRADED
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            return _HEADERS
-        if state is h11.SEND_BODY:
-            answered = self.cycle is not None and self.cycle.response_complete
-            return _LINGER if answered else _BODY
-        return None
-
-    def _update_phase(self) -> None:
-        if self.transport is None or self.transport.is_closing():
+    def update(self) -> None:
+        """The protocol's state may have changed: start the deadline of its phase."""
+        if self._transport is None or self._transport.is_closing() or self._phase == _UPGRADED:
             return
-        phase = self._current_phase()
+        phase = self._connection.current_phase()
         if phase != self._phase:
             self._set_phase(phase)
+
+    # -- deadlines -------------------------------------------------------------
 
     def _set_phase(self, phase: str | None) -> None:
         self._cancel_timer()
         self._phase = phase
-        self._phase_since = self.loop.time()
+        loop = self._connection.loop
+        self._phase_since = loop.time()
         self._mark = self._received
-        if phase in (_HEADERS, _LINGER):
-            self._timer = self.loop.call_later(self.limits.header_timeout, self._on_deadline)
-        elif phase == _BODY:
-            self._timer = self.loop.call_later(self.limits.body_timeout, self._on_body_check)
+        if phase in (HEADERS, LINGER):
+            self._timer = loop.call_later(self.limits.header_timeout, self._on_deadline)
+        elif phase == BODY:
+            self._timer = loop.call_later(self.limits.body_timeout, self._on_body_check)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -147,43 +161,47 @@ class GuardedH11Protocol(H11Protocol):
 
     def _on_deadline(self) -> None:
         self._timer = None
-        if self._phase == _HEADERS and self._received > self._mark:
+        if self._phase == HEADERS and self._received > self._mark:
             seconds = self.limits.header_timeout
-            self._close(408, "request_timeout", f"the request headers took more than {seconds:g} s")
+            self.close(408, "request_timeout", f"the request headers took more than {seconds:g} s")
         else:
-            self._close()
+            self.close()
 
     def _on_body_check(self) -> None:
         self._timer = None
-        if self._phase != _BODY or self.transport.is_closing():
+        if self._phase != BODY or self._transport is None or self._transport.is_closing():
             return
-        cycle = self.cycle
-        server_waits = self.flow.read_paused or (
+        cycle = self._connection.cycle
+        server_waits = self._connection.flow.read_paused or (
             cycle is not None and cycle.waiting_for_100_continue
         )
         wanted = self.limits.min_body_rate * self.limits.body_timeout
         if server_waits or self._received - self._mark >= wanted:
             self._mark = self._received
-            self._timer = self.loop.call_later(self.limits.body_timeout, self._on_body_check)
+            self._timer = self._connection.loop.call_later(
+                self.limits.body_timeout, self._on_body_check
+            )
             return
         if cycle is not None and cycle.response_started:
-            self._close()
+            self.close()
             return
-        self._close(
+        self.close(
             408,
             "request_timeout",
             f"the request body came slower than {self.limits.min_body_rate} bytes a second",
         )
 
-    def _close(self, status: int | None = None, code: str = "", message: str = "") -> None:
+    def close(self, status: int | None = None, code: str = "", message: str = "") -> None:
         """Close the connection, first answering ``status`` if given; the request
         still running, if any, sees its client gone and cannot answer any more."""
         self._cancel_timer()
-        if self.transport.is_closing():
+        transport = self._transport
+        if transport is None or transport.is_closing():
             return
-        if self.cycle is not None and not self.cycle.response_complete:
-            self.cycle.disconnected = True
-            self.cycle.message_event.set()
+        cycle = self._connection.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
         if status is not None:
             body = json.dumps({"error": {"code": code, "message": message}}).encode()
             head = (
@@ -191,35 +209,30 @@ class GuardedH11Protocol(H11Protocol):
                 "content-type: application/json\r\n"
                 f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
             )
-            self.transport.write(head.encode() + body)
-        self.transport.close()
+            transport.write(head.encode() + body)
+        transport.close()
 
     # -- the cap ---------------------------------------------------------------
 
-    def _make_room(self) -> None:
+    def _waiting(self) -> bool:
+        """Whether the client is the one the connection waits for, between requests."""
+        transport = self._transport
+        return (
+            self._phase in (HEADERS, LINGER)
+            and transport is not None
+            and not (transport.is_closing())
+        )
+
+    def _make_room(self, connections: list[object]) -> None:
         cap = connection_cap(self.limits)
-        if len(self.connections) <= cap:
+        if len(connections) <= cap:
             return
+        guards = (getattr(c, "guard", None) for c in connections)
         waiting = [
-            c
-            for c in self.connections
-            if isinstance(c, GuardedH11Protocol)
-            and c is not self
-            and c._phase in (_HEADERS, _LINGER)
-            and not c.transport.is_closing()
+            g for g in guards if isinstance(g, ConnectionGuard) and g is not self and g._waiting()
         ]
         if waiting:
-            min(waiting, key=lambda c: c._phase_since)._close()
+            min(waiting, key=lambda g: g._phase_since).close()
             return
-        logger.warning("%d connections, all busy: a new one is refused", len(self.connections))
-        self._close(503, "too_many_connections", f"the service serves at most {cap} connections")
-
-
-def guarded_protocol(limits: ConnectionLimits) -> type[GuardedH11Protocol]:
-    """The protocol class for uvicorn's ``http`` option, with ``limits``."""
-
-    class Guarded(GuardedH11Protocol):
-        pass
-
-    Guarded.limits = limits
-    return Guarded
+        logger.warning("%d connections, all busy: a new one is refused", len(connections))
+        self.close(503, "too_many_connections", f"the service serves at most {cap} connections")

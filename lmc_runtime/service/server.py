@@ -23,9 +23,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .access import AccessLog
 from .app import create_app
-from .connections import ConnectionLimits, connection_cap, guarded_protocol
+from .connections import ConnectionLimits, connection_cap
 from .datadir import DataDirLock
 from .drain import Drain
+from .guarded import guarded_protocol
 from .settings import ServiceSettings
 
 __all__ = ["ListenError", "StartupFailed", "listen", "serve", "url_of"]
