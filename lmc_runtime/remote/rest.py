@@ -114,35 +114,45 @@ class Api:
         :class:`ExecutionRefused` if the server refused the message as the user's
         error; reads wait at most the run's timeout plus the margin.
         """
-        params = {"timeout": repr(float(timeout))} if timeout is not None else {}
+        params = {"timeout": repr(float(timeout))} if timeout is not None else None
         bound = self.timeouts.read_bound(timeout)
         limits = httpx.Timeout(bound, connect=self.timeouts.connect, write=self.timeouts.request)
         content = json.dumps(body).encode("ascii")
-        kwargs: dict[str, Any] = {
-            "content": content,
-            "params": params,
-            "timeout": limits,
-            "headers": {"Content-Type": "application/json"},
-        }
+        kwargs = {"content": content, "params": params, "timeout": limits, "headers": _JSON}
         try:
             async with self.streamed("POST", self.path("/execute"), **kwargs) as response:
-                lines = response.aiter_lines()
+                lines = _lines(response)
                 async for line in lines:
-                    if not line:
-                        continue
                     data = parse_line(line)
                     if _is_final(data):
                         # The response is read to its end before the caller, who may
                         # stop at this message, sees it: closing it early drops the
                         # connection while the server still winds the run down.
                         async for rest in lines:
-                            if rest:
-                                logger.warning("a line after the final message: %.200s", rest)
+                            logger.warning("a line after the final message: %.200r", rest)
                     yield data
         except RemoteError as exc:
             if exc.code in USER_ERRORS and exc.status == 400:
                 raise ExecutionRefused(exc.code, exc.message) from exc
             raise
+
+
+_JSON = {"Content-Type": "application/json"}
+
+
+async def _lines(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The response's non-empty lines, as bytes (JSON reads them as they are)."""
+    pending = b""
+    async for chunk in response.aiter_bytes():
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield line
+    if pending.strip():
+        yield pending
 
 
 def _is_final(data: dict[str, Any]) -> bool:
