@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 import signal
 import stat
 import sys
@@ -29,6 +30,7 @@ __all__ = [
     "proc_stat",
     "read_available",
     "read_tail",
+    "readable_now",
     "session_members",
     "signal_group",
     "wait_for_exit",
@@ -185,6 +187,14 @@ def read_available(fd: int) -> bytes | None:
             return b""
         return None
     return data if data else None
+
+
+def readable_now(fd: int) -> bool:
+    """Whether ``fd`` has something to read at this moment (False if it is closed)."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
 
 
 def read_tail(path: Path, lines: int = 5, *, skip: str = "") -> str:

@@ -27,7 +27,14 @@ from ...errors import KernelStartError
 from ...replies import Status
 from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
-from ..core.procs import describe_exit, kill_session, read_available, signal_group, wait_for_exit
+from ..core.procs import (
+    describe_exit,
+    kill_session,
+    read_available,
+    readable_now,
+    signal_group,
+    wait_for_exit,
+)
 from ..core.pty import spawn_pty
 from ..core.turns import first_of
 from .dialect import Dialect, run_env
@@ -93,9 +100,8 @@ class ShellInterpreter:
         if self._ready.is_set() and not self._ended.is_set():
             with contextlib.suppress(termios.error, OSError):
                 self._modes = termios.tcgetattr(self._fd)
-            # At its prompt the shell owns the terminal: the foreground group is its
-            # own. That is not always ``pid``: in a sandbox ``pid`` is the supervisor
-            # above bubblewrap, and the shell made a group of its own on the terminal.
+            # At its prompt the shell owns the terminal. In a sandbox its group is not
+            # ``pid``'s (the supervisor above bwrap): job control made one of its own.
             self.group = self.foreground_group()
             return
         why = f"no prompt within {self._startup_timeout:g} s"
@@ -163,6 +169,10 @@ class ShellInterpreter:
             return os.tcgetpgrp(self._fd)
         except OSError:
             return self.pid
+
+    def output_pending(self) -> bool:
+        """Whether the terminal holds output not read yet."""
+        return readable_now(self._fd)
 
     # -- start and stop -------------------------------------------------------------
 
