@@ -153,10 +153,14 @@ def _reported(fd: int) -> int | None:
     return status
 
 
-def _report(argv: list[str], env: dict[str, str], sigint: Any) -> NoReturn:
-    """Inside the sandbox: run ``argv`` as a child, write how it ended, end the same way."""
-    fd = int(env.pop(STATUS_FD))
-    os.set_inheritable(fd, False)
+def _report(argv: list[str], env: dict[str, str], sigint: Any) -> None:
+    """Inside the sandbox: run ``argv`` as a child, write how it ended, end the same way.
+    Returns (for a plain exec) only if there is no descriptor to report on."""
+    try:
+        fd = int(env.pop(STATUS_FD))
+        os.set_inheritable(fd, False)
+    except (ValueError, OSError):
+        return
     child = _start(argv, env, sigint)
     _, status = os.waitpid(child, 0)
     with contextlib.suppress(OSError):
