@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,15 +14,18 @@ import pytest
 
 from lmc_runtime.backends import Registry
 from lmc_runtime.sandbox import Sandbox, SandboxPolicy
+from lmc_runtime.sandbox._exec import STATUS_FD
+from lmc_runtime.sandbox.launch import EXEC_WRAPPER
 
 from .conftest import Opener, needs_bwrap, run, statuses, text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration, needs_bwrap]
 
 
-@pytest.fixture
-async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
-    started = Sandbox(tmp_path / "s", SandboxPolicy())
+@pytest.fixture(params=[False, True], ids=["offline", "network"])
+async def sandbox(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
+    """A started sandbox, without and with the network (whose helper sits above bwrap)."""
+    started = Sandbox(tmp_path / "s", SandboxPolicy(network=request.param))
     await started.start()
     try:
         yield started
@@ -100,3 +104,34 @@ async def test_stopping_a_sandboxed_shell_keeps_the_shell(
         after = await run(computer, 'echo "$KEPT"', language)
         assert text(after) == "kept-value\n", after
         assert statuses(after)[-1] == "ok", after
+
+
+@pytest.mark.parametrize("named", [None, "not-a-number", "999"])
+def test_the_wrapper_without_a_descriptor_to_report_on_runs_the_command(
+    named: str | None,
+) -> None:
+    """``--report`` with no (or no usable) descriptor named is a plain exec; the name is
+    never passed on."""
+    env = {"PATH": "/usr/bin:/bin"} | ({STATUS_FD: named} if named is not None else {})
+    argv = [sys.executable, "-I", "-S", str(EXEC_WRAPPER), "--report", "--", "sh", "-c"]
+    script = 'echo "[${LMC_SANDBOX_STATUS_FD-unset}]"; exit 5'
+    done = subprocess.run([*argv, script], env=env, capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (5, b"[unset]\n"), done.stderr
+
+
+async def test_every_interrupt_of_a_shell_loop_stops_it(sandboxed: Opener) -> None:
+    """Regression: bash loses an interrupt that lands while its DEBUG trap runs (a few
+    in a hundred): the shell itself is interrupted again until the run ends."""
+    async with sandboxed() as (_, computer):
+        await run(computer, "KEPT=kept-value", "shell")
+        for attempt in range(40):
+            messages = []
+            async for message in computer.arun("shell", "echo started\nwhile :; do :; done"):
+                messages.append(message)
+                if message.format == "output" and "started" in str(message.content):
+                    await computer.ainterrupt()
+            final = messages[-1].extras or {}
+            assert final.get("status") == "interrupted", (attempt, messages)
+            assert final.get("state_lost") is False, (attempt, messages)
+        after = await run(computer, 'echo "$KEPT"', "shell")
+        assert text(after) == "kept-value\n", after
