@@ -14,11 +14,13 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 
 from ..errors import ConnectionLost, RemoteError
 from .models import RemoteTimeouts
 from .problems import USER_ERRORS, error_from_body
+from .streams import StreamConnection
 
 __all__ = ["Api", "ExecutionRefused", "parse_line"]
 
@@ -60,6 +62,12 @@ class Api:
             timeout=httpx.Timeout(timeouts.request, connect=timeouts.connect),
             transport=transport,
         )
+        self.streams = StreamConnection(
+            self.url,
+            {**headers, "Content-Type": "application/json"},
+            connect_timeout=timeouts.connect,
+            socket_options=_keepalive(timeouts.keepalive),
+        )
 
     @property
     def headers(self) -> dict[str, str]:
@@ -76,6 +84,7 @@ class Api:
         return f"/v1/sessions/{self.session_id}{tail}"
 
     async def aclose(self) -> None:
+        await self.streams.aclose()
         await self.client.aclose()
 
     async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
@@ -114,14 +123,20 @@ class Api:
         :class:`ExecutionRefused` if the server refused the message as the user's
         error; reads wait at most the run's timeout plus the margin.
         """
-        params = {"timeout": repr(float(timeout))} if timeout is not None else None
-        bound = self.timeouts.read_bound(timeout)
-        limits = httpx.Timeout(bound, connect=self.timeouts.connect, write=self.timeouts.request)
+        query = f"?timeout={float(timeout)!r}" if timeout is not None else ""
         content = json.dumps(body).encode("ascii")
-        kwargs = {"content": content, "params": params, "timeout": limits, "headers": _JSON}
+        bound = self.timeouts.read_bound(timeout)
+        post = self.streams.post(
+            self.path("/execute") + query,
+            content,
+            read_timeout=bound,
+            write_timeout=self.timeouts.request,
+        )
         try:
-            async with self.streamed("POST", self.path("/execute"), **kwargs) as response:
-                lines = _lines(response)
+            async with post as answer:
+                if not 200 <= answer.status < 300:
+                    raise error_from_body(answer.status, await answer.read())
+                lines = _lines(answer.pieces())
                 async for line in lines:
                     data = parse_line(line)
                     if _is_final(data):
@@ -135,17 +150,28 @@ class Api:
             if exc.code in USER_ERRORS and exc.status == 400:
                 raise ExecutionRefused(exc.code, exc.message) from exc
             raise
+        except _BROKEN as exc:
+            raise self.lost(exc) from exc
 
 
-_JSON = {"Content-Type": "application/json"}
+#: What a broken, closed, silent or garbled connection raises.
+_BROKEN = (
+    OSError,
+    TimeoutError,
+    anyio.EndOfStream,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.IncompleteRead,
+    anyio.DelimiterNotFound,
+)
 
 
-async def _lines(response: httpx.Response) -> AsyncGenerator[bytes, None]:
-    """The response's non-empty lines, as bytes (JSON reads them as they are)."""
+async def _lines(pieces: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """The non-empty lines of a body, as bytes (JSON reads them as they are)."""
     pending = b""
-    async for chunk in response.aiter_bytes():
-        pending += chunk
-        if b"\n" not in chunk:
+    async for piece in pieces:
+        pending += piece
+        if b"\n" not in piece:
             continue
         *lines, pending = pending.split(b"\n")
         for line in lines:
