@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import asdict
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -244,10 +243,10 @@ class ServiceSession:
     ) -> AsyncGenerator[Message, None]:
         """Run ``message`` under ``claim``; yield and record its replies.
 
-        The code message is recorded as the code starts; the run's messages,
-        durably (with the code message), before its final message is yielded.
-        Code in a language the session was not created with gets one
-        not-understood reply naming the session's languages."""
+        The run is recorded as a whole, its code message first: durably before its
+        final message is yielded (a run that ends otherwise, as it ends). Code in
+        a language the session was not created with gets one not-understood reply
+        naming the session's languages."""
         produced: list[Message] = []
         try:
             computer = self.computer
@@ -256,10 +255,12 @@ class ServiceSession:
                 produced.append(notice)
                 yield notice
                 return
+            # Written with the run's final message: one append and one fsync a run.
+            produced.append(message)
             language = computer.registry.resolve(message.format or "")
             if language is None or language not in self.languages:
                 refusal = self._not_its_language(message)
-                produced += [message, refusal]
+                produced.append(refusal)
                 yield refusal
                 return
             started = time.monotonic()
@@ -267,8 +268,7 @@ class ServiceSession:
             # stops its code before the session takes the next execution.
             truncated = False
             async with contextlib.aclosing(computer.arun(message, timeout=timeout)) as outs:
-                out = await self._first(message, outs)
-                while out is not None:
+                async for out in outs:
                     produced.append(out)
                     truncated = truncated or out.status == replies.Status.TRUNCATED
                     if out.is_final:
@@ -277,24 +277,10 @@ class ServiceSession:
                         await self._transcripts.append(self.id, batch)
                         self._count(language, out, time.monotonic() - started, truncated)
                     yield out
-                    out = await anext(outs, None)
         finally:
             claim.release()
             with anyio.CancelScope(shield=True):
                 await self._transcripts.append(self.id, produced)
-
-    async def _first(self, message: Message, outs: AsyncIterator[Message]) -> Message | None:
-        """The run's first message; meanwhile the code message is written (made
-        durable by the run's final append), so the code does not wait for the disk."""
-        failed: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(partial(self._transcripts.append, self.id, [message], durable=False))
-            try:
-                return await anext(outs, None)
-            except Exception as exc:  # raised as itself, not in a group
-                failed = exc
-        assert failed is not None
-        raise failed
 
     def _count(self, language: str, final: Message, seconds: float, truncated: bool) -> None:
         if self.metrics is not None:

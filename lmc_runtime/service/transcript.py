@@ -34,18 +34,13 @@ class Transcripts:
         except Exception:
             logger.exception("could not create the transcript of session %s", session_id)
 
-    async def append(
-        self, session_id: str, messages: Iterable[Message], *, durable: bool = True
-    ) -> None:
-        """Append ``messages`` to the thread of ``session_id``; ``durable=False``
-        leaves them for the thread's next durable append to make durable."""
+    async def append(self, session_id: str, messages: Iterable[Message]) -> None:
+        """Append ``messages`` to the thread of ``session_id``."""
         batch = list(messages)
         if not batch:
             return
         try:
-            await anyio.to_thread.run_sync(
-                lambda: self._store.append(session_id, batch, durable=durable)
-            )
+            await anyio.to_thread.run_sync(lambda: self._store.append(session_id, batch))
         except Exception:
             logger.exception("could not append to the transcript of session %s", session_id)
 

@@ -109,9 +109,8 @@ def locked(fd: int, timeout: float, what: Path) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def append_lines(path: Path, lines: list[str], timeout: float, *, fsync: bool = True) -> None:
-    """Append whole lines to ``path`` (made if missing), under an exclusive lock, then
-    fsync (unless ``fsync=False``: a later fsync of the file makes them durable too).
+def append_lines(path: Path, lines: list[str], timeout: float) -> None:
+    """Append whole lines to ``path`` (made if missing), under an exclusive lock, then fsync.
 
     Waits at most ``timeout`` seconds for the lock, then raises StoreError.
 
@@ -126,8 +125,7 @@ def append_lines(path: Path, lines: list[str], timeout: float, *, fsync: bool = 
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data
             _write_all(fd, data)
-            if fsync:
-                os.fsync(fd)
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -90,10 +90,8 @@ class ThreadStore(Protocol):
         """A thread's messages in order; raises ThreadNotFound."""
         ...
 
-    def append(self, thread_id: str, messages: Iterable[Message], *, durable: bool = True) -> None:
-        """Add messages at the end; raises ThreadNotFound. Durably, unless
-        ``durable=False``: then they are in order but reach the disk with the
-        thread's next durable append at the latest."""
+    def append(self, thread_id: str, messages: Iterable[Message]) -> None:
+        """Add messages at the end, durably; raises ThreadNotFound."""
         ...
 
     def delete(self, thread_id: str) -> None:

@@ -4,8 +4,7 @@
 ``<root>/threads/<id>/messages.jsonl`` holds one Jan ``thread.message`` per line,
 each carrying its LMC message losslessly in ``metadata.lmc``. Appends are
 append-only, under an exclusive ``flock`` (so concurrent writers, in this
-process or another, never interleave) and fsynced before ``append`` returns
-(unless ``durable=False``: the next durable append's fsync covers the same file). A
+process or another, never interleave) and fsynced before ``append`` returns. A
 torn last line left by a crash is skipped with a warning on load.
 
 A folder is a thread when its ``thread.json`` holds a JSON object. ``create``
@@ -184,7 +183,7 @@ class JanThreadStore(ThreadStore):
                 logger.warning("%s: skipped a record that is not a message: %s", folder, exc)
         return out
 
-    def append(self, thread_id: str, messages: Iterable[Message], *, durable: bool = True) -> None:
+    def append(self, thread_id: str, messages: Iterable[Message]) -> None:
         folder = self._dir(thread_id)
         stamped = stamp(thread_id, messages)
         self.get(thread_id)
@@ -193,7 +192,7 @@ class JanThreadStore(ThreadStore):
         records = to_jan(stamped, thread_id=thread_id, assistant_id=ASSISTANT_ID)
         lines = [_dumps(record) for record in records]
         try:
-            append_lines(folder / "messages.jsonl", lines, self.lock_timeout, fsync=durable)
+            append_lines(folder / "messages.jsonl", lines, self.lock_timeout)
         except FileNotFoundError:
             raise ThreadNotFound(thread_id) from None
         except OSError as exc:

@@ -164,8 +164,7 @@ class SqliteThreadStore(ThreadStore):
             ).fetchall()
         return [m for m in _messages(row[0] for row in rows) if m is not None]
 
-    def append(self, thread_id: str, messages: Iterable[Message], *, durable: bool = True) -> None:
-        """Every append is durable here (``synchronous=FULL``), whatever ``durable`` says."""
+    def append(self, thread_id: str, messages: Iterable[Message]) -> None:
         validate_thread_id(thread_id)
         stamped = stamp(thread_id, messages)
         rows = [

@@ -109,3 +109,28 @@ def test_a_code_message_carries_its_timeout(server: Server) -> None:
     final = frames[-1]
     assert final["in_reply_to"] == "t-1"
     assert final["extras"]["status"] == "timeout", final
+
+
+def test_a_run_is_recorded_in_order_when_its_final_message_arrives(server: Server) -> None:
+    """Guards: a run is appended to the transcript as a whole, its code message
+    first, and is there (fsynced) before the client gets its final message."""
+    session_id = server.create()
+    transcript = server.data_dir / "threads" / session_id / "messages.jsonl"
+
+    async def scenario() -> list[dict[str, Any]]:
+        url = f"{server.ws_url}/v1/sessions/{session_id}/ws?token={TOKEN}"
+        async with connect(url) as ws:
+            await ws.send(json.dumps({**CODE, "content": "print('recorded')", "id": "r-1"}))
+            await _until_done(ws)
+            # Read before anything else is sent: the final message came after the write.
+            records = [json.loads(line) for line in transcript.read_text().splitlines()]
+        return [record["metadata"]["lmc"] for record in records]
+
+    try:
+        messages = anyio.run(scenario)
+    finally:
+        server.delete(session_id)
+    assert messages[0]["id"] == "r-1" and messages[0]["type"] == "code"
+    assert [m["in_reply_to"] for m in messages[1:]] == ["r-1"] * (len(messages) - 1)
+    assert any(m.get("content") == "recorded\n" for m in messages)
+    assert messages[-1]["format"] == "active_line" and messages[-1]["content"] is None

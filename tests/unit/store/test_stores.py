@@ -3,7 +3,6 @@ the envelope, search, errors, unsafe ids and concurrent writers."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,34 +122,3 @@ def test_concurrent_writers_in_one_process_never_interleave(
     # each batch stays together
     for index in range(0, len(got), 2):
         assert got[index].split("x")[0][:-1] + "b" == got[index + 1]
-
-
-def test_an_append_that_need_not_be_durable_keeps_its_place(store: ThreadStore) -> None:
-    """durable=False is still an append in order, read back like any other."""
-    store.create("t1")
-    store.append("t1", [say("code")], durable=False)
-    store.append("t1", [say("output"), say("final")])
-    assert [m.content for m in store.messages("t1")] == ["code", "output", "final"]
-    with pytest.raises(ThreadNotFound):
-        store.append("nope", [say("x")], durable=False)
-
-
-def test_jan_fsyncs_only_the_durable_appends(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Regression: the code message of a service run is written without an fsync;
-    the run's final append fsyncs the same file, which covers both."""
-    store = JanThreadStore(tmp_path / "jan")
-    store.create("t1")
-    synced: list[int] = []
-    real_fsync = os.fsync
-
-    def counted(fd: int) -> None:
-        synced.append(fd)
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", counted)
-    store.append("t1", [say("code")], durable=False)
-    assert synced == []
-    store.append("t1", [say("final")])
-    assert len(synced) == 1
