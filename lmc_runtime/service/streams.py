@@ -60,6 +60,42 @@ def dump_line(data: Any) -> bytes:
         return (json.dumps(data) + "\n").encode("ascii")
 
 
+class _Lines:
+    """The NDJSON response, written as few times as it can be: its head goes with
+    its first line, and its end with the final message (each write wakes the client)."""
+
+    _HEAD = [
+        (b"content-type", b"application/x-ndjson"),
+        (b"cache-control", b"no-store"),
+        (b"x-accel-buffering", b"no"),
+    ]
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._started = False
+        self.ended = False
+
+    async def _start(self) -> None:
+        if not self._started:
+            self._started = True
+            await self._send({"type": "http.response.start", "status": 200, "headers": self._HEAD})
+
+    async def line(self, message: Message) -> None:
+        if self.ended:
+            logger.warning("a message after the final one is dropped: %.200r", message.content)
+            return
+        await self._start()
+        self.ended = message.is_final
+        body = dump_line(message.to_dict())
+        await self._send({"type": "http.response.body", "body": body, "more_body": not self.ended})
+
+    async def end(self) -> None:
+        await self._start()
+        if not self.ended:
+            self.ended = True
+            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 class NdjsonExecution(Response):
     """An ASGI response streaming an execution's messages as ``application/x-ndjson``.
 
@@ -85,21 +121,17 @@ class NdjsonExecution(Response):
         self._drain = drain
         self._reply_to = reply_to
 
-    async def _body(self, send: Send) -> None:
-        async def line(message: Message) -> None:
-            body = dump_line(message.to_dict())
-            await send({"type": "http.response.body", "body": body, "more_body": True})
-
+    async def _body(self, lines: _Lines) -> None:
         async with self._drain.execution() as run:
             with run:
                 async for message in self._messages:
-                    await line(message)
-            if run.cancelled_caught:
+                    await lines.line(message)
+            if run.cancelled_caught and not lines.ended:
                 with anyio.CancelScope(shield=True):
                     await self._messages.aclose()
                 for message in closed_replies(self._reply_to):
-                    await line(message)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    await lines.line(message)
+        await lines.end()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -111,18 +143,7 @@ class NdjsonExecution(Response):
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(watch_disconnect)
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 200,
-                        "headers": [
-                            (b"content-type", self.media_type.encode()),
-                            (b"cache-control", b"no-store"),
-                            (b"x-accel-buffering", b"no"),
-                        ],
-                    }
-                )
-                await self._body(send)
+                await self._body(_Lines(send))
                 tg.cancel_scope.cancel()
         except OSError:
             logger.debug("client went away during an execution stream")
