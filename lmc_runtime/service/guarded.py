@@ -73,70 +73,13 @@ class GuardedH11Protocol(H11Protocol):
         return None
 
 
-def _httptools_protocol() -> _Protocol:
-    """The guarded httptools protocol (imported only when httptools is installed)."""
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    class GuardedHttpToolsProtocol(HttpToolsProtocol):
-        """uvicorn's httptools protocol, guarded. The parser reports the request's
-        progress by callbacks; ``_reading`` keeps where the current one is."""
-
-        limits: ClassVar[ConnectionLimits] = ConnectionLimits()
-
-        def __init__(
-            self,
-            config: Config,
-            server_state: ServerState,
-            app_state: dict[str, Any],
-            _loop: asyncio.AbstractEventLoop | None = None,
-        ) -> None:
-            super().__init__(config, server_state, app_state, _loop)
-            self.guard = ConnectionGuard(self.limits, self)
-            self._reading = "headers"  # then "body", then "done"
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self.guard.made(transport, self.connections)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self.guard.lost()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            self.guard.received(len(data))
-            super().data_received(data)
-            self.guard.update()
-
-        def on_headers_complete(self) -> None:
-            self._reading = "body"
-            super().on_headers_complete()
-
-        def on_message_complete(self) -> None:
-            super().on_message_complete()
-            self._reading = "done"
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self.guard.update()
-
-        def handle_websocket_upgrade(self) -> None:
-            self.guard.upgraded()
-            super().handle_websocket_upgrade()
-
-        def current_phase(self) -> str | None:
-            answered = self.cycle is not None and self.cycle.response_complete
-            if self._reading == "body":
-                return LINGER if answered else BODY
-            if self._reading == "done" and not answered:
-                return None
-            return HEADERS
-
-    return GuardedHttpToolsProtocol
-
-
 def guarded_protocol(limits: ConnectionLimits) -> _Protocol:
     """The protocol class for uvicorn's ``http`` option, with ``limits``:
     httptools' when it is installed, else h11's."""
     httptools = find_spec("httptools") is not None
-    base = _httptools_protocol() if httptools else GuardedH11Protocol
-    return type(f"Guarded{base.__name__}", (base,), {"limits": limits})
+    base: _Protocol = GuardedH11Protocol
+    if httptools:
+        from .guarded_httptools import GuardedHttpToolsProtocol
+
+        base = GuardedHttpToolsProtocol
+    return type(base.__name__, (base,), {"limits": limits})

@@ -1,0 +1,70 @@
+"""uvicorn's httptools protocol with the deadlines and the cap of :mod:`.connections`
+(imported only when httptools is installed)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from .connections import BODY, HEADERS, LINGER, ConnectionGuard, ConnectionLimits
+
+__all__ = ["GuardedHttpToolsProtocol"]
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, guarded. The parser reports the request's
+    progress by callbacks; ``_reading`` keeps where the current one is."""
+
+    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.guard = ConnectionGuard(self.limits, self)
+        self._reading = "headers"  # then "body", then "done"
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.guard.made(transport, self.connections)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.guard.lost()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self.guard.received(len(data))
+        super().data_received(data)
+        self.guard.update()
+
+    def on_headers_complete(self) -> None:
+        self._reading = "body"
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._reading = "done"
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self.guard.update()
+
+    def handle_websocket_upgrade(self) -> None:
+        self.guard.upgraded()
+        super().handle_websocket_upgrade()
+
+    def current_phase(self) -> str | None:
+        answered = self.cycle is not None and self.cycle.response_complete
+        if self._reading == "body":
+            return LINGER if answered else BODY
+        if self._reading == "done" and not answered:
+            return None
+        return HEADERS
