@@ -26,3 +26,9 @@ def portable(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(PORTABLE, "1")
     assert not linux_procfs()
     yield
+
+
+@pytest.fixture
+def side() -> str:
+    """The portable paths are the in-process Computer's: only its side runs here."""
+    return "local"
