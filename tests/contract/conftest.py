@@ -35,17 +35,6 @@ SIDES = ("local", "remote")
 _REMOTE_KEYWORDS = frozenset({"env", "timeouts"})
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "local_only(reason): a contract test that runs on the in-process Computer only"
-    )
-    config.addinivalue_line(
-        "markers",
-        "remote_xfail(reason, **only): a known failure of lmc serve, expected (strictly) on the "
-        "remote side where the test's parameters take the values in ``only`` (e.g. lang=...)",
-    )
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A remote run that meets a known failure of the server is a strict xfail: it
     turns into a failure once the server is fixed, so that the mark goes too."""
