@@ -25,14 +25,13 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from os import PathLike
 from pathlib import Path
 from typing import Unpack
 
 import anyio
 from anyio.abc import TaskGroup
-from anyio.from_thread import BlockingPortal
 
 from .arguments import MessageInput, RunOptions, check_call, check_options, interpreters
 from .backends.base import Launcher, Session, SessionSettings
@@ -44,14 +43,14 @@ from .execution import LanguageStatus, admit, language_statuses, prepare, sessio
 from .filters import Filter, filtered
 from .messages import Message
 from .sessions import Sessions
-from .sync import iterate_in_portal, start_portal
+from .sync import PortalHost, iterate_in_portal
 
 __all__ = ["Computer", "LanguageStatus", "MessageInput", "RunOptions"]
 
 logger = logging.getLogger(__name__)
 
 
-class Computer:
+class Computer(PortalHost):
     """Runs LMC code messages and streams computer-role messages back.
 
     Async use::
@@ -62,8 +61,11 @@ class Computer:
                 ...
 
     Sync use: ``for message in computer.run("python", "print(1)")``, then
-    ``computer.close()`` (or ``with Computer() as computer:``).
+    ``computer.close()`` (or ``with Computer() as computer:``). ``aclose`` and
+    ``close`` shut down every session and the processes they started.
     """
+
+    _noun = "Computer"
 
     def __init__(
         self,
@@ -125,10 +127,6 @@ class Computer:
         self._task_group: TaskGroup | None = None
         self._work_dir: Path | None = None
         self._spill_dir: Path | None = None
-        self._stack: AsyncExitStack | None = None
-        self._sync: ExitStack | None = None
-        self._portal: BlockingPortal | None = None
-        self._closed = False
 
     # -- languages -----------------------------------------------------------
 
@@ -176,24 +174,6 @@ class Computer:
                 shutil.rmtree(self._work_dir, ignore_errors=True)
             if self._spill_dir is not None:
                 shutil.rmtree(self._spill_dir, ignore_errors=True)
-
-    async def __aenter__(self) -> Computer:
-        if self._stack is not None or self._portal is not None:
-            raise UsageError("this Computer is already open")
-        stack = AsyncExitStack()
-        await stack.enter_async_context(self._lifespan())
-        self._stack = stack
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Shut down every session and the processes they started."""
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.aclose()
-        self._closed = True
 
     # -- execution -------------------------------------------------------------
 
@@ -295,25 +275,6 @@ class Computer:
 
     # -- the sync layer --------------------------------------------------------
 
-    def _ensure_portal(self) -> BlockingPortal:
-        if self._portal is None:
-            if self._stack is not None:
-                raise UsageError("this Computer is open in async code: use arun, not run")
-            if self._closed:
-                raise UsageError("this Computer is closed; create a new one")
-            with ExitStack() as sync:  # unwound if the start fails or is interrupted
-                portal = sync.enter_context(start_portal())
-                sync.enter_context(portal.wrap_async_context_manager(self._lifespan()))
-                self._sync, self._portal = sync.pop_all(), portal
-        return self._portal
-
-    def __enter__(self) -> Computer:
-        self._ensure_portal()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def run(
         self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
     ) -> Iterator[Message]:
@@ -334,10 +295,3 @@ class Computer:
     def restart(self, language: str) -> None:
         """The sync form of :meth:`arestart`."""
         self._ensure_portal().call(self.arestart, language)
-
-    def close(self) -> None:
-        """Shut everything down (the sync form of :meth:`aclose`)."""
-        sync, self._sync, self._portal = self._sync, None, None
-        if sync is not None:
-            sync.close()
-        self._closed = True

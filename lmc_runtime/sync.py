@@ -1,5 +1,7 @@
-"""The sync layer: a blocking portal that is safe to interrupt while it starts, and
-an async message stream pulled through it.
+"""The sync layer: a blocking portal that is safe to interrupt while it starts, an
+async message stream pulled through it, and :class:`PortalHost`, the lifecycle
+``Computer`` and ``RemoteComputer`` share: one async core, opened by ``async
+with`` or, on first sync use, in a portal of its own.
 
 Each message is one task in the portal's event loop, so a caller that stops
 reading, or is interrupted by a signal in its own thread, never leaves the
@@ -14,14 +16,17 @@ import contextlib
 import threading
 from collections.abc import AsyncGenerator, Iterator
 from concurrent.futures import Future
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack
+from typing import Self
 
 import anyio
 from anyio.from_thread import BlockingPortal
 
 from . import replies
+from .errors import UsageError
 from .messages import Message
 
-__all__ = ["iterate_in_portal", "start_portal"]
+__all__ = ["PortalHost", "iterate_in_portal", "start_portal"]
 
 
 def _wait_uninterrupted(
@@ -120,3 +125,63 @@ def iterate_in_portal(
     finally:
         with contextlib.suppress(Exception):
             portal.call(stream.aclose)
+
+
+class PortalHost:
+    """An async lifespan (:meth:`_lifespan`, given by the subclass) opened by ``async
+    with`` or, on first sync use, in a blocking portal of its own; ``aclose`` or
+    ``close`` ends it, and it cannot be opened again. ``_noun`` names the class in
+    the errors its misuse raises."""
+
+    _noun = "object"
+    _stack: AsyncExitStack | None = None
+    _sync: ExitStack | None = None
+    _portal: BlockingPortal | None = None
+    _closed: bool = False
+
+    def _lifespan(self) -> AbstractAsyncContextManager[None]:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        if self._stack is not None or self._portal is not None:
+            raise UsageError(f"this {self._noun} is already open")
+        stack = AsyncExitStack()
+        await stack.enter_async_context(self._lifespan())
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """End the lifespan opened by ``async with``."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+        self._closed = True
+
+    def _ensure_portal(self) -> BlockingPortal:
+        if self._portal is None:
+            if self._stack is not None:
+                raise UsageError(f"this {self._noun} is open in async code: use arun, not run")
+            if self._closed:
+                raise UsageError(f"this {self._noun} is closed; create a new one")
+            with ExitStack() as sync:  # unwound if the start fails or is interrupted
+                portal = sync.enter_context(start_portal())
+                sync.enter_context(portal.wrap_async_context_manager(self._lifespan()))
+                self._sync, self._portal = sync.pop_all(), portal
+        return self._portal
+
+    def __enter__(self) -> Self:
+        self._ensure_portal()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the lifespan (the sync form of :meth:`aclose`)."""
+        sync, self._sync, self._portal = self._sync, None, None
+        if sync is not None:
+            sync.close()
+        self._closed = True

@@ -11,11 +11,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
-from contextlib import AsyncExitStack, ExitStack, aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any, Literal, TypeVar, Unpack
 
 import anyio
-from anyio.from_thread import BlockingPortal
 
 from .. import replies
 from ..arguments import MessageInput, RunOptions, check_call, check_env, check_options
@@ -55,6 +54,8 @@ class RemoteComputer(SyncLayer, FileMethods):
     ``session=`` attaches to an existing session instead, which ``close`` leaves
     alive unless ``delete_on_close=True``. ``transport`` is ``"http"`` (one
     streamed request per run) or ``"websocket"`` (one connection for every run).
+    ``close``/``aclose`` close the connection and delete the session unless it
+    is to stay.
     """
 
     def __init__(
@@ -96,10 +97,6 @@ class RemoteComputer(SyncLayer, FileMethods):
         self._languages: list[dict[str, Any]] = []
         self._api: Api | None = None
         self._channel: WebSocketChannel | None = None
-        self._stack: AsyncExitStack | None = None
-        self._sync: ExitStack | None = None
-        self._portal: BlockingPortal | None = None
-        self._closed = False
 
     @classmethod
     def attach(cls, url: str, session_id: str, **kwargs: Any) -> RemoteComputer:
@@ -190,24 +187,6 @@ class RemoteComputer(SyncLayer, FileMethods):
         if self._api is None:
             raise UsageError("open the RemoteComputer first: `async with RemoteComputer(url):`")
         return self._api
-
-    async def __aenter__(self) -> RemoteComputer:
-        if self._stack is not None or self._portal is not None:
-            raise UsageError("this RemoteComputer is already open")
-        stack = AsyncExitStack()
-        await stack.enter_async_context(self._lifespan())
-        self._stack = stack
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the connection; delete the session unless it is to stay."""
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.aclose()
-        self._closed = True
 
     # -- execution -------------------------------------------------------------------
 
