@@ -20,7 +20,7 @@ from anyio.abc import TaskGroup
 
 from ...errors import KernelStartError
 from ..base import ExecutionOptions
-from ..core import Deliver, Gone, Output, Route
+from ..core import Deliver, Finished, Gone, Output, Route
 from ..core.procs import (
     describe_exit,
     nonblocking_pipe,
@@ -30,7 +30,15 @@ from ..core.procs import (
 )
 from ..core.stdin import make_fifo
 from ..core.turns import first_of
-from .protocol import Decoder, Event, Exiting, Ready, encode_request, encode_stop
+from .protocol import (
+    Decoder,
+    Event,
+    Exiting,
+    Keyed,
+    Ready,
+    encode_request,
+    encode_stop,
+)
 
 __all__ = ["NodeInterpreter"]
 
@@ -202,7 +210,16 @@ class NodeInterpreter:
                     await anyio.wait_readable(fd)
                 continue
             for event in decoder.feed(data):
+                if isinstance(event, Keyed) and isinstance(event.item, Finished):
+                    await self._drain_native()
                 await self._event(event)
+
+    async def _drain_native(self) -> None:
+        """Deliver what is already in node's own stdout and stderr: a child process
+        that inherited them wrote it before the run ended, so it goes before the end
+        (their reader tasks might otherwise get to it after the final message)."""
+        for stream in ("stdout", "stderr"):
+            await self._read_native(stream, self._fds[stream], once=True)
 
     async def _read_native(self, stream: str, fd: int, *, once: bool = False) -> None:
         """Node's own stdout and stderr (child processes, its warnings)."""
