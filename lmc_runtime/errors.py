@@ -20,9 +20,10 @@ misuse of its API. Every one derives from :class:`LMCError`::
     ├── BackendError          a backend failed; dependency errors are chained
     │   ├── BackendUnavailable    the language cannot run on this machine
     │   ├── KernelStartError      a kernel or process did not come up in time
-    │   └── KernelDied            a kernel or process ended unexpectedly
+    │   ├── KernelDied            a kernel or process ended unexpectedly
+    │   └── GatewayError          a Jupyter gateway refused, failed or went away
     └── ServiceError          ``lmc serve`` refuses a request (one class per reason)
-        ├── SessionNotFound, SessionEnded, SessionBusy, SessionStartFailed
+        ├── SessionNotFound, SessionEnded, SessionLost, SessionBusy, SessionStartFailed
         ├── CapacityExceeded, LimitTooHigh, NetworkNotAllowed
         ├── UnknownLanguage, LanguageUnavailable, ShuttingDown, ServiceUnavailable
         ├── InvalidRequest, MalformedRequest, RequestTooLarge
@@ -31,7 +32,8 @@ misuse of its API. Every one derives from :class:`LMCError`::
             PathRefused, DiskLimitExceeded, FileExists, DirectoryNotEmpty,
             PathNotDirectory
     RemoteError           a remote ``lmc serve`` refused a client's request
-        ├── RemoteUnauthorized, RemoteSessionNotFound (RemoteSessionEnded), RemoteBusy
+        ├── RemoteUnauthorized, RemoteSessionNotFound (RemoteSessionEnded,
+        │   RemoteSessionLost), RemoteBusy
         ├── RemoteCapacityExceeded, RemoteTooLarge, RemoteUnavailable
         ├── RemotePathError (RemoteFileNotFound, RemoteFileExists)
         └── ConnectionLost        the connection broke mid-request
@@ -56,6 +58,7 @@ __all__ = [
     "DirectoryNotEmpty",
     "DiskLimitExceeded",
     "FileExists",
+    "GatewayError",
     "HostNotAllowed",
     "InvalidRequest",
     "InvalidThreadId",
@@ -80,6 +83,7 @@ __all__ = [
     "RemoteFileNotFound",
     "RemotePathError",
     "RemoteSessionEnded",
+    "RemoteSessionLost",
     "RemoteSessionNotFound",
     "RemoteTooLarge",
     "RemoteUnauthorized",
@@ -92,6 +96,7 @@ __all__ = [
     "SessionBusy",
     "SessionEnded",
     "SessionFileNotFound",
+    "SessionLost",
     "SessionNotFound",
     "SessionStartFailed",
     "ShuttingDown",
@@ -172,6 +177,17 @@ class KernelDied(BackendError):
         self.exit_code = exit_code
 
 
+class GatewayError(BackendError):
+    """A Jupyter gateway (Kernel Gateway, Enterprise Gateway) refused a request,
+    could not be reached, or lost the kernel; ``status`` is its HTTP status when
+    it answered."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
 class StoreError(LMCError):
     """A thread store could not do what was asked."""
 
@@ -244,6 +260,16 @@ class SessionEnded(ServiceError):
     def __init__(self, session_id: str, reason: str | None = None) -> None:
         tail = f": {reason}" if reason else ""
         super().__init__(f"session {session_id} has ended{tail}")
+        self.session_id = session_id
+        self.reason = reason
+
+
+class SessionLost(ServiceError):
+    """The session existed but its state is gone: the replica that held it died
+    or restarted (HTTP 410; ``reason`` says what is known)."""
+
+    def __init__(self, session_id: str, reason: str) -> None:
+        super().__init__(f"session {session_id} was lost: {reason}")
         self.session_id = session_id
         self.reason = reason
 
@@ -423,7 +449,8 @@ class RemoteError(LMCError):
         RemoteError
         ├── RemoteUnauthorized      the token was refused (401, 403)
         ├── RemoteSessionNotFound   no such session (404)
-        │   └── RemoteSessionEnded      the session has ended
+        │   ├── RemoteSessionEnded      the session has ended
+        │   └── RemoteSessionLost       its server (replica) died or restarted (410)
         ├── RemoteBusy              the session is running code (409 busy)
         ├── RemoteCapacityExceeded  the server runs as many sessions as it may (429)
         ├── RemotePathError         a file path was refused (bad, unsafe, wrong kind)
@@ -451,6 +478,11 @@ class RemoteSessionNotFound(RemoteError, LookupError):
 
 class RemoteSessionEnded(RemoteSessionNotFound):
     """The session has ended (deleted, culled, its sandbox died)."""
+
+
+class RemoteSessionLost(RemoteSessionNotFound):
+    """The session's state is gone: the server or replica that held it died or
+    restarted (410 ``session_lost``); its transcript may still be in the store."""
 
 
 class RemoteBusy(RemoteError):

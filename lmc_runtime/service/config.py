@@ -167,6 +167,10 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             max_request_bytes=_v(values, "max_request_bytes"),
             max_upload_bytes=_v(values, "max_upload_bytes"),
             metrics_public=bool(values["metrics_public"]),
+            store=_v(values, "store"),
+            gateway_url=_v(values, "gateway_url"),
+            gateway_token=_v(values, "gateway_token"),
+            replica=_v(values, "replica"),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

@@ -264,5 +264,46 @@ _SERVER_OPTIONS: tuple[Option, ...] = (
 )
 
 
+_SCALE_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "store",
+        text,
+        None,
+        "where transcripts go: a postgresql:// URL shared by replicas",
+        show="the Jan folder in --data-dir",
+        metavar="URL",
+    ),
+    Option(
+        "gateway_url",
+        text,
+        None,
+        "run Python and R kernels on this Jupyter Kernel or Enterprise Gateway",
+        show="none: local kernels",
+        also_env=("LMC_GATEWAY_URL",),
+        metavar="URL",
+    ),
+    Option(
+        "gateway_token",
+        text,
+        None,
+        "token the gateway asks for",
+        also_env=("LMC_GATEWAY_TOKEN",),
+        metavar="TOKEN",
+    ),
+    Option(
+        "replica",
+        text,
+        None,
+        "this replica's name behind a balancer; it prefixes the ids of its sessions",
+        metavar="NAME",
+    ),
+)
+
+
 #: Every option, in the order ``--help`` lists them.
-OPTIONS: tuple[Option, ...] = (*_SERVER_OPTIONS, *_LIMIT_OPTIONS, *_SERVICE_OPTIONS)
+OPTIONS: tuple[Option, ...] = (
+    *_SERVER_OPTIONS,
+    *_LIMIT_OPTIONS,
+    *_SERVICE_OPTIONS,
+    *_SCALE_OPTIONS,
+)

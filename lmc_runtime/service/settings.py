@@ -29,7 +29,11 @@ class ServiceSettings:
     say otherwise get it (needs ``allow_network``). ``idle_timeout``: seconds of
     inactivity after which a session is culled (None: never). ``pool_size``:
     Python sessions kept started and ready to hand out. ``metrics_public``:
-    ``/metrics`` answers without the token.
+    ``/metrics`` answers without the token. ``store``: where transcripts go, a
+    ``postgresql://`` URL (None: the Jan folder under ``data_dir``).
+    ``gateway_url``/``gateway_token``: run Jupyter kernels on a Kernel Gateway or
+    Enterprise Gateway instead of locally. ``replica``: this instance's name
+    among replicas behind a balancer, carried in its session ids (None: alone).
     """
 
     data_dir: Path
@@ -50,6 +54,10 @@ class ServiceSettings:
     shutdown_grace: float = 5.0
     ended_kept: int = 1000
     metrics_public: bool = False
+    store: str | None = None
+    gateway_url: str | None = None
+    gateway_token: str | None = None
+    replica: str | None = None
 
     def __post_init__(self) -> None:
         if self.no_auth and not is_loopback(self.host):
