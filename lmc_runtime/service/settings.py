@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..sandbox import SessionLimits
 
-__all__ = ["ServiceSettings", "is_loopback"]
+__all__ = ["REPLICA_NAME", "ServiceSettings", "is_loopback"]
 
 
 #: The longest unix socket path (sun_path, with its NUL).
 _SOCKET_PATH_MAX = 107
 #: What a session adds under the data directory: /sessions/<16 hex>/runtime/<lang>/kernel-N.
 _SESSION_PATH_TAIL = len("/sessions/0123456789abcdef/runtime/javascript/kernel-10")
+#: A replica's name: it prefixes session ids ("<name>-<16 hex>"), so paths and URLs.
+REPLICA_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,13 @@ class ServiceSettings:
                 f"pool_size must be between 0 and max_sessions ({self.max_sessions}), "
                 f"got {self.pool_size}"
             )
-        room = _SOCKET_PATH_MAX - len(str(self.data_dir.absolute())) - _SESSION_PATH_TAIL
+        if self.replica is not None and not REPLICA_NAME.fullmatch(self.replica):
+            raise ValueError(
+                f"replica {self.replica!r}: use 1 to 32 lowercase letters, digits and '-', "
+                "starting and ending with a letter or digit"
+            )
+        prefix = len(self.replica) + 1 if self.replica else 0  # "<replica>-" in session ids
+        room = _SOCKET_PATH_MAX - len(str(self.data_dir.absolute())) - _SESSION_PATH_TAIL - prefix
         if room < 0:
             raise ValueError(
                 f"the data directory {str(self.data_dir)!r} is {-room} characters too long: "
