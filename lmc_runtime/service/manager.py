@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
@@ -24,6 +23,7 @@ from ..errors import (
     NetworkNotAllowed,
     ServiceUnavailable,
     SessionEnded,
+    SessionLost,
     SessionNotFound,
     SessionStartFailed,
     ShuttingDown,
@@ -36,6 +36,7 @@ from ..sandbox.stale import clean_stale_sessions
 from .datadir import DataDirLock
 from .models import CreateSession
 from .pool import Pool
+from .replicas import issued_by, new_session_id
 from .session import ServiceSession
 from .settings import ServiceSettings
 from .transcript import Transcripts
@@ -69,6 +70,9 @@ class SessionManager:
         self.metrics = metrics
         self.sessions: dict[str, ServiceSession] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
+        #: Sessions a predecessor on this data directory held when it stopped
+        #: without a shutdown, and why they are lost.
+        self.lost: OrderedDict[str, str] = OrderedDict()
         self.pool = Pool(settings.pool_size, self._start_pooled, self._room)
         self.shutting_down = False
         self._starting = 0
@@ -112,6 +116,8 @@ class SessionManager:
             cleaned = await clean_stale_sessions(self.sessions_dir)
             if cleaned:
                 logger.warning("cleaned up %d stale sessions", len(cleaned))
+            for name in cleaned[-self.settings.ended_kept :]:
+                self.lost[name] = f"{self._who} stopped without a shutdown while it ran"
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 if self.settings.pool_size:
@@ -169,7 +175,7 @@ class SessionManager:
     def _new(
         self, policy: SandboxPolicy, languages: list[str], *, pooled: bool, cwd: str = ""
     ) -> ServiceSession:
-        session_id = secrets.token_hex(8)
+        session_id = new_session_id(self.settings.replica)
         sandbox = Sandbox(self.sessions_dir / session_id, policy, enabled=self.settings.sandbox)
         return ServiceSession(
             session_id,
@@ -249,15 +255,27 @@ class SessionManager:
         await self.transcripts.open(session.id, title=request.title, metadata=metadata)
         return session
 
+    @property
+    def _who(self) -> str:
+        replica = self.settings.replica
+        return f"replica {replica}" if replica else "the server"
+
     def get(self, session_id: str) -> ServiceSession:
         """The live session ``session_id``; :class:`SessionEnded` saying why if it
-        has ended, :class:`SessionNotFound` if there never was one (or long ago)."""
+        has ended; :class:`SessionLost` if a restart lost it (it was live when the
+        server before on this data directory died, or it is this replica's id and
+        unknown); :class:`SessionNotFound` if there never was one (or long ago)."""
         session = self.sessions.get(session_id)
         if session is not None and not session.ended.is_set():
             return session
         reason = self.ended.get(session_id) or (session.end_reason if session else None)
         if reason is not None:
             raise SessionEnded(session_id, reason)
+        lost = self.lost.get(session_id)
+        if lost is None and issued_by(session_id, self.settings.replica):
+            lost = f"{self._who} restarted since it was created"
+        if lost is not None:
+            raise SessionLost(session_id, lost)
         raise SessionNotFound(session_id)
 
     async def delete(self, session_id: str) -> None:

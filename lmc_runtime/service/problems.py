@@ -52,6 +52,7 @@ _CODES = {
     405: "method_not_allowed",
     408: "request_timeout",
     409: "busy",
+    410: "session_lost",
     413: "too_large",
     429: "too_many_sessions",
     503: "unavailable",
@@ -63,6 +64,7 @@ _CODES = {
 _MAPPED: dict[type[Exception], tuple[int, str, str | None]] = {
     errors.SessionNotFound: (404, "not_found", None),
     errors.SessionEnded: (404, "session_ended", None),
+    errors.SessionLost: (410, "session_lost", None),
     errors.SessionBusy: (409, "busy", None),
     errors.SessionStartFailed: (503, "session_failed", None),
     errors.CapacityExceeded: (429, "too_many_sessions", None),

@@ -45,7 +45,7 @@ async def require_token(
 
 
 _ERRORS: dict[int | str, dict[str, object]] = {
-    status: {"model": ErrorBody} for status in (400, 401, 404, 409, 413, 429, 503)
+    status: {"model": ErrorBody} for status in (400, 401, 404, 409, 410, 413, 429, 503)
 }
 
 
