@@ -11,8 +11,10 @@ import prometheus_client
 from fastapi import FastAPI, Request, Response
 
 from .. import __version__
-from ..store import JanThreadStore
+from ..errors import MissingExtra, StoreError
+from ..store import ThreadStore, open_store
 from .auth import Authenticator
+from .command import StartRefused
 from .drain import Drain
 from .files import files_router
 from .manager import SessionManager
@@ -34,7 +36,7 @@ logger = logging.getLogger(__name__)
 def create_app(settings: ServiceSettings) -> FastAPI:
     """A new application for ``settings``; its sessions live as long as its lifespan."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    transcripts = Transcripts(JanThreadStore(settings.data_dir))
+    transcripts = Transcripts(_open_store(settings))
     manager = SessionManager(settings, transcripts)
     # Read at every scrape (and once now, as the registry describes it).
     metrics = ServiceMetrics(manager.states)
@@ -69,6 +71,18 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.include_router(ws_router())
     install_openapi(app, (CreateSession, CodeMessage, RestartRequest))
     return app
+
+
+def _open_store(settings: ServiceSettings) -> ThreadStore:
+    """The transcripts' store ``settings.store`` names; StartRefused, in one line
+    and without a password, when it is unknown, cannot be reached or lacks its extra."""
+    try:
+        store = open_store(settings.store, settings.data_dir)
+    except (StoreError, MissingExtra) as exc:
+        raise StartRefused(f"--store: {exc}") from exc
+    where = repr(store) if settings.store else f"the Jan folder {settings.data_dir / 'threads'}"
+    logger.info("transcripts go to %s", where)
+    return store
 
 
 def _lifespan(

@@ -49,11 +49,12 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Lone surrogates (not UTF-8) and NUL (where LIKE stops reading).
+_SURROGATE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _sql_text(text: str) -> str:
-    """``text`` as SQLite can hold it: a lone surrogate (not UTF-8) becomes U+FFFD.
+    """``text`` as SQLite can hold and search it: NUL and lone surrogates become U+FFFD.
 
     Only titles and the search column go through this; message bodies are
     stored as ASCII JSON, so their content comes back exactly.

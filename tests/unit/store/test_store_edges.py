@@ -1,4 +1,4 @@
-"""Stores at their edges: text SQLite cannot hold as such, LIKE metacharacters,
+"""Stores at their edges: text SQLite or PostgreSQL cannot hold as such, LIKE metacharacters,
 threads deleted under a reader, and folders Jan itself (or a person) left."""
 
 from __future__ import annotations
@@ -6,25 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from lmc_runtime.errors import ThreadNotFound
 from lmc_runtime.messages import Message
-from lmc_runtime.store import JanThreadStore, SqliteThreadStore, ThreadStore
-
-
-@pytest.fixture(params=["jan", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ThreadStore]:
-    made: ThreadStore = (
-        JanThreadStore(tmp_path / "jan")
-        if request.param == "jan"
-        else SqliteThreadStore(tmp_path / "t.db")
-    )
-    yield made
-    made.close()
+from lmc_runtime.store import JanThreadStore, ThreadStore
 
 
 def say(text: str) -> Message:
@@ -38,6 +26,16 @@ def test_lone_surrogates_in_content_and_title_are_stored(store: ThreadStore) -> 
     assert store.messages("t1")[0].content == odd
     assert [tid for tid, _ in store.search("half a pair")] == ["t1"]
     assert store.search("\ud800 and") != []
+
+
+def test_nul_in_content_title_and_metadata_is_stored(store: ThreadStore) -> None:
+    # Regression: PostgreSQL's text refuses NUL; only the body keeps it (as JSON escapes).
+    odd = "before\x00after"
+    store.create("t1", title=odd, metadata={"note": odd})
+    store.append("t1", [say(odd)])
+    assert store.messages("t1")[0].content == odd
+    assert store.get("t1").metadata == {"note": odd}
+    assert [m.content for _, m in store.search("after")] == [odd]
 
 
 @pytest.mark.parametrize("needle", ["%", "_", "100%", "x_y", ".*", "(", "[a]", "\\"])

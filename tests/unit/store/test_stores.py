@@ -1,37 +1,25 @@
-"""Both thread stores, through the same ThreadStore interface: threads, messages,
+"""Every thread store, through the same ThreadStore interface: threads, messages,
 the envelope, search, errors, unsafe ids and concurrent writers."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from lmc_runtime.errors import InvalidThreadId, ThreadExists, ThreadNotFound
 from lmc_runtime.messages import Message
-from lmc_runtime.store import JanThreadStore, SqliteThreadStore, Thread, ThreadStore
+from lmc_runtime.store import Thread, ThreadStore
 
 from ..adapters.conversation import CONVERSATION
-
-
-@pytest.fixture(params=["jan", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ThreadStore]:
-    made: ThreadStore = (
-        JanThreadStore(tmp_path / "jan")
-        if request.param == "jan"
-        else SqliteThreadStore(tmp_path / "t.db")
-    )
-    yield made
-    made.close()
+from .conftest import Reopen
 
 
 def say(text: str, **fields: object) -> Message:
     return Message.model_validate({"role": "user", "type": "message", "content": text, **fields})
 
 
-def test_both_stores_implement_the_protocol(store: ThreadStore) -> None:
+def test_every_store_implements_the_protocol(store: ThreadStore) -> None:
     assert isinstance(store, ThreadStore)
 
 
@@ -96,13 +84,11 @@ def test_unsafe_thread_ids_are_refused(store: ThreadStore, bad: str) -> None:
 
 
 def test_concurrent_writers_in_one_process_never_interleave(
-    store: ThreadStore, tmp_path: Path
+    store: ThreadStore, reopen: Reopen
 ) -> None:
     store.create("t1")
     writers, rounds = 8, 25
-    other: ThreadStore = (
-        JanThreadStore(tmp_path / "jan") if isinstance(store, JanThreadStore) else store
-    )  # a second store on the same folder writes too
+    other = reopen()  # a second store on the same folder, file or database writes too
 
     def write(w: int) -> None:
         target = other if w % 2 else store

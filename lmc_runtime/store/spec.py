@@ -1,0 +1,37 @@
+"""Which thread store a setting names: :func:`open_store`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import StoreError
+from .base import ThreadStore
+from .jan import JanThreadStore
+
+__all__ = ["POSTGRES_SCHEMES", "open_store"]
+
+#: The URL schemes that name a PostgreSQL database.
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def open_store(spec: str | None, data_dir: Path | str) -> ThreadStore:
+    """The store ``spec`` names, opened.
+
+    None (or an empty string): the Jan folder layout under ``data_dir``. A
+    ``postgresql://`` or ``postgres://`` URL: a
+    :class:`~lmc_runtime.store.postgres.PostgresThreadStore` (MissingExtra
+    without the ``[postgres]`` extra). Anything else, or a store that cannot
+    be opened: StoreError, whose one line never shows a password.
+    """
+    if not spec:
+        return JanThreadStore(data_dir)
+    if spec.lower().startswith(POSTGRES_SCHEMES):
+        from .postgres import PostgresThreadStore
+
+        return PostgresThreadStore(spec)
+    scheme, sep, _ = spec.partition("://")
+    shown = f"'{scheme}://...'" if sep else "(not a URL)"
+    raise StoreError(
+        f"unknown thread store {shown}: give a postgresql:// URL, "
+        "or none for the Jan folder in the data directory"
+    )
