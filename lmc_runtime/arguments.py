@@ -2,7 +2,8 @@
 
 ``run``/``arun`` take a message in several shapes (:data:`MessageInput`) and the
 keyword options of :class:`RunOptions`; ``Computer(python=, node=, r=)`` takes
-interpreters. A wrong type raises :class:`~lmc_runtime.errors.ArgumentTypeError`
+interpreters, ``Computer(gateway_url=, gateway_token=)`` a Jupyter gateway. A wrong
+type raises :class:`~lmc_runtime.errors.ArgumentTypeError`
 (a ``TypeError``), a wrong value :class:`~lmc_runtime.errors.ArgumentValueError`
 (a ``ValueError``), before anything runs. What a message *holds* is not checked
 here: that is answered with a not-understood reply (see :mod:`lmc_runtime.intake`).
@@ -15,10 +16,13 @@ import os
 import reprlib
 from collections.abc import Mapping
 from os import PathLike
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .errors import ArgumentTypeError, ArgumentValueError
 from .messages import Message
+
+if TYPE_CHECKING:
+    from .backends.jupyter.gateway_rest import Gateway
 
 __all__ = [
     "MessageInput",
@@ -27,6 +31,7 @@ __all__ = [
     "check_env",
     "check_options",
     "env_problem",
+    "gateway",
     "interpreters",
 ]
 
@@ -54,6 +59,22 @@ def interpreters(**chosen: str | PathLike[str] | None) -> dict[str, str | None]:
         if found[name] == "":
             raise ArgumentValueError(f"{name}= is empty")
     return found
+
+
+def gateway(url: object, token: object) -> Gateway | None:
+    """The gateway of ``Computer(gateway_url=, gateway_token=)``; without a URL, that of
+    ``LMC_GATEWAY_URL`` and ``LMC_GATEWAY_TOKEN``, if set; else None."""
+    for name, value in (("gateway_url", url), ("gateway_token", token)):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError(f"{name}= must be a string, not {type(value).__name__}")
+    assert url is None or isinstance(url, str)
+    assert token is None or isinstance(token, str)
+    from .backends.jupyter.gateway_rest import Gateway
+
+    try:
+        return Gateway.chosen(url, token)
+    except ValueError as exc:
+        raise ArgumentValueError(f"gateway_url= (or LMC_GATEWAY_URL): {exc}") from exc
 
 
 def check_call(message: object, code: object) -> tuple[MessageInput, str | None]:

@@ -33,7 +33,14 @@ from typing import Unpack
 import anyio
 from anyio.abc import TaskGroup
 
-from .arguments import MessageInput, RunOptions, check_call, check_options, interpreters
+from .arguments import (
+    MessageInput,
+    RunOptions,
+    check_call,
+    check_options,
+    gateway,
+    interpreters,
+)
 from .backends.base import Launcher, Session, SessionSettings
 from .backends.registry import Registry
 from .budget import BudgetFilter
@@ -84,6 +91,8 @@ class Computer(PortalHost):
         python: str | PathLike[str] | None = None,
         node: str | PathLike[str] | None = None,
         r: str | PathLike[str] | None = None,
+        gateway_url: str | None = None,
+        gateway_token: str | None = None,
     ) -> None:
         """``python``, ``node`` and ``r`` choose the interpreters code runs in: the
         user's own environment, with its packages. ``python`` is a path
@@ -92,6 +101,11 @@ class Computer(PortalHost):
         runtime needs (ipykernel, IRkernel) makes its language unavailable, and a
         run in it gets one reply saying what to install. They build the default
         registry, so they do not go with ``registry=``.
+
+        ``gateway_url`` (``http(s)://host:port``) runs Python and R kernels on a
+        Jupyter Kernel Gateway or Enterprise Gateway, with ``gateway_token`` (sent
+        as ``Authorization: token ...``); without them, ``LMC_GATEWAY_URL`` and
+        ``LMC_GATEWAY_TOKEN`` if set. ``python=`` or ``r=`` keeps that language here.
 
         ``launcher`` wraps every interpreter's command line (a sandbox, limits).
 
@@ -114,11 +128,16 @@ class Computer(PortalHost):
         self.on_input = on_input
         self.track_active_line = track_active_line
         chosen = interpreters(python=python, node=node, r=r)
+        if registry is not None and (python, node, r, gateway_url, gateway_token) != (None,) * 5:
+            raise ArgumentTypeError(
+                "give python=, node=, r= and gateway_url= or a registry=, not both"
+            )
         self.registry = registry or Registry(
-            python=chosen["python"], node=chosen["node"], r=chosen["r"]
+            python=chosen["python"],
+            node=chosen["node"],
+            r=chosen["r"],
+            gateway=gateway(gateway_url, gateway_token),
         )
-        if registry is not None and (python, node, r) != (None, None, None):
-            raise ArgumentTypeError("give python=, node= and r= or a registry=, not both")
         self.launcher = launcher
         self.filters: tuple[Filter, ...] = (BudgetFilter(),) if filters is None else tuple(filters)
         self._given_work_dir = Path(work_dir) if work_dir is not None else None

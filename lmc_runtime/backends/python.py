@@ -5,10 +5,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from collections.abc import Mapping
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from .jupyter.backend import JupyterBackend, probe
+from .jupyter.gateway_rest import Gateway
+from .jupyter.gateway_startup import python_startup
 
 __all__ = ["PythonBackend"]
 
@@ -16,13 +19,16 @@ __all__ = ["PythonBackend"]
 class PythonBackend(JupyterBackend):
     """ipykernel in the runtime's own interpreter, or in ``python``: a path (it has a
     ``/`` or starts with ``~``), such as a venv's ``bin/python``, or else the name of
-    an installed kernelspec, whose interpreter is used. It needs ipykernel."""
+    an installed kernelspec, whose interpreter is used. It needs ipykernel. With a
+    ``gateway``, kernels are the gateway's Python kernels instead."""
 
     kernel_name = "lmc-python"
     announces_input = True
+    gateway_language = "python"
 
-    def __init__(self, python: str | None = None) -> None:
+    def __init__(self, python: str | None = None, *, gateway: Gateway | None = None) -> None:
         self.python = python
+        self.gateway = gateway
 
     def program(self) -> str | None:
         python = self.python
@@ -53,3 +59,6 @@ class PythonBackend(JupyterBackend):
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
             "PYTHONUNBUFFERED": "1",
         }
+
+    def gateway_startup(self, env: Mapping[str, str]) -> str:
+        return python_startup({**self.kernel_env(), **env})

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 
 from .jupyter.backend import JupyterBackend, probe
 from .jupyter.execution import JupyterExecution
+from .jupyter.gateway_rest import Gateway
+from .jupyter.gateway_startup import r_startup
 
 __all__ = ["IRKERNEL_MISSING", "R_MISSING", "RBackend"]
 
@@ -24,16 +27,21 @@ class RExecution(JupyterExecution):
 
 class RBackend(JupyterBackend):
     """IRkernel in ``r``: the ``R`` found on ``path`` (the process's PATH by
-    default), or the path of another R front end, which needs IRkernel."""
+    default), or the path of another R front end, which needs IRkernel. With a
+    ``gateway``, kernels are the gateway's R kernels instead."""
 
     kernel_name = "lmc-r"
     execution = RExecution
     announces_input = True
     native_output = True
+    gateway_language = "r"
 
-    def __init__(self, r: str = "R", *, path: str | None = None) -> None:
+    def __init__(
+        self, r: str = "R", *, path: str | None = None, gateway: Gateway | None = None
+    ) -> None:
         self.r = r
         self.path = path
+        self.gateway = gateway
 
     def program(self) -> str | None:
         path = self.path if self.path is not None else os.environ.get("PATH", os.defpath)
@@ -53,3 +61,6 @@ class RBackend(JupyterBackend):
         if any(os.environ.get(v) for v in ("LC_ALL", "LC_CTYPE", "LANG")):
             return {}
         return {"LANG": "C.UTF-8"}  # else R prints non-ASCII text as <U+00E9>
+
+    def gateway_startup(self, env: Mapping[str, str]) -> str:
+        return r_startup(env)

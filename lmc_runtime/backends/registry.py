@@ -11,8 +11,12 @@ import importlib
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .base import Availability, Backend
+
+if TYPE_CHECKING:
+    from .jupyter.gateway_rest import Gateway
 
 __all__ = ["BackendEntry", "Registry", "default_entries"]
 
@@ -27,24 +31,34 @@ class BackendEntry:
     target: str
     aliases: tuple[str, ...] = ()
     #: Keyword arguments for the backend's constructor, as (name, value) pairs.
-    options: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()
 
 
-def _option(name: str, value: str | None) -> tuple[tuple[str, str], ...]:
+def _option(name: str, value: object) -> tuple[tuple[str, Any], ...]:
     return () if value is None else ((name, value),)
 
 
+def _kernel(name: str, value: str | None, gateway: Gateway | None) -> tuple[tuple[str, Any], ...]:
+    """A Jupyter language's options: its own interpreter, else the gateway, if any."""
+    return _option(name, value) if value is not None else _option("gateway", gateway)
+
+
 def default_entries(
-    *, python: str | None = None, r: str | None = None, node: str | None = None
+    *,
+    python: str | None = None,
+    r: str | None = None,
+    node: str | None = None,
+    gateway: Gateway | None = None,
 ) -> tuple[BackendEntry, ...]:
     """The backends lmc-runtime ships; ``python``, ``r`` and ``node`` are passed to
-    the backends of those languages (see :class:`Registry`)."""
+    the backends of those languages, ``gateway`` to Python's and R's unless they
+    were given an interpreter (see :class:`Registry`)."""
     return (
         BackendEntry(
             "python",
             "lmc_runtime.backends.python:PythonBackend",
             ("py", "python3", "ipython"),
-            _option("python", python),
+            _kernel("python", python, gateway),
         ),
         BackendEntry("shell", "lmc_runtime.backends.shell:BashBackend", ("bash",)),
         BackendEntry("sh", "lmc_runtime.backends.shell:ShBackend"),
@@ -62,7 +76,7 @@ def default_entries(
             _option("node", node),
         ),
         BackendEntry("java", "lmc_runtime.backends.java:JavaBackend", ("jshell",)),
-        BackendEntry("r", "lmc_runtime.backends.r:RBackend", ("R",), _option("r", r)),
+        BackendEntry("r", "lmc_runtime.backends.r:RBackend", ("R",), _kernel("r", r, gateway)),
         BackendEntry(
             "applescript", "lmc_runtime.backends.applescript:AppleScriptBackend", ("osascript",)
         ),
@@ -78,7 +92,8 @@ class Registry:
     the name of an installed kernelspec; it needs ipykernel), ``r`` R in
     another R front end (a path; it needs IRkernel) and ``node`` JavaScript and
     TypeScript in another node. Without them, the runtime's own interpreter
-    and the R and node on PATH run the code.
+    and the R and node on PATH run the code. ``gateway`` runs Python and R
+    kernels on a Jupyter gateway (those not given an interpreter).
     """
 
     def __init__(
@@ -88,14 +103,15 @@ class Registry:
         python: str | None = None,
         r: str | None = None,
         node: str | None = None,
+        gateway: Gateway | None = None,
     ) -> None:
-        if entries is not None and (python, r, node) != (None, None, None):
-            raise TypeError("python, r and node apply to the default entries only")
+        if entries is not None and (python, r, node, gateway) != (None, None, None, None):
+            raise TypeError("python, r, node and gateway apply to the default entries only")
         self._entries: dict[str, BackendEntry] = {}
         self._names: dict[str, str] = {}
         self._loaded: dict[str, Backend] = {}
         if entries is None:
-            entries = default_entries(python=python, r=r, node=node)
+            entries = default_entries(python=python, r=r, node=node, gateway=gateway)
         for entry in entries:
             self.add(entry)
 

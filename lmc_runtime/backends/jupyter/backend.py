@@ -3,12 +3,14 @@
 Subclasses name the kernelspec, may start another interpreter than its
 ``argv[0]`` (:meth:`JupyterBackend.program`) and say what the language needs
 (:meth:`JupyterBackend.requirement`); the core does turns, deadlines, the stop
-ladder and restarts.
+ladder and restarts. With a ``gateway``, kernels run there instead
+(:class:`~.gateway.GatewayInterpreter`), set up by :meth:`JupyterBackend.gateway_startup`.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import subprocess
 import uuid
 from collections.abc import Mapping, Sequence
@@ -17,9 +19,10 @@ from typing import Any, ClassVar
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from ..base import Availability, SessionSettings
-from ..core import Route, SupervisedBackend, SupervisedSession
+from ..core import Interpreter, Route, SupervisedBackend, SupervisedSession
 from ..kernelspecs import kernels_dir
 from .execution import JupyterExecution
+from .gateway_rest import Gateway
 from .interpreter import WHO, JupyterInterpreter
 
 __all__ = ["JupyterBackend", "probe"]
@@ -79,6 +82,10 @@ class JupyterBackend(SupervisedBackend):
     #: What the kernel process writes itself is the code's output (IRkernel does
     #: not forward its children's output).
     native_output: ClassVar[bool] = False
+    #: The language of the kernelspecs a gateway's kernel may have.
+    gateway_language: ClassVar[str] = ""
+    #: Where kernels run instead of on this machine, if anywhere.
+    gateway: Gateway | None = None
 
     def program(self) -> str | None:
         """The interpreter to start instead of the kernelspec's ``argv[0]``, if any."""
@@ -96,8 +103,14 @@ class JupyterBackend(SupervisedBackend):
     def availability(self) -> Availability:
         return self._availability
 
+    def gateway_startup(self, env: Mapping[str, str]) -> str:
+        """The runtime's startup code for a gateway's kernel, setting ``env`` there."""
+        raise NotImplementedError
+
     @functools.cached_property
     def _availability(self) -> Availability:
+        if self.gateway is not None:
+            return _gateway_availability()
         missing = self.requirement()
         if missing is not None:
             return Availability.no(missing)
@@ -122,7 +135,18 @@ class JupyterBackend(SupervisedBackend):
     def environment(self, settings: SessionSettings) -> dict[str, str]:
         return {**super().environment(settings), **self.kernel_env(), **settings.env}
 
-    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> JupyterInterpreter:
+    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> Interpreter:
+        if self.gateway is not None:
+            from .gateway import GatewayInterpreter
+
+            remote_env = self.gateway.env if self.gateway.env is not None else settings.env
+            return GatewayInterpreter(
+                self.gateway,
+                self.gateway_language,
+                self.gateway_startup(remote_env),
+                settings.timeouts.startup,
+                announces_input=self.announces_input,
+            )
         return JupyterInterpreter(
             self.spec_manager(),
             self.kernel_name,
@@ -131,3 +155,13 @@ class JupyterBackend(SupervisedBackend):
             announces_input=self.announces_input,
             native_output=self.native_output,
         )
+
+
+def _gateway_availability() -> Availability:
+    """Kernels on a gateway need httpx and websockets (the [gateway] extra)."""
+    for module in ("httpx", "websockets"):
+        if importlib.util.find_spec(module) is None:
+            return Availability.no(
+                f"kernels on a Jupyter gateway need {module}: pip install 'lmc-runtime[gateway]'"
+            )
+    return Availability.yes()

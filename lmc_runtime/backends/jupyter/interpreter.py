@@ -22,9 +22,8 @@ from ...errors import KernelStartError
 from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit
-from ..core.turns import first_of
 from .channels import Channels
-from .items import RunEnds, asks_exit, to_item
+from .conversation import Conversation
 from .manager import Manager, adopt_sockets, reserve_sockets
 from .native import NativeOutput
 
@@ -75,15 +74,16 @@ class JupyterInterpreter:
         self._channels: Channels | None = None
         self._native: NativeOutput | None = None
         self._scopes: list[anyio.CancelScope] = []
-        self._ended, self._answered = anyio.Event(), anyio.Event()
+        self._ended = anyio.Event()
         self._gone: Gone | None = None
         self._ready = self._killed = self._shut = self._exiting = False
-        self._probes: dict[str, set[str]] = {}
-        self._probes_replied = anyio.Event()
-        self._ends = RunEnds()
+        self._conversation: Conversation | None = None
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         self._deliver = deliver
+        self._conversation = Conversation(
+            deliver, self._send_input, self._exit_asked, announces_input=self._announces_input
+        )
         if self._shared is not None:
             reserve_sockets(self._km, self._shared)
         try:
@@ -111,7 +111,7 @@ class JupyterInterpreter:
         info = dict(self._km.get_connection_info())
         if self._km.host_ip is not None:
             client.ip = info["ip"] = self._km.host_ip
-        self._channels = Channels(client, info, self._dispatch)
+        self._channels = Channels(client, info, self._conversation.dispatch)
         task_group.start_soon(self._guarded, self._channels.read)
         await self._until_ready(self._channels)
 
@@ -163,29 +163,21 @@ class JupyterInterpreter:
                 await self._km.shutdown_kernel(now=True)
 
     async def _until_ready(self, channels: Channels) -> None:
-        """Round-trip ``kernel_info`` until shell and IOPub answer (IOPub drops what
-        is published before it is connected, so a probe is repeated, less and less often)."""
-        attempt = 0.1
-        with anyio.move_on_after(self._startup_timeout):
-            while not (self._answered.is_set() or self._ended.is_set()):
-                self._probes[channels.request("kernel_info_request", {}, {})] = set()
-                with anyio.move_on_after(attempt):
-                    await first_of(self._answered, self._ended)
-                attempt = min(attempt * 2, 1.0)
+        """Return once ``kernel_info`` is answered on shell and IOPub and stdin is connected."""
+        assert self._conversation is not None
+        conversation = self._conversation
+        await conversation.probe(channels.request, self._ended, self._startup_timeout)
         if self._gone is not None:
             detail = f":\n{self._gone.detail}" if self._gone.detail else ""
             raise KernelStartError(f"{self._gone.description} while starting{detail}")
-        if not self._answered.is_set():
-            heard = {channel for seen in self._probes.values() for channel in seen}
-            said = f"it answered on {' and '.join(sorted(heard))} only" if heard else "no answer"
+        if not conversation.answered.is_set():
             raise KernelStartError(
                 f"the kernel did not become ready within {self._startup_timeout:g} s "
-                f"({len(self._probes)} kernel_info probes, {said}; its log: "
-                f"{self._tail() or 'empty'})"
+                f"({conversation.unanswered()}; its log: {self._tail() or 'empty'})"
             )
         # A probe still queued in the kernel could cost the first run its reply.
         with anyio.move_on_after(_STDIN_GRACE):
-            await self._probes_replied.wait()
+            await conversation.probes_replied.wait()
         # Never fatal: input requests are announced on IOPub too.
         with anyio.move_on_after(_STDIN_GRACE) as scope:
             await channels.stdin_connected()
@@ -203,27 +195,10 @@ class JupyterInterpreter:
                 scope.cancel()
             await func()
 
-    async def _dispatch(self, channel: str, msg: dict[str, Any]) -> None:
-        parent = str((msg.get("parent_header") or {}).get("msg_id", ""))
-        probe = self._probes.get(parent)
-        if probe is not None:
-            probe.add(channel)
-            if {"shell", "iopub"} <= probe:
-                self._answered.set()
-            if all("shell" in each for each in self._probes.values()):
-                self._probes_replied.set()
-            return
-        assert self._deliver is not None
-        item = to_item(channel, msg, self._send_input, self._announces_input)
-        if item is not None:
-            await self._deliver(item, parent)
-        reply = self._ends.see(channel, msg, parent)
-        if reply is None:
-            return
-        if not asks_exit(reply):
-            await self._deliver(self._ends.finished(reply), parent)
-        elif not self._exiting and self._km.provisioner is not None:
-            self._exiting = True  # the code called exit(): the kernel ends, and the run with it
+    async def _exit_asked(self) -> None:
+        """The code called ``exit()``: the kernel ends, and the run with it."""
+        if not self._exiting and self._km.provisioner is not None:
+            self._exiting = True
             await self._km.provisioner.kill()
 
     def _send_input(self, value: str) -> None:

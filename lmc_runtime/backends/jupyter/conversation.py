@@ -1,0 +1,87 @@
+"""The messaging side of one kernel, wherever its messages travel (local sockets or a
+gateway's WebSocket): readiness probes, each message handed to its run, and runs' ends.
+
+A kernel is ready once a ``kernel_info_request`` is answered on shell and IOPub
+(IOPub drops what is published before it is connected, so a probe is repeated,
+less and less often). Every other message goes to the run whose
+``execute_request`` it answers (a route's key is that request's ``msg_id``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from ..core import Deliver
+from ..core.turns import first_of
+from .items import RunEnds, asks_exit, to_item
+
+__all__ = ["Conversation", "Send"]
+
+#: Sends a shell request: ``send(msg_type, content, metadata)`` returns its ``msg_id``.
+Send = Callable[[str, dict[str, Any], dict[str, Any]], str]
+
+
+class Conversation:
+    """Hands a kernel's messages on: probes' answers to readiness, the rest to runs.
+
+    ``answer`` replies to an input request; ``announces_input``: the kernel's
+    startup code publishes input requests on IOPub too; ``exit_asked`` is awaited
+    when a run's reply carries the code's ``exit()``.
+    """
+
+    def __init__(
+        self,
+        deliver: Deliver,
+        answer: Callable[[str], None],
+        exit_asked: Callable[[], Awaitable[None]],
+        *,
+        announces_input: bool,
+    ) -> None:
+        self._deliver, self._answer, self._exit_asked = deliver, answer, exit_asked
+        self._announces_input = announces_input
+        self._probes: dict[str, set[str]] = {}
+        self.answered = anyio.Event()
+        #: Every probe sent so far has its shell reply: none is still queued in the kernel.
+        self.probes_replied = anyio.Event()
+        self._ends = RunEnds()
+
+    async def probe(self, send: Send, ended: anyio.Event, timeout: float) -> None:
+        """Probe until shell and IOPub answer, ``ended`` is set or ``timeout`` passes."""
+        attempt = 0.1
+        with anyio.move_on_after(timeout):
+            while not (self.answered.is_set() or ended.is_set()):
+                self._probes[send("kernel_info_request", {}, {})] = set()
+                with anyio.move_on_after(attempt):
+                    await first_of(self.answered, ended)
+                attempt = min(attempt * 2, 1.0)
+
+    def unanswered(self) -> str:
+        """What the probes heard, for the error of a kernel that never became ready."""
+        heard = {channel for seen in self._probes.values() for channel in seen}
+        said = f"it answered on {' and '.join(sorted(heard))} only" if heard else "no answer"
+        return f"{len(self._probes)} kernel_info probes, {said}"
+
+    async def dispatch(self, channel: str, msg: dict[str, Any]) -> None:
+        """Hand ``msg`` (from ``channel``) to whoever waits for it."""
+        parent = str((msg.get("parent_header") or {}).get("msg_id", ""))
+        probe = self._probes.get(parent)
+        if probe is not None:
+            probe.add(channel)
+            if {"shell", "iopub"} <= probe:
+                self.answered.set()
+            if all("shell" in each for each in self._probes.values()):
+                self.probes_replied.set()
+            return
+        item = to_item(channel, msg, self._answer, self._announces_input)
+        if item is not None:
+            await self._deliver(item, parent)
+        reply = self._ends.see(channel, msg, parent)
+        if reply is None:
+            return
+        if asks_exit(reply):
+            await self._exit_asked()  # the kernel ends, and the run with it
+        else:
+            await self._deliver(self._ends.finished(reply), parent)

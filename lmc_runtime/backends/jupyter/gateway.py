@@ -1,0 +1,212 @@
+"""A Jupyter kernel on a gateway (Kernel Gateway, Enterprise Gateway) as an
+:class:`~..core.Interpreter`: the second launcher beside the local provisioner.
+
+A launch asks the gateway for a kernel of the language (``POST /api/kernels``),
+opens its channels WebSocket, returns once ``kernel_info`` is answered on shell
+and IOPub and the runtime's startup code (the gateway has its own kernelspecs)
+has run as a silent request. Runs, their translation, deadlines and the stop
+ladder are the local kernel's: an interrupt is ``POST .../interrupt``, a restart
+shuts the kernel down (``DELETE``) and starts a fresh one, so no message of the
+old kernel can reach a run of the new. A kernel the gateway lost is a death
+like a local one, reported with ``state_lost``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ...errors import GatewayError, KernelStartError
+from ..base import ExecutionOptions
+from ..core import Deliver, Gone, Route
+from ..core.turns import first_of
+from .conversation import Conversation
+from .gateway_channels import GatewayChannels
+from .gateway_rest import Gateway, GatewayClient
+
+__all__ = ["GatewayInterpreter"]
+
+logger = logging.getLogger(__name__)
+
+#: How long a shutdown of the kernel on the gateway may take.
+_KILL_BOUND = 5.0
+
+
+class GatewayInterpreter:
+    """A kernel for ``language`` on ``gateway``, set up by ``startup`` (code of its language)."""
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        language: str,
+        startup: str,
+        startup_timeout: float,
+        *,
+        announces_input: bool = False,
+    ) -> None:
+        self._gateway, self._language, self._startup = gateway, language, startup
+        self._startup_timeout = startup_timeout
+        self._announces_input = announces_input
+        self._client: GatewayClient | None = None
+        self._kernel: str | None = None
+        self._channels: GatewayChannels | None = None
+        self._conversation: Conversation | None = None
+        self._scopes: list[anyio.CancelScope] = []
+        self._ended, self._started = anyio.Event(), anyio.Event()
+        self._startup_id = f"lmc-startup-{uuid.uuid4().hex}"
+        self._startup_reply: dict[str, Any] = {}
+        self._gone: Gone | None = None
+        self._killed = self._exiting = False
+
+    @property
+    def kernel_id(self) -> str | None:
+        """The kernel's id on the gateway, once it was started."""
+        return self._kernel
+
+    async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
+        self._client = client = GatewayClient(self._gateway)
+        self._conversation = Conversation(
+            deliver, self._send_input, self._exit_asked, announces_input=self._announces_input
+        )
+        try:
+            with anyio.fail_after(self._startup_timeout):
+                name = await client.kernel_name(self._language)
+                self._kernel = await client.start_kernel(name)
+                self._channels = GatewayChannels(client, self._kernel, self._dispatch)
+                await self._channels.connect()
+        except (GatewayError, TimeoutError) as exc:
+            reason = str(exc) or f"no answer within {self._startup_timeout:g} s"
+            raise KernelStartError(
+                f"the kernel could not be started on the gateway: {reason}"
+            ) from exc
+        task_group.start_soon(self._guarded, self._watch)
+        await self._until_ready(self._channels, self._conversation)
+
+    async def _until_ready(self, channels: GatewayChannels, conversation: Conversation) -> None:
+        """``kernel_info`` answered, then the startup code run (within the startup timeout)."""
+        with anyio.move_on_after(self._startup_timeout):
+            await conversation.probe(channels.request, self._ended, self._startup_timeout)
+            if conversation.answered.is_set():
+                content = {"code": self._startup, "silent": True, "store_history": False}
+                channels.request("execute_request", content, {}, msg_id=self._startup_id)
+                await first_of(self._started, self._ended)
+        if self._gone is not None:
+            raise KernelStartError(f"the kernel {self._gone.description} while starting")
+        if not conversation.answered.is_set():
+            raise KernelStartError(
+                f"the gateway's kernel did not become ready within {self._startup_timeout:g} s "
+                f"({conversation.unanswered()})"
+            )
+        reply = self._startup_reply.get("content") or {}
+        if not self._started.is_set():
+            raise KernelStartError(
+                f"the runtime's startup code did not finish within {self._startup_timeout:g} s"
+            )
+        if reply.get("status") != "ok":
+            raise KernelStartError(
+                "the runtime's startup code failed in the gateway's kernel: "
+                f"{reply.get('ename', 'error')}: {reply.get('evalue', '')}"
+            )
+
+    async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
+        if self._channels is None or self._ended.is_set():
+            return  # the kernel is gone: its watcher ends this run with that
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": options.on_input is not None,
+            "stop_on_error": True,
+        }
+        metadata: dict[str, Any] = {"lmc_active_line": options.track_lines}
+        if options.env:  # set by the kernel's startup code for this run only
+            metadata["lmc_env"] = dict(options.env)
+        self._channels.request("execute_request", content, metadata, msg_id=str(route.key))
+
+    async def send_signal(self, signum: int) -> None:
+        """SIGINT interrupts the kernel through the gateway; no other signal travels there."""
+        if self._client is None or self._kernel is None:
+            return
+        if signum != signal.SIGINT:
+            logger.warning("signal %d cannot be sent to a kernel on a gateway", signum)
+            return
+        await self._client.interrupt(self._kernel)
+
+    async def wait(self) -> Gone:
+        await self._ended.wait()
+        assert self._gone is not None
+        return self._gone
+
+    async def kill(self) -> None:
+        """Shut the kernel down on the gateway (bounded) and close the connections."""
+        self._killed = True
+        for scope in self._scopes:
+            scope.cancel()
+        channels, client, kernel = self._channels, self._client, self._kernel
+        self._channels = self._client = None
+        with anyio.CancelScope(shield=True):
+            if channels is not None:
+                await channels.aclose()
+            if client is None:
+                return
+            with anyio.move_on_after(_KILL_BOUND):
+                if kernel is not None:
+                    try:
+                        await client.delete(kernel)
+                    except GatewayError as exc:
+                        logger.warning("shutting kernel %s down failed: %s", kernel, exc)
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    async def _guarded(self, func: Callable[[], Awaitable[None]]) -> None:
+        with anyio.CancelScope() as scope:
+            self._scopes.append(scope)
+            if self._killed:
+                scope.cancel()
+            await func()
+
+    async def _watch(self) -> None:
+        """Read the channels until the kernel is gone, then say how it went."""
+        reason = "was shut down"
+        try:
+            assert self._channels is not None
+            reason = await self._channels.run()
+        finally:
+            if self._exiting:
+                self._gone = Gone.exited("asked the kernel to exit", None)
+            else:
+                self._gone = Gone(f"the kernel on the gateway is gone: {reason}")
+            self._ended.set()
+
+    async def _dispatch(self, channel: str, msg: dict[str, Any]) -> None:
+        parent = str((msg.get("parent_header") or {}).get("msg_id", ""))
+        if parent == self._startup_id:
+            if channel == "shell" and msg.get("msg_type") == "execute_reply":
+                self._startup_reply = msg
+                self._started.set()
+            return
+        assert self._conversation is not None
+        await self._conversation.dispatch(channel, msg)
+
+    async def _exit_asked(self) -> None:
+        """The code called ``exit()``: the kernel is shut down, and the run ends with it."""
+        if self._exiting or self._client is None or self._kernel is None:
+            return
+        self._exiting = True
+        with anyio.move_on_after(_KILL_BOUND):
+            with contextlib.suppress(GatewayError):
+                await self._client.delete(self._kernel)
+        if self._channels is not None:
+            self._channels.stop("asked to exit")
+
+    def _send_input(self, value: str) -> None:
+        if self._channels is not None:
+            self._channels.send_input(value)
