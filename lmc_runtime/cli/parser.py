@@ -124,4 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the sandboxed HTTP and WebSocket service")
     configure_serve(serve)
     serve.set_defaults(extra="serve")
+    from ..mcp.command import configure_parser as configure_mcp
+
+    configure_mcp(sub.add_parser("mcp", help="a Model Context Protocol server (stdio or HTTP)"))
     return parser

@@ -1,0 +1,171 @@
+"""``lmc mcp --http``: the MCP server over streamable HTTP, at ``/mcp``.
+
+Every request needs the bearer token, as ``lmc serve``'s API does (the same
+:class:`~lmc_runtime.service.auth.Authenticator`: Origin and, without a
+token, Host checks too). Each MCP session gets a workspace of its own; a
+``DELETE`` that ends the session closes it, and a client whose connection
+drops while a call runs has that call cancelled, which stops its code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import socket
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import ServiceError, TokenRejected
+from ..service.auth import Authenticator
+from .pool import Workspaces
+from .server import Context, build_server
+from .workspace import Opener
+
+__all__ = ["MCP_PATH", "HttpCaller", "McpGuard", "create_app", "listen", "serve_http"]
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+SESSION_HEADER = "mcp-session-id"
+#: Where the guard leaves, in a request's ``scope["state"]``, the event set when its client goes.
+GONE = "lmc.client_gone"
+#: How long an MCP session (and its workspace) lives with no request at all.
+SESSION_IDLE_SECONDS = 30 * 60
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {
+        key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]
+    }
+
+
+async def _refuse(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json")]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class McpGuard:
+    """Checks the token, counts each session's requests in flight, notices a
+    client that goes away before its answer, and closes a deleted session's
+    workspace."""
+
+    def __init__(self, app: ASGIApp, auth: Authenticator, workspaces: Workspaces) -> None:
+        self.app = app
+        self.auth = auth
+        self.workspaces = workspaces
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        try:
+            self.auth.check_http(headers)
+        except TokenRejected as exc:
+            await _refuse(send, 401, "unauthorized", exc.message)
+            return
+        except ServiceError as exc:
+            await _refuse(send, 403, "forbidden", exc.message)
+            return
+        gone = anyio.Event()
+        scope.setdefault("state", {})[GONE] = gone
+        answered = False
+        status = 0
+
+        async def receiving() -> Message:
+            message = await receive()
+            if message["type"] == "http.disconnect" and not answered:
+                gone.set()
+            return message
+
+        async def sending(message: Message) -> None:
+            nonlocal answered, status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                answered = True
+            await send(message)
+
+        session = headers.get(SESSION_HEADER)
+        held = self.workspaces.hold(session) if session else contextlib.nullcontext()
+        with held:
+            await self.app(scope, receiving, sending)
+        if session and scope["method"] == "DELETE" and 200 <= status < 300:
+            self.workspaces.end(session)
+
+
+class HttpCaller:
+    """A call's session is its ``Mcp-Session-Id``; the guard says when its client goes."""
+
+    def session(self, ctx: Context) -> str | None:
+        request = ctx.request
+        headers = getattr(request, "headers", None)
+        return headers.get(SESSION_HEADER) if headers is not None else None
+
+    def gone(self, ctx: Context) -> anyio.Event | None:
+        scope = getattr(ctx.request, "scope", None)
+        state = scope.get("state") if isinstance(scope, dict) else None
+        event = state.get(GONE) if isinstance(state, dict) else None
+        return event if isinstance(event, anyio.Event) else None
+
+
+def create_app(opener: Opener, auth: Authenticator, *, announce: str | None = None) -> Starlette:
+    """The ASGI application: the MCP endpoint at ``/mcp`` behind the guard.
+    ``announce`` is printed once it serves."""
+    workspaces = Workspaces(opener, idle_timeout=SESSION_IDLE_SECONDS + 60)
+    manager = StreamableHTTPSessionManager(
+        build_server(workspaces, HttpCaller()), session_idle_timeout=SESSION_IDLE_SECONDS
+    )
+    guard = McpGuard(StreamableHTTPASGIApp(manager), auth, workspaces)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with workspaces.running(), manager.run():
+            if announce is not None:
+                sys.stdout.write(announce + "\n")
+                sys.stdout.flush()
+            yield
+
+    return Starlette(routes=[Route(MCP_PATH, endpoint=guard)], lifespan=lifespan)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port``; ``OSError`` saying why not, in one line."""
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+        return socket.create_server(infos[0][4][:2], family=infos[0][0])
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            reason = "the address is already in use"
+        else:
+            reason = (exc.strerror or str(exc)).lower()
+        raise OSError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://HOST:PORT/mcp`` of a listening socket (its real port)."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+def serve_http(opener: Opener, auth: Authenticator, sock: socket.socket, **uvicorn: Any) -> None:
+    """Serve on ``sock`` until SIGINT or SIGTERM; then close every workspace."""
+    import uvicorn as server
+
+    app = create_app(opener, auth, announce=f"lmc mcp: listening on {url_of(sock)}")
+    config = server.Config(app, log_level="warning", lifespan="on", **uvicorn)
+    server.Server(config).run(sockets=[sock])

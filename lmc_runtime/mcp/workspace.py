@@ -1,0 +1,132 @@
+"""Where one MCP client's code runs: a local Computer, a sandboxed one, or a
+session of a remote ``lmc serve``.
+
+Each kind is an :class:`Opener`; opening it gives a :class:`Workspace`: the
+computer that runs code and, for a sandbox or a remote session, the files of
+its working directory. The kind is chosen once, when ``lmc mcp`` starts.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..computer import Computer
+from ..config import Timeouts
+from ..execution import LanguageStatus
+from ..messages import Message
+from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
+from .files import Files, RemoteFiles, SandboxFiles
+
+if TYPE_CHECKING:
+    from ..cli.interpreters import Interpreters
+
+__all__ = [
+    "LocalOpener",
+    "Opener",
+    "RemoteOpener",
+    "Runner",
+    "SandboxOpener",
+    "Workspace",
+]
+
+
+class Runner(Protocol):
+    """What the tools need of a computer; :class:`~lmc_runtime.Computer` and
+    :class:`~lmc_runtime.remote.RemoteComputer` are both one."""
+
+    @property
+    def languages(self) -> dict[str, LanguageStatus]: ...
+
+    def arun(
+        self, message: dict[str, object], code: None = None, *, timeout: float | None = None
+    ) -> AsyncGenerator[Message, None]: ...
+
+    async def ainterrupt(self, language: str | None = None) -> None: ...
+
+    async def arestart(self, language: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """An open computer, and the files of its working directory when it has
+    files of its own (a sandbox, a remote session)."""
+
+    computer: Runner
+    files: Files | None = None
+
+
+class Opener(Protocol):
+    """One kind of workspace: how a new one is opened, and whether it has files."""
+
+    @property
+    def has_files(self) -> bool: ...
+
+    def open(self) -> AbstractAsyncContextManager[Workspace]:
+        """Yields an open workspace; closes everything it started on exit."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalOpener:
+    """A plain :class:`Computer` on this machine, as ``lmc run`` uses."""
+
+    timeouts: Timeouts
+    interpreters: Interpreters | None = None
+    has_files: bool = field(default=False, init=False)
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Workspace]:
+        chosen = self.interpreters or {"python": None, "node": None, "r": None}
+        async with Computer(timeouts=self.timeouts, **chosen) as computer:
+            yield Workspace(computer)
+
+
+@dataclass(frozen=True)
+class SandboxOpener:
+    """A Computer in a sandbox of its own, as ``lmc serve`` gives each session:
+    bubblewrap, limits, a private working directory under ``root``."""
+
+    root: Path
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    timeouts: Timeouts | None = None
+    has_files: bool = field(default=True, init=False)
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Workspace]:
+        sandbox = Sandbox(self.root / secrets.token_hex(8), SandboxPolicy(limits=self.limits))
+        try:
+            await sandbox.start()
+            options = {"timeouts": self.timeouts} if self.timeouts is not None else {}
+            async with sandbox.computer(**options) as computer:
+                yield Workspace(computer, SandboxFiles(sandbox.work_dir, sandbox.owner))
+        finally:
+            await sandbox.aclose()
+
+
+@dataclass(frozen=True)
+class RemoteOpener:
+    """A session of a remote ``lmc serve``, through its client SDK."""
+
+    url: str
+    token: str | None
+    languages: Sequence[str]
+    execution_timeout: float | None = None
+    has_files: bool = field(default=True, init=False)
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Workspace]:
+        from ..remote import RemoteComputer, RemoteTimeouts
+
+        remote = RemoteComputer(
+            self.url,
+            token=self.token,
+            languages=list(self.languages),
+            timeouts=RemoteTimeouts(execution=self.execution_timeout),
+        )
+        async with remote:
+            yield Workspace(remote, RemoteFiles(remote))
