@@ -5,7 +5,7 @@
     with running_cluster(["r1", "r2", "r3"], "--pool-size", "0") as cluster:
         cluster.url                         # the balancer
         cluster.replica("r2").kill()        # SIGKILL
-        cluster.wait_states(r2="DOWN")      # HAProxy saw it
+        cluster.wait_states("sessions", r2="DOWN")  # HAProxy saw it
         cluster.replica("r2").start()       # same name, port and data directory
 
 Each replica has a port and a data directory of its own, kept across restarts
@@ -74,6 +74,11 @@ class Replica:
 
     def start(self) -> Server:
         """Start it and wait (bounded) until it answers ``/healthz``."""
+        self.launch()
+        return self.wait_ready()
+
+    def launch(self) -> None:
+        """Start it (:meth:`wait_ready` waits for it)."""
         assert self.server is None or self.server.process.poll() is not None, "still running"
         argv = [sys.executable, "-m", "lmc_runtime", "serve", "--replica", self.name]
         argv += ["--port", str(self.port), "--data-dir", str(self.data_dir), *self.args]
@@ -83,10 +88,15 @@ class Replica:
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )
-        self.server = server = Server(process, self.port, self.data_dir)
+        self.server = Server(process, self.port, self.data_dir)
+
+    def wait_ready(self) -> Server:
+        """Wait (bounded) until it answers ``/healthz``."""
+        server = self.server
+        assert server is not None
 
         def answers() -> bool:
-            if process.poll() is not None:
+            if server.process.poll() is not None:
                 raise AssertionError(f"replica {self.name} exited: {server.log(wait=10)!r}")
             try:
                 return httpx.get(server.url + "/healthz", timeout=2).status_code == 200
@@ -151,10 +161,13 @@ class Cluster:
             env=env,
         )
         self.balancer_log = Server(self.process, self.port, CONFIG.parent)  # drains its log
-        self.wait_states(**{r.name: "UP" for r in self.replicas})
+        for backend in ("replicas", "sessions"):
+            self.wait_states(backend, **{r.name: "UP" for r in self.replicas})
 
-    def states(self) -> dict[str, str]:
-        """What HAProxy's health checks say of each replica (``UP``, ``DOWN``...)."""
+    def states(self, backend: str) -> dict[str, str]:
+        """What HAProxy's health checks in ``backend`` say of each replica (``UP``,
+        ``DOWN``...): ``replicas`` (whether it gets new sessions) or ``sessions``
+        (whether its process is there)."""
         assert self.process is not None
         if self.process.poll() is not None:
             raise AssertionError(f"haproxy exited: {self.balancer_log.log(wait=10)!r}")
@@ -166,17 +179,17 @@ class Cluster:
         return {
             row["svname"]: row["status"].split()[0]
             for row in rows
-            if row["pxname"] == "replicas" and row["svname"] not in ("FRONTEND", "BACKEND")
+            if row["pxname"] == backend and row["svname"] not in ("FRONTEND", "BACKEND")
         }
 
-    def wait_states(self, **expected: str) -> None:
+    def wait_states(self, backend: str, **expected: str) -> None:
         """Wait (bounded) until HAProxy sees each named replica in its state."""
 
         def reached() -> bool:
-            states = self.states()
+            states = self.states(backend)
             return all(states.get(name) == state for name, state in expected.items())
 
-        _wait(f"HAProxy seeing {expected}", reached)
+        _wait(f"HAProxy seeing {expected} in {backend}", reached)
 
     def client(self) -> httpx.Client:
         return httpx.Client(
@@ -196,9 +209,11 @@ def running_cluster(names: list[str], *args: str, store: str | None = None) -> I
         os.chmod(tmp, 0o711)  # sandboxes run as host uids of their own: let them pass
         replicas = [Replica(name, Path(tmp), args, store) for name in names]
         cluster = Cluster(replicas)
-        for replica in replicas:
+        for replica in replicas:  # they start side by side
             stack.callback(replica.stop)
-            replica.start()
+            replica.launch()
+        for replica in replicas:
+            replica.wait_ready()
         stack.callback(cluster.stop)  # the balancer stops first
         cluster.start_balancer()
         yield cluster

@@ -118,7 +118,8 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
     """Regression: the sessions of a replica that died must answer 410
     session_lost through the balancer (the others keep their state), and after
     the replica restarts under its name, its old ids too."""
-    cluster.wait_states(**dict.fromkeys(NAMES, "UP"))
+    for backend in ("replicas", "sessions"):
+        cluster.wait_states(backend, **dict.fromkeys(NAMES, "UP"))
     http = await _on_each_replica(cluster, 2)
     ws = await _on_each_replica(cluster, 1, transport="websocket")
     everyone = http + ws
@@ -153,7 +154,7 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
             lost = await _lost(computer)
             assert (lost.status, lost.code) == (410, "session_lost")
             assert lost.message == f"session {computer.session_id} was lost: replica r2 is down"
-        cluster.wait_states(r1="UP", r2="DOWN", r3="UP")
+        cluster.wait_states("sessions", r1="UP", r2="DOWN", r3="UP")
         for index, computer in enumerate(everyone):
             if computer not in doomed:
                 assert await _output(computer, "echo $K") == (f"{index}\n", "ok")
@@ -170,7 +171,7 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
             assert len(codes) == runs
 
         cluster.replica("r2").start()  # the same name, port and data directory
-        cluster.wait_states(r2="UP")
+        cluster.wait_states("sessions", r2="UP")
         for computer in doomed:
             lost = await _lost(computer)
             assert lost.status == 410 and "replica r2 stopped without a shutdown" in lost.message
