@@ -44,7 +44,7 @@ DATABASE = "lmc"
 READY = "database system is ready to accept connections"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -56,7 +56,7 @@ class PostgresCluster:
 
     def __init__(self, *, timeout: float = 60.0) -> None:
         self.timeout = timeout
-        self.port = _free_port()
+        self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="lmc-pg-"))
         self.data_dir = self.root / "data"
         self.url = self.url_of(DATABASE)
