@@ -27,6 +27,9 @@ from ..messages import Message
 
 __all__ = ["AsyncRunner", "ComputerLike", "Outcome", "collect", "describe_languages"]
 
+#: The statuses of code that never reached an interpreter: its one reply's.
+NOT_RUN = frozenset({"not_understood", "malformed", "unavailable"})
+
 #: Exit codes for runs that end without one of their own (a shell's is kept).
 _EXIT_CODES = {"ok": 0, "timeout": 124, "interrupted": 130}
 
@@ -66,10 +69,18 @@ class Outcome:
 
     @property
     def status(self) -> str:
-        """The final message's ``extras.status`` (``ok``, ``error``, ``timeout``...)."""
-        final = self.messages[-1] if self.messages else None
-        status = final.status if final is not None and final.is_final else None
-        return status or "aborted"
+        """The final message's ``extras.status`` (``ok``, ``error``, ``timeout``...);
+        for code that never ran, its one reply's (``not_understood``...)."""
+        last = self.messages[-1] if self.messages else None
+        status = last.status if last is not None else None
+        if last is not None and (last.is_final or status in NOT_RUN):
+            return status or "aborted"
+        return "aborted"
+
+    @property
+    def ran(self) -> bool:
+        """Whether the code reached an interpreter."""
+        return self.status not in NOT_RUN
 
     @property
     def ok(self) -> bool:

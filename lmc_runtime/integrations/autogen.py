@@ -37,9 +37,6 @@ except ModuleNotFoundError as exc:
 
 __all__ = ["LmcCodeExecutor", "LmcCodeResult"]
 
-#: The statuses of a block that never reached an interpreter.
-_NOT_RUN = frozenset({"not_understood", "malformed", "unavailable"})
-
 
 @dataclass
 class LmcCodeResult(CodeResult):
@@ -86,7 +83,7 @@ class LmcCodeExecutor(CodeExecutor):
                 break
             language = block.language.strip().lower()
             outcome = await self._execute(language, block.code, cancellation_token)
-            if outcome.status not in _NOT_RUN:
+            if outcome.ran:
                 self._used.add(language)
             messages += outcome.messages
             outputs.append(outcome.text)
