@@ -27,8 +27,13 @@ GUARD = 60.0
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    """Three sandboxed replicas of at most 14 shell sessions each, behind HAProxy."""
-    with running_cluster(NAMES, "--pool-size", "0", "--max-sessions", "14") as running:
+    """Three replicas of at most 14 shell sessions each, behind HAProxy.
+
+    Without the sandbox: these tests are about routing and losing sessions, and
+    sandboxed sessions take twice as long to make and end on this 2-core
+    machine (the sandbox has tests of its own)."""
+    args = ("--pool-size", "0", "--max-sessions", "14", "--no-sandbox")
+    with running_cluster(NAMES, *args) as running:
         yield running
 
 
@@ -40,6 +45,13 @@ async def _output(computer: RemoteComputer, code: str) -> tuple[str, object]:
     messages: list[Message] = [m async for m in computer.arun("shell", code, timeout=GUARD)]
     text = "".join(m.content for m in messages if m.format == "output")
     return text, (messages[-1].extras or {}).get("status")
+
+
+async def _close(computers: list[RemoteComputer]) -> None:
+    with anyio.CancelScope(shield=True), anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            for computer in computers:
+                tg.start_soon(computer.aclose)
 
 
 def _replica(computer: RemoteComputer) -> str:
@@ -72,9 +84,7 @@ async def test_thirty_sessions_spread_over_every_replica_and_stay_on_theirs(
                 for index, computer in enumerate(computers):
                     tg.start_soon(check, index, computer)
     finally:
-        with anyio.CancelScope(shield=True):
-            for computer in computers:
-                await computer.aclose()
+        await _close(computers)
     for name in NAMES:
         assert cluster.replica(name).session_ids() == set()
 
@@ -179,6 +189,4 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
         with pytest.raises(RemoteSessionLost, match="replica r2 restarted since it was created"):
             await never.__aenter__()
     finally:
-        with anyio.CancelScope(shield=True):
-            for computer in everyone:
-                await computer.aclose()
+        await _close(everyone)
