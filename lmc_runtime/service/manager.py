@@ -37,7 +37,7 @@ from .datadir import DataDirLock
 from .models import CreateSession
 from .pool import Pool
 from .replicas import issued_by, new_session_id
-from .session import ServiceSession
+from .session import ServiceSession, service_gateway
 from .settings import ServiceSettings
 from .transcript import Transcripts
 
@@ -66,7 +66,8 @@ class SessionManager:
         application sets it once it has the metrics, which read :meth:`states`)."""
         self.settings = settings
         self.transcripts = transcripts
-        self.registry = registry or Registry()
+        self.gateway = service_gateway(settings.gateway_url, settings.gateway_token)
+        self.registry = registry or Registry(gateway=self.gateway)
         self.metrics = metrics
         self.sessions: dict[str, ServiceSession] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
@@ -188,6 +189,7 @@ class SessionManager:
             in_pool=pooled,
             cwd=cwd,
             metrics=self.metrics,
+            gateway=self.gateway,
         )
 
     async def _launch(self, session: ServiceSession, *, warm: bool) -> None:

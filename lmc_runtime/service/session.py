@@ -14,13 +14,15 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
 
 from .. import replies
+from ..backends.jupyter.gateway_rest import Gateway
+from ..backends.registry import Registry
 from ..computer import Computer
 from ..errors import SessionBusy, SessionEnded
 from ..messages import Message
@@ -31,9 +33,14 @@ from .transcript import Transcripts
 if TYPE_CHECKING:
     from .metrics import ServiceMetrics
 
-__all__ = ["Claim", "ServiceSession"]
+__all__ = ["Claim", "ServiceSession", "service_gateway"]
 
 logger = logging.getLogger(__name__)
+
+
+def service_gateway(url: str | None, token: str | None) -> Gateway | None:
+    """The gateway of ``lmc serve --gateway-url/--gateway-token``, if one was given."""
+    return Gateway(url.rstrip("/"), token) if url else None
 
 
 class ServiceSession:
@@ -52,9 +59,12 @@ class ServiceSession:
         in_pool: bool = False,
         cwd: str = "",
         metrics: ServiceMetrics | None = None,
+        gateway: Gateway | None = None,
     ) -> None:
         """``cwd``: where its code runs, relative to the sandbox's working
-        directory (made with its parents when the session starts)."""
+        directory (made with its parents when the session starts). ``gateway``:
+        its Python and R kernels run there, outside the sandbox, with the
+        session's own variables (the policy's ``env``); other languages stay in it."""
         self.id = session_id
         self.sandbox = sandbox
         self.policy = policy
@@ -74,6 +84,7 @@ class ServiceSession:
         self.ended = anyio.Event()
         self.closed = anyio.Event()
         self._transcripts = transcripts
+        self._gateway = gateway
         self._idle_timeout = idle_timeout
         self._idle_since = anyio.current_time()
         self._busy = anyio.Semaphore(1)
@@ -141,7 +152,7 @@ class ServiceSession:
             await gate.acquire()
             try:
                 await self.sandbox.start()
-                computer = self.sandbox.computer(**await self._placement())
+                computer = self.sandbox.computer(**await self._placement(), **self._kernels())
                 await computer.__aenter__()
             except BaseException:
                 gate.release()
@@ -184,6 +195,13 @@ class ServiceSession:
             lambda: make_directory(work_dir, self.cwd, parents=True, owner=owner)
         )
         return {"cwd": work_dir / self.cwd}
+
+    def _kernels(self) -> dict[str, Any]:
+        """The Computer's registry when its kernels run on a gateway."""
+        if self._gateway is None:
+            return {}
+        gateway = replace(self._gateway, env=dict(self.policy.env))
+        return {"registry": Registry(gateway=gateway)}
 
     async def _watch(self) -> None:
         while not self._stop.is_set():

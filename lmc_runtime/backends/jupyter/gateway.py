@@ -157,12 +157,8 @@ class GatewayInterpreter:
                 await channels.aclose()
             if client is None:
                 return
-            with anyio.move_on_after(_KILL_BOUND):
-                if kernel is not None:
-                    try:
-                        await client.delete(kernel)
-                    except GatewayError as exc:
-                        logger.warning("shutting kernel %s down failed: %s", kernel, exc)
+            if kernel is not None:
+                await _shut_down(client, kernel)
             with contextlib.suppress(Exception):
                 await client.aclose()
 
@@ -201,12 +197,29 @@ class GatewayInterpreter:
         if self._exiting or self._client is None or self._kernel is None:
             return
         self._exiting = True
-        with anyio.move_on_after(_KILL_BOUND):
-            with contextlib.suppress(GatewayError):
-                await self._client.delete(self._kernel)
+        await _shut_down(self._client, self._kernel)
         if self._channels is not None:
             self._channels.stop("asked to exit")
 
     def _send_input(self, value: str) -> None:
         if self._channels is not None:
             self._channels.send_input(value)
+
+
+async def _shut_down(client: GatewayClient, kernel: str) -> None:
+    """Delete ``kernel`` on the gateway, trying again (within a bound) while the
+    gateway fails to (a kernel it is restarting answers with HTTP 500)."""
+    delay = 0.1
+    with anyio.move_on_after(_KILL_BOUND) as scope:
+        while True:
+            try:
+                await client.delete(kernel)
+                return
+            except GatewayError as exc:
+                if exc.status is None or exc.status < 500:
+                    logger.warning("shutting kernel %s down failed: %s", kernel, exc)
+                    return
+            await anyio.sleep(delay)  # the backoff between tries
+            delay = min(delay * 2, 1.0)
+    if scope.cancelled_caught:
+        logger.warning("kernel %s was not shut down within %g s", kernel, _KILL_BOUND)
