@@ -12,8 +12,8 @@
 The cluster lives in a temporary directory, listens on 127.0.0.1 on a free
 port and on a unix socket in that directory, and trusts the superuser ``lmc``
 without a password. initdb refuses to run as root, so as root the cluster
-belongs to, and runs as, ``nobody``. It is a test cluster: fsync is off (a
-killed server loses nothing, a power cut would).
+belongs to, and runs as, ``nobody``. It is a test cluster: fsync is off unless
+``settings`` turn it on (a killed server loses nothing, a power cut would).
 
 :meth:`PostgresCluster.unavailable` says why no cluster can be made here
 (None when one can); :func:`session_cluster` is one cluster per pytest session,
@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import threading
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -50,12 +51,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+#: Server settings of a test cluster (``settings=`` adds to them or overrides them).
+_TEST_SETTINGS = {"fsync": "off", "full_page_writes": "off", "max_connections": "200"}
+
+
 class PostgresCluster:
     """One PostgreSQL cluster of its own (see the module's text); ``timeout``
-    bounds every wait for it (initdb, start, stop)."""
+    bounds every wait for it (initdb, start, stop); ``settings`` are server
+    settings (``{"fsync": "on"}`` for figures worth quoting)."""
 
-    def __init__(self, *, timeout: float = 60.0) -> None:
+    def __init__(self, *, timeout: float = 60.0, settings: Mapping[str, str] | None = None) -> None:
         self.timeout = timeout
+        self.settings = {**_TEST_SETTINGS, **(settings or {})}
         self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="lmc-pg-"))
         self.data_dir = self.root / "data"
@@ -109,8 +116,9 @@ class PostgresCluster:
         once it accepts connections, with ``DATABASE`` there."""
         assert self._process is None, "the cluster is running"
         argv = [str(BIN / "postgres"), "-D", str(self.data_dir), "-p", str(self.port)]
-        argv += ["-h", "127.0.0.1", "-k", str(self.root), "-c", "fsync=off"]
-        argv += ["-c", "full_page_writes=off", "-c", "max_connections=200"]
+        argv += ["-h", "127.0.0.1", "-k", str(self.root)]
+        for name, value in self.settings.items():
+            argv += ["-c", f"{name}={value}"]
         process = subprocess.Popen(
             self._as_owner(argv),
             stdin=subprocess.DEVNULL,

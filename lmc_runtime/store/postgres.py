@@ -8,7 +8,8 @@ append takes the next numbers under the row's lock, so concurrent appends to
 one thread, from any number of processes, line up whole and in order, and a
 thread deleted meanwhile is ThreadNotFound. An append returns once its
 transaction is committed with ``synchronous_commit`` on, whatever the
-server's default: it is durable then.
+server's default: it is durable then. Threads list oldest first, ties in
+the byte order of their ids (as in SQLite), whatever the database's collation.
 
 Message bodies are kept as ASCII JSON text, so they come back exactly (NUL
 and lone surrogates included); titles and the search column, which
@@ -60,7 +61,7 @@ _SCHEMA = (
         folded TEXT NOT NULL,
         PRIMARY KEY (thread_id, seq)
     )""",
-    "CREATE INDEX IF NOT EXISTS lmc_threads_by_age ON lmc_threads (created_at, id)",
+    'CREATE INDEX IF NOT EXISTS lmc_threads_by_age ON lmc_threads (created_at, id COLLATE "C")',
 )
 
 _COLUMNS = "id, title, created_at, metadata"
@@ -169,7 +170,7 @@ class PostgresThreadStore(ThreadStore):
     def list(self) -> builtins.list[Thread]:
         with self._using("list threads") as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM lmc_threads ORDER BY created_at, id"
+                f'SELECT {_COLUMNS} FROM lmc_threads ORDER BY created_at, id COLLATE "C"'
             ).fetchall()
         return [_thread(row) for row in rows]
 
@@ -243,7 +244,7 @@ class PostgresThreadStore(ThreadStore):
             validate_thread_id(thread_id)
             query += " AND m.thread_id = %s"
             params.append(thread_id)
-        query += " ORDER BY t.created_at, t.id, m.seq LIMIT %s"
+        query += ' ORDER BY t.created_at, t.id COLLATE "C", m.seq LIMIT %s'
         params.append(max(limit, 0))
         with self._using("search messages") as conn:
             if thread_id is not None:
