@@ -1,0 +1,120 @@
+"""LmcExecutor: smolagents' CodeAgent runs its code actions on a real Computer,
+driven by a scripted model: tools called from the code, the agent's variables
+sent in, errors observed, and ``final_answer`` ending the run with its value."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("smolagents", reason="the [smolagents] extra is not installed")
+
+from smolagents import CodeAgent, tool  # type: ignore[import-untyped]
+from smolagents.models import ChatMessage, MessageRole, Model  # type: ignore[import-untyped]
+from smolagents.monitoring import AgentLogger, LogLevel  # type: ignore[import-untyped]
+from smolagents.utils import AgentError  # type: ignore[import-untyped]
+
+from lmc_runtime import Computer
+from lmc_runtime.integrations.smolagents import LmcExecutor
+
+from .frameworks import import_without, install_line
+
+pytestmark = pytest.mark.integration
+
+
+@tool  # type: ignore[misc, untyped-decorator]
+def kernel_pid() -> int:
+    """The id of the process this tool runs in."""
+    import os
+
+    return os.getpid()
+
+
+@tool  # type: ignore[misc, untyped-decorator]
+def multiply(a: int, b: int) -> int:
+    """Multiply two numbers.
+
+    Args:
+        a: the first number
+        b: the second number
+    """
+    return a * b
+
+
+class Scripted(Model):  # type: ignore[misc]
+    """A model that answers with canned code actions, in order, and keeps what it was sent."""
+
+    def __init__(self, *actions: str) -> None:
+        super().__init__(model_id="scripted")
+        self.actions = list(actions)
+        self.prompts: list[str] = []
+
+    def generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> ChatMessage:
+        self.prompts.append(str(messages))
+        return ChatMessage(role=MessageRole.ASSISTANT, content=self.actions.pop(0))
+
+
+def action(code: str) -> str:
+    return f"Thought: next step.\n<code>\n{code}\n</code>"
+
+
+@pytest.fixture(scope="module")
+def computer() -> Iterator[Computer]:
+    with Computer() as c:
+        yield c
+
+
+def agent(computer: Computer, model: Scripted) -> CodeAgent:
+    quiet = AgentLogger(level=LogLevel.OFF)
+    return CodeAgent(
+        tools=[multiply, kernel_pid],
+        model=model,
+        executor=LmcExecutor(computer, logger=quiet),
+        verbosity_level=LogLevel.OFF,
+        max_steps=4,
+    )
+
+
+def test_a_code_agent_calls_tools_in_the_kernel_and_ends_with_final_answer(
+    computer: Computer,
+) -> None:
+    model = Scripted(
+        action("x = multiply(6, 7)\nprint('product', x, 'elsewhere', kernel_pid() != host_pid)"),
+        action("final_answer({'x': x, 'pair': (1, 2), 'tags': {'a'}})"),
+    )
+    result = agent(computer, model).run(
+        "Multiply 6 by 7.", additional_args={"host_pid": os.getpid()}
+    )
+    assert result == {"x": 42, "pair": (1, 2), "tags": {"a"}}
+    assert "product 42 elsewhere True" in model.prompts[1]
+    assert not model.actions  # both steps ran, and no more
+
+
+def test_an_error_is_an_observation_the_agent_recovers_from(computer: Computer) -> None:
+    model = Scripted(
+        action("print('before')\nratio = 1 / 0"),
+        action("final_answer('recovered')"),
+    )
+    code_agent = agent(computer, model)
+    assert code_agent.run("Divide.") == "recovered"
+    assert "before" in model.prompts[1] and "ZeroDivisionError" in model.prompts[1]
+    first = code_agent.memory.steps[1]
+    assert isinstance(first.error, AgentError) and "ZeroDivisionError" in str(first.error)
+
+
+def test_the_executor_used_directly(computer: Computer) -> None:
+    executor = LmcExecutor(computer, logger=AgentLogger(level=LogLevel.OFF))
+    executor.send_variables({"given": [1, 2, 3]})
+    done = executor("print(sum(given))\nsum(given) * 2")
+    assert (done.logs, done.output, done.is_final_answer) == ("6\n12", None, False)
+    with pytest.raises(AgentError, match="NameError"):
+        executor("print(undefined_name)")
+
+
+def test_without_smolagents_the_import_says_what_to_install(tmp_path: Path) -> None:
+    said = import_without(tmp_path, "smolagents", "lmc_runtime.integrations.smolagents")
+    assert said == install_line("smolagents", "smolagents")
