@@ -20,7 +20,9 @@ from smolagents.utils import AgentError  # type: ignore[import-untyped]
 
 from lmc_runtime import Computer
 from lmc_runtime.integrations.smolagents import LmcExecutor
+from lmc_runtime.remote import RemoteComputer
 
+from ..service.server import TOKEN, running_server
 from .frameworks import import_without, install_line
 
 pytestmark = pytest.mark.integration
@@ -68,7 +70,7 @@ def computer() -> Iterator[Computer]:
         yield c
 
 
-def agent(computer: Computer, model: Scripted) -> CodeAgent:
+def agent(computer: Computer | RemoteComputer, model: Scripted) -> CodeAgent:
     quiet = AgentLogger(level=LogLevel.OFF)
     return CodeAgent(
         tools=[multiply, kernel_pid],
@@ -92,6 +94,21 @@ def test_a_code_agent_calls_tools_in_the_kernel_and_ends_with_final_answer(
     assert result == {"x": 42, "pair": (1, 2), "tags": {"a"}}
     assert "product 42 elsewhere True" in model.prompts[1]
     assert not model.actions  # both steps ran, and no more
+
+
+def test_a_code_agent_on_a_remote_computer_runs_in_its_sandboxed_session() -> None:
+    model = Scripted(
+        action("import os\nprint('in', os.getcwd())\nx = multiply(3, 5)"),
+        action("final_answer([x, kernel_pid() != host_pid])"),
+    )
+    with (
+        running_server("--pool-size", "0", "--max-sessions", "2") as server,
+        RemoteComputer(server.url, token=TOKEN) as remote,
+    ):
+        result = agent(remote, model).run("Multiply.", additional_args={"host_pid": os.getpid()})
+        workspace = remote.info.get("cwd")
+    assert result == [15, True]
+    assert f"in {workspace}" in model.prompts[1]
 
 
 def test_an_error_is_an_observation_the_agent_recovers_from(computer: Computer) -> None:
