@@ -4,8 +4,9 @@ The tool is named ``execute`` and takes ``language`` and ``code``, so its calls
 are what :func:`lmc_runtime.adapters.langchain.from_langchain` reads back as LMC
 code messages. It answers with ``response_format="content_and_artifact"``: the
 content is standard content blocks (the output as text, plots as base64 image
-blocks) and the artifact is the run's LMC messages as dicts. A run that does not
-end ``ok`` gives a ``ToolMessage`` with ``status="error"``, artifact included.
+blocks) and the artifact is the run's LMC messages as dicts. Called with a
+model's tool call, a run that does not end ``ok`` gives a ``ToolMessage`` with
+``status="error"``, artifact included.
 Every LMC message is also dispatched as it arrives, as the custom callback event
 ``lmc_message`` (``astream_events`` shows it as ``on_custom_event``)::
 
