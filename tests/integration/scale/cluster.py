@@ -30,6 +30,8 @@ from pathlib import Path
 
 import httpx
 
+from lmc_runtime.store import JanThreadStore, ThreadStore
+
 from ..service.server import TOKEN, Server, free_port
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -116,6 +118,21 @@ class Replica:
         if self.server is not None:
             _stop(self.server.process, signal.SIGTERM)
             self.server.log(wait=10)
+
+    @contextmanager
+    def transcripts(self) -> Iterator[ThreadStore]:
+        """The store its transcripts are in (read beside the running replica)."""
+        store: ThreadStore
+        if self.store:
+            from lmc_runtime.store.postgres import PostgresThreadStore
+
+            store = PostgresThreadStore(self.store, pool_size=1)
+        else:
+            store = JanThreadStore(self.data_dir)
+        try:
+            yield store
+        finally:
+            store.close()
 
     def session_ids(self) -> set[str]:
         """The sessions it holds, asked directly (not through the balancer)."""

@@ -14,8 +14,8 @@ import pytest
 from lmc_runtime import Message
 from lmc_runtime.errors import ConnectionLost, RemoteSessionLost, RemoteUnavailable
 from lmc_runtime.remote import RemoteComputer
-from lmc_runtime.store import JanThreadStore
 
+from ...postgres_cluster import PostgresCluster, session_cluster
 from ..service.server import TOKEN
 from .cluster import Cluster, running_cluster
 
@@ -26,14 +26,23 @@ GUARD = 60.0
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def store(request: pytest.FixtureRequest) -> str | None:
+    """A PostgreSQL schema every replica keeps its transcripts in (None where no
+    PostgreSQL cluster can be made here: then each keeps its Jan folder)."""
+    if PostgresCluster.unavailable() is not None:
+        return None
+    return session_cluster(request).create_schema()
+
+
+@pytest.fixture(scope="module")
+def cluster(store: str | None) -> Iterator[Cluster]:
     """Three replicas of at most 14 shell sessions each, behind HAProxy.
 
     Without the sandbox: these tests are about routing and losing sessions, and
     sandboxed sessions take twice as long to make and end on this 2-core
     machine (the sandbox has tests of its own)."""
     args = ("--pool-size", "0", "--max-sessions", "14", "--no-sandbox")
-    with running_cluster(NAMES, *args) as running:
+    with running_cluster(NAMES, *args, store=store) as running:
         yield running
 
 
@@ -172,8 +181,8 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
         # Every transcript holds every run that ended, the lost sessions' too (a
         # run is stored whole once it ends: the one a replica died in is not).
         for computer in everyone:
-            store = JanThreadStore(cluster.replica(_replica(computer)).data_dir)
-            stored = store.messages(str(computer.session_id))
+            with cluster.replica(_replica(computer)).transcripts() as transcripts:
+                stored = transcripts.messages(str(computer.session_id))
             codes = [m.content for m in stored if m.role == "assistant"]
             finals = [m for m in stored if m.format == "active_line" and m.content is None]
             runs = 1 if computer in doomed else 2  # "K=...", then "echo $K" if it lived
