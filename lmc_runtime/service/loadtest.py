@@ -1,12 +1,17 @@
 """Load test for a running ``lmc serve``: N concurrent sessions, short executions.
 
     python -m lmc_runtime.service.loadtest --url http://127.0.0.1:8765 --token T -n 10
+    python -m lmc_runtime.service.loadtest --url http://balancer:8765 --hold 200
 
 Each session is created, runs ``--rounds`` rounds of a mix of short executions
-(print, arithmetic, a small loop, an import, an exception), and is then left idle
-while its memory is read from ``GET /v1/sessions/{id}``; finally it is deleted.
-Reported: execution round-trip latency (p50, p99), session creation time (pooled
-and cold), errors, and memory per idle session.
+(print, arithmetic, a small loop, an import, an exception; in Python, or in the
+shell with ``--language shell``), and is then left idle while its memory is read
+from ``GET /v1/sessions/{id}``; finally it is deleted. Reported: execution
+round-trip latency (p50, p99), session creation time (pooled and cold), errors,
+memory per idle session, and how many sessions each replica held (from the
+``<replica>-`` prefix of their ids, behind a balancer). ``--hold N`` instead
+opens sessions one by one until the server refuses one (or N are open) and
+reports how many it held, then deletes them.
 """
 
 from __future__ import annotations
@@ -19,13 +24,16 @@ import os
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import httpx
 
-__all__ = ["MIX", "LoadReport", "main", "run_load"]
+from .replicas import replica_of
+
+__all__ = ["MIX", "MIXES", "LoadReport", "hold_sessions", "main", "run_load"]
 
 #: (code, expected final status)
 MIX: tuple[tuple[str, str], ...] = (
@@ -35,6 +43,17 @@ MIX: tuple[tuple[str, str], ...] = (
     ("import json\nprint(json.dumps({'a': 1}))", "ok"),
     ("1 / 0", "error"),
 )
+#: The mix in each language the load test speaks.
+MIXES: dict[str, tuple[tuple[str, str], ...]] = {
+    "python": MIX,
+    "shell": (
+        ("echo hello", "ok"),
+        ("x=$((1000 * 999 / 2)); echo $x", "ok"),
+        ("t=0; for i in $(seq 2000); do t=$((t + i)); done; echo $t", "ok"),
+        ("printf '{\"a\": %d}\\n' 1", "ok"),
+        ("false", "error"),
+    ),
+}
 
 
 @dataclass
@@ -48,6 +67,7 @@ class LoadReport:
     cold_create: list[float] = field(default_factory=list)
     idle_memory: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    replicas: Counter[str] = field(default_factory=Counter)
 
     def to_dict(self) -> dict[str, Any]:
         memory = statistics.mean(self.idle_memory) if self.idle_memory else None
@@ -62,6 +82,7 @@ class LoadReport:
             "pooled_sessions": len(self.pooled_create),
             "cold_create_p50_ms": _ms(_percentile(self.cold_create, 50)),
             "idle_memory_mib_per_session": None if memory is None else round(memory / 2**20, 1),
+            "replicas": dict(sorted(self.replicas.items())),
         }
 
 
@@ -77,8 +98,10 @@ def _ms(value: float | None) -> float | None:
     return None if value is None else round(value * 1000, 2)
 
 
-async def _execute(client: httpx.AsyncClient, session_id: str, code: str) -> tuple[float, Any]:
-    body = {"role": "assistant", "type": "code", "format": "python", "content": code}
+async def _execute(
+    client: httpx.AsyncClient, session_id: str, code: str, language: str = "python"
+) -> tuple[float, Any]:
+    body = {"role": "assistant", "type": "code", "format": language, "content": code}
     started = time.perf_counter()
     last: dict[str, Any] = {}
     async with client.stream("POST", f"/v1/sessions/{session_id}/execute", json=body) as resp:
@@ -109,13 +132,13 @@ class _Barrier:
 
 
 async def _one_session(
-    client: httpx.AsyncClient, report: LoadReport, rounds: int, barrier: _Barrier
+    client: httpx.AsyncClient, report: LoadReport, rounds: int, barrier: _Barrier, language: str
 ) -> None:
     arrived = False
     session_id: str | None = None
     try:
         started = time.perf_counter()
-        created = await client.post("/v1/sessions", json={})
+        created = await client.post("/v1/sessions", json={"languages": [language]})
         if created.status_code != 201:
             report.errors.append(f"create: {created.status_code} {created.text[:200]}")
             return
@@ -124,10 +147,11 @@ async def _one_session(
             time.perf_counter() - started
         )
         session_id = info["id"]
+        report.replicas[replica_of(session_id) or "-"] += 1
         for _ in range(rounds):
-            for code, expected in MIX:
+            for code, expected in MIXES[language]:
                 try:
-                    elapsed, status = await _execute(client, session_id, code)
+                    elapsed, status = await _execute(client, session_id, code, language)
                 except (httpx.HTTPError, RuntimeError, ValueError) as exc:
                     report.errors.append(f"execute: {exc!r}")
                     continue
@@ -151,20 +175,49 @@ async def _one_session(
                 await client.delete(f"/v1/sessions/{session_id}")
 
 
-async def run_load(url: str, token: str | None, sessions: int, rounds: int) -> LoadReport:
-    """Drive ``sessions`` concurrent sessions against ``url``."""
-    report = LoadReport(sessions=sessions)
+def _client(url: str, token: str | None, connections: int) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    limits = httpx.Limits(max_connections=sessions * 2 + 4)
-    async with httpx.AsyncClient(
-        base_url=url, headers=headers, timeout=300, limits=limits
-    ) as client:
+    limits = httpx.Limits(max_connections=connections)
+    return httpx.AsyncClient(base_url=url, headers=headers, timeout=300, limits=limits)
+
+
+async def run_load(
+    url: str, token: str | None, sessions: int, rounds: int, language: str = "python"
+) -> LoadReport:
+    """Drive ``sessions`` concurrent sessions of ``language`` against ``url``."""
+    report = LoadReport(sessions=sessions)
+    async with _client(url, token, sessions * 2 + 4) as client:
         barrier = _Barrier(sessions)
         with anyio.fail_after(1800):
             async with anyio.create_task_group() as tg:
                 for _ in range(sessions):
-                    tg.start_soon(_one_session, client, report, rounds, barrier)
+                    tg.start_soon(_one_session, client, report, rounds, barrier, language)
     return report
+
+
+async def hold_sessions(
+    url: str, token: str | None, most: int, language: str = "python"
+) -> dict[str, Any]:
+    """Open sessions one by one until the server refuses one or ``most`` are
+    open; how many it held (by replica) and why it stopped; then delete them."""
+    held: list[str] = []
+    stopped = f"reached {most}"
+    async with _client(url, token, 8) as client:
+        try:
+            with anyio.fail_after(1800):
+                while len(held) < most:
+                    created = await client.post("/v1/sessions", json={"languages": [language]})
+                    if created.status_code != 201:
+                        stopped = f"{created.status_code} {created.text[:200]}"
+                        break
+                    held.append(created.json()["id"])
+        finally:
+            with anyio.CancelScope(shield=True):
+                for session_id in held:
+                    with contextlib.suppress(httpx.HTTPError):
+                        await client.delete(f"/v1/sessions/{session_id}")
+    replicas = Counter(replica_of(session_id) or "-" for session_id in held)
+    return {"held": len(held), "replicas": dict(sorted(replicas.items())), "stopped": stopped}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,9 +227,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--token", default=os.environ.get("LMC_TOKEN"))
     parser.add_argument("-n", "--sessions", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--rounds", type=int, default=4, help="rounds of the mix per session")
+    parser.add_argument("--language", choices=sorted(MIXES), default="python")
+    parser.add_argument(
+        "--hold", type=int, metavar="N", help="open up to N sessions; report how many were held"
+    )
     args = parser.parse_args(argv)
+    if args.hold is not None:
+        held = anyio.run(hold_sessions, args.url, args.token, args.hold, args.language)
+        sys.stdout.write(json.dumps(held) + "\n")
+        return 0
     for n in args.sessions:
-        report = anyio.run(run_load, args.url, args.token, n, args.rounds)
+        report = anyio.run(run_load, args.url, args.token, n, args.rounds, args.language)
         sys.stdout.write(json.dumps(report.to_dict()) + "\n")
         sys.stdout.flush()
     return 0
