@@ -1,0 +1,74 @@
+"""``lmc mcp --sandbox``: the client's code runs in a bubblewrap sandbox, whose
+working directory the file tools read and write."""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lmc_runtime.sandbox import sandbox_available
+
+from .client import Client, status, stdio_client_of, texts
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def secret() -> Iterator[Path]:
+    """A host file outside the sandbox, which its code must not see."""
+    with tempfile.TemporaryDirectory(prefix="lmc-mcp-host-") as folder:
+        path = Path(folder) / "secret.txt"
+        path.write_text("host only")
+        yield path
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    availability = sandbox_available()
+    if not availability.available:
+        pytest.skip(f"bubblewrap cannot run here: {availability.reason}")
+    with tempfile.TemporaryDirectory(prefix="lmc-") as data:
+        os.chmod(data, 0o711)  # sandboxes run as host uids of their own: let them pass
+        with stdio_client_of("--sandbox", "--data-dir", data) as opened:
+            yield opened
+
+
+def test_the_file_tools_are_offered(client: Client) -> None:
+    assert {"read_file", "write_file", "list_files"} <= set(client.tools())
+
+
+def test_code_runs_in_the_sandbox(client: Client, secret: Path) -> None:
+    code = f"test -e {secret} && echo visible || echo hidden; pwd"
+    result = client.execute(code, language="shell")
+    assert status(result) == "ok", texts(result)
+    assert "hidden" in texts(result)
+
+
+def test_files_written_by_the_tool_are_the_codes_and_back(client: Client) -> None:
+    written = client.call("write_file", path="in/data.txt", content="hello sandbox")
+    assert not written.is_error, texts(written)
+    assert written.structured_content is not None and written.structured_content["size"] == 13
+    code = "cat in/data.txt; { printf '\\000\\377'; cat in/data.txt; } > out.bin"
+    result = client.execute(code, language="shell")
+    assert status(result) == "ok" and "hello sandbox" in texts(result), texts(result)
+    listing = client.call("list_files")
+    assert listing.structured_content is not None
+    names = {entry["name"]: entry["kind"] for entry in listing.structured_content["entries"]}
+    assert names["in"] == "directory" and names["out.bin"] == "file"
+    binary = client.call("read_file", path="out.bin")
+    assert binary.structured_content is not None
+    assert binary.structured_content["encoding"] == "base64"
+    assert base64.b64decode(texts(binary)) == b"\x00\xffhello sandbox"
+    text = client.call("read_file", path="in/data.txt")
+    assert texts(text) == "hello sandbox"
+
+
+@pytest.mark.parametrize("path", ["../../etc/passwd", "/etc/passwd", "missing.txt"])
+def test_paths_outside_or_missing_are_error_results(client: Client, path: str) -> None:
+    result = client.call("read_file", path=path)
+    assert result.is_error and path in texts(result)
