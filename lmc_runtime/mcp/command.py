@@ -55,6 +55,13 @@ def _languages(text: str) -> list[str]:
     return names
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -74,6 +81,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "--token", help="bearer token clients send (default: $LMC_TOKEN, else made up and printed)"
     )
     http.add_argument("--no-auth", action="store_true", help="no token (loopback addresses only)")
+    http.add_argument(
+        "--max-sessions",
+        type=_positive,
+        default=16,
+        metavar="N",
+        help="MCP sessions at once, each with a computer of its own (default: 16)",
+    )
     where = parser.add_argument_group("where code runs (default: this machine's interpreters)")
     kind = where.add_mutually_exclusive_group()
     kind.add_argument(
@@ -175,6 +189,6 @@ def _serve_http(args: argparse.Namespace, opener: Opener) -> None:
         sys.stdout.write(f"lmc mcp: generated token: {token}\n")
     auth = Authenticator(token, enabled=not args.no_auth)
     try:
-        serve_http(opener, auth, sock)
+        serve_http(opener, auth, sock, max_sessions=args.max_sessions)
     finally:
         sock.close()

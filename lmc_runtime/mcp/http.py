@@ -16,7 +16,6 @@ import logging
 import socket
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -40,6 +39,8 @@ SESSION_HEADER = "mcp-session-id"
 GONE = "lmc.client_gone"
 #: How long an MCP session (and its workspace) lives with no request at all.
 SESSION_IDLE_SECONDS = 30 * 60
+#: On SIGINT or SIGTERM, how long open connections (a client's event stream) may stay.
+SHUTDOWN_GRACE = 5
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -122,12 +123,17 @@ class HttpCaller:
         return event if isinstance(event, anyio.Event) else None
 
 
-def create_app(opener: Opener, auth: Authenticator, *, announce: str | None = None) -> Starlette:
-    """The ASGI application: the MCP endpoint at ``/mcp`` behind the guard.
+def create_app(
+    opener: Opener, auth: Authenticator, *, max_sessions: int, announce: str | None = None
+) -> Starlette:
+    """The ASGI application: the MCP endpoint at ``/mcp`` behind the guard, with
+    at most ``max_sessions`` MCP sessions (a new one past that: 503).
     ``announce`` is printed once it serves."""
     workspaces = Workspaces(opener, idle_timeout=SESSION_IDLE_SECONDS + 60)
     manager = StreamableHTTPSessionManager(
-        build_server(workspaces, HttpCaller()), session_idle_timeout=SESSION_IDLE_SECONDS
+        build_server(workspaces, HttpCaller()),
+        session_idle_timeout=SESSION_IDLE_SECONDS,
+        max_sessions=max_sessions,
     )
     guard = McpGuard(StreamableHTTPASGIApp(manager), auth, workspaces)
 
@@ -162,10 +168,16 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}{MCP_PATH}"
 
 
-def serve_http(opener: Opener, auth: Authenticator, sock: socket.socket, **uvicorn: Any) -> None:
-    """Serve on ``sock`` until SIGINT or SIGTERM; then close every workspace."""
-    import uvicorn as server
+def serve_http(
+    opener: Opener, auth: Authenticator, sock: socket.socket, *, max_sessions: int
+) -> None:
+    """Serve on ``sock`` until SIGINT or SIGTERM; then close every workspace
+    (connections still open get :data:`SHUTDOWN_GRACE` seconds first)."""
+    import uvicorn
 
-    app = create_app(opener, auth, announce=f"lmc mcp: listening on {url_of(sock)}")
-    config = server.Config(app, log_level="warning", lifespan="on", **uvicorn)
-    server.Server(config).run(sockets=[sock])
+    announce = f"lmc mcp: listening on {url_of(sock)}"
+    app = create_app(opener, auth, max_sessions=max_sessions, announce=announce)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE
+    )
+    uvicorn.Server(config).run(sockets=[sock])
