@@ -11,6 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
+
 from .client import REPO, HttpServer, http_client_of, status, texts, wait_until
 
 pytestmark = pytest.mark.integration

@@ -7,6 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
+
 from .client import TOKEN, HttpServer, http_client_of, status, texts, wait_until
 from .test_disconnect import _gone
 

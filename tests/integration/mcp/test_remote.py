@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
+
 from lmc_runtime.sandbox import sandbox_available
 
 from ..service.server import TOKEN as SERVE_TOKEN

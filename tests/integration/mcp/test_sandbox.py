@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
+
 from lmc_runtime.sandbox import sandbox_available
 
 from .client import Client, status, stdio_client_of, texts

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
+
 from .client import Client, images, status, stdio_client_of, texts
 
 pytestmark = pytest.mark.integration
