@@ -1,10 +1,12 @@
 """The ``print(1)`` round trip through a Jupyter gateway against a local kernel.
 
 Run ``python -m lmc_runtime.bench.gateway --gateway-url http://host:8888
-[--gateway-token T] [--samples 50]``: each side's kernel is started and warmed
-first, then the two sides take turns, ``samples`` runs each, so that load on
-the machine falls on both alike. A round trip is from the call to the final
-message. It prints the medians (and the 10th and 90th percentiles) in ms.
+[--gateway-token T] [--samples 50] [--delayed-acks]``: each side's kernel is
+started and warmed first, then the sides take turns, ``samples`` runs each, so
+that load on the machine falls on all alike. A round trip is from the call to
+the final message. It prints the medians (and the 10th and 90th percentiles) in
+ms. ``--delayed-acks`` adds a third side, the gateway with ``quick_ack=False``
+(the channels' socket left to the system's delayed ACKs), to show what they cost.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..backends.jupyter.gateway_rest import Gateway
 from ..backends.registry import Registry
@@ -36,9 +39,15 @@ def _once(computer: Computer) -> float:
     return elapsed
 
 
-def round_trips(gateway: Gateway, samples: int) -> dict[str, list[float]]:
-    """``samples`` round trips (s) on each side, local and gateway, interleaved."""
+def round_trips(
+    gateway: Gateway, samples: int, *, delayed_acks: bool = False
+) -> dict[str, list[float]]:
+    """``samples`` round trips (s) on each side, local and gateway (and the gateway
+    without quick ACKs if ``delayed_acks``), interleaved."""
     sides = {"local": Computer(), "gateway": Computer(registry=Registry(gateway=gateway))}
+    if delayed_acks:
+        slow = replace(gateway, quick_ack=False)
+        sides["gateway, delayed ACKs"] = Computer(registry=Registry(gateway=slow))
     times: dict[str, list[float]] = {name: [] for name in sides}
     try:
         for computer in sides.values():
@@ -64,17 +73,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gateway-url", required=True)
     parser.add_argument("--gateway-token")
     parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument(
+        "--delayed-acks", action="store_true", help="also time the gateway without quick ACKs"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
     gateway = Gateway(args.gateway_url.rstrip("/"), args.gateway_token)
-    figures = {name: _summary(v) for name, v in round_trips(gateway, args.samples).items()}
+    times = round_trips(gateway, args.samples, delayed_acks=args.delayed_acks)
+    figures = {name: _summary(v) for name, v in times.items()}
     if args.json:
         sys.stdout.write(json.dumps({"samples": args.samples, **figures}) + "\n")
         return 0
     sys.stdout.write(f"print(1) round trip, warm, {args.samples} runs each (ms)\n")
     for name, figure in figures.items():
         sys.stdout.write(
-            f"  {name:8} median {figure['median_ms']:7.2f}   "
+            f"  {name:21} median {figure['median_ms']:7.2f}   "
             f"p10 {figure['p10_ms']:7.2f}   p90 {figure['p90_ms']:7.2f}\n"
         )
     return 0

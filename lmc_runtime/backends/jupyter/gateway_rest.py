@@ -32,13 +32,16 @@ class Gateway:
     ``token`` is sent as ``Authorization: token ...`` on every request and on the
     channels' WebSocket. ``env``: variables each kernel gets at start (None: the
     session's own ``env``). ``reconnect``: how long a dropped channels connection
-    is tried again before its kernel counts as lost.
+    is tried again before its kernel counts as lost. ``quick_ack``: acknowledge
+    the channels' frames at once (Linux), so a gateway that writes them without
+    ``TCP_NODELAY`` does not hold each one back for a delayed ACK.
     """
 
     url: str
     token: str | None = None
     env: Mapping[str, str] | None = None
     reconnect: float = 10.0
+    quick_ack: bool = True
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.url)
