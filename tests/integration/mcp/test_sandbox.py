@@ -15,7 +15,7 @@ pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not instal
 
 from lmc_runtime.sandbox import sandbox_available
 
-from .client import Client, status, stdio_client_of, texts
+from .client import Client, http_client_of, http_server, status, stdio_client_of, texts, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -74,3 +74,19 @@ def test_files_written_by_the_tool_are_the_codes_and_back(client: Client) -> Non
 def test_paths_outside_or_missing_are_error_results(client: Client, path: str) -> None:
     result = client.call("read_file", path=path)
     assert result.is_error and path in texts(result)
+
+
+def test_over_http_each_session_has_a_sandbox_of_its_own() -> None:
+    """Regression guard: two MCP sessions must never share a sandbox, and one that
+    ends must leave nothing of its sandbox behind."""
+    with tempfile.TemporaryDirectory(prefix="lmc-") as data:
+        os.chmod(data, 0o711)
+        with http_server("--sandbox", "--data-dir", data) as server:
+            with http_client_of(server.url) as first, http_client_of(server.url) as second:
+                assert not first.call("write_file", path="mine.txt", content="first").is_error
+                where = [texts(c.execute("pwd", language="shell")) for c in (first, second)]
+                assert where[0] != where[1]
+                listing = second.call("list_files").structured_content
+                assert listing is not None and listing["entries"] == []
+                assert len(os.listdir(data)) == 2
+            wait_until(lambda: not os.listdir(data), 45, "the ended sessions' sandboxes remain")
