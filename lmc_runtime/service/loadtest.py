@@ -26,6 +26,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -124,6 +125,8 @@ class _Barrier:
         self.expected = expected
         self.arrived = 0
         self.all_idle = anyio.Event()
+        if expected <= 0:
+            self.all_idle.set()
 
     def arrive(self) -> None:
         self.arrived += 1
@@ -131,23 +134,41 @@ class _Barrier:
             self.all_idle.set()
 
 
+async def _create(client: httpx.AsyncClient, report: LoadReport, language: str) -> str | None:
+    started = time.perf_counter()
+    created = await client.post("/v1/sessions", json={"languages": [language]})
+    if created.status_code != 201:
+        report.errors.append(f"create: {created.status_code} {created.text[:200]}")
+        return None
+    info = created.json()
+    (report.pooled_create if info["pooled"] else report.cold_create).append(
+        time.perf_counter() - started
+    )
+    session_id = str(info["id"])
+    report.replicas[replica_of(session_id) or "-"] += 1
+    return session_id
+
+
 async def _one_session(
-    client: httpx.AsyncClient, report: LoadReport, rounds: int, barrier: _Barrier, language: str
+    client: httpx.AsyncClient,
+    report: LoadReport,
+    rounds: int,
+    barriers: tuple[_Barrier, _Barrier],
+    language: str,
 ) -> None:
+    """One session; ``barriers``: where every session waits until all are made
+    (when the load starts together), and where they wait idle for the memory."""
+    made, barrier = barriers
     arrived = False
     session_id: str | None = None
     try:
-        started = time.perf_counter()
-        created = await client.post("/v1/sessions", json={"languages": [language]})
-        if created.status_code != 201:
-            report.errors.append(f"create: {created.status_code} {created.text[:200]}")
+        try:
+            session_id = await _create(client, report, language)
+        finally:
+            made.arrive()
+        if session_id is None:
             return
-        info = created.json()
-        (report.pooled_create if info["pooled"] else report.cold_create).append(
-            time.perf_counter() - started
-        )
-        session_id = info["id"]
-        report.replicas[replica_of(session_id) or "-"] += 1
+        await made.all_idle.wait()
         for _ in range(rounds):
             for code, expected in MIXES[language]:
                 try:
@@ -182,16 +203,23 @@ def _client(url: str, token: str | None, connections: int) -> httpx.AsyncClient:
 
 
 async def run_load(
-    url: str, token: str | None, sessions: int, rounds: int, language: str = "python"
+    url: str,
+    token: str | None,
+    sessions: int,
+    rounds: int,
+    language: str = "python",
+    *,
+    together: bool = False,
 ) -> LoadReport:
-    """Drive ``sessions`` concurrent sessions of ``language`` against ``url``."""
+    """Drive ``sessions`` concurrent sessions of ``language`` against ``url``;
+    ``together``: they start executing once all are made (no kernel starts then)."""
     report = LoadReport(sessions=sessions)
     async with _client(url, token, sessions * 2 + 4) as client:
-        barrier = _Barrier(sessions)
+        barriers = (_Barrier(sessions if together else 0), _Barrier(sessions))
         with anyio.fail_after(1800):
             async with anyio.create_task_group() as tg:
                 for _ in range(sessions):
-                    tg.start_soon(_one_session, client, report, rounds, barrier, language)
+                    tg.start_soon(_one_session, client, report, rounds, barriers, language)
     return report
 
 
@@ -229,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=4, help="rounds of the mix per session")
     parser.add_argument("--language", choices=sorted(MIXES), default="python")
     parser.add_argument(
+        "--together", action="store_true", help="make every session before any executes"
+    )
+    parser.add_argument(
         "--hold", type=int, metavar="N", help="open up to N sessions; report how many were held"
     )
     args = parser.parse_args(argv)
@@ -237,7 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(json.dumps(held) + "\n")
         return 0
     for n in args.sessions:
-        report = anyio.run(run_load, args.url, args.token, n, args.rounds, args.language)
+        report = anyio.run(
+            partial(run_load, together=args.together),
+            args.url,
+            args.token,
+            n,
+            args.rounds,
+            args.language,
+        )
         sys.stdout.write(json.dumps(report.to_dict()) + "\n")
         sys.stdout.flush()
     return 0

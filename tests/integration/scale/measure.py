@@ -3,8 +3,9 @@
 
 For each count: the replicas (real sandbox, ``--max-sessions 20 --pool-size 4``
 each) behind ``examples/deploy/haproxy.cfg``; a fixed load through the balancer
-(20 concurrent Python sessions, 4 rounds of the load test's mix each: execute
-p50 and p99); then Python sessions opened one by one through it until one is
+(20 concurrent Python sessions, made first, then 4 rounds of the load test's
+mix each: execute p50 and p99; with one replica, the same load on the replica
+directly too); then Python sessions opened one by one through it until one is
 refused (sessions held). One JSON line per count.
 """
 
@@ -12,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from functools import partial
 
 import anyio
 
@@ -28,10 +31,22 @@ def measure(count: int, sessions: int, rounds: int, per_replica: int) -> dict[st
     args = ("--pool-size", str(min(4, per_replica)), "--max-sessions", str(per_replica))
     with running_cluster(names, *args) as cluster:
         started = time.perf_counter()
-        load = anyio.run(run_load, cluster.url, TOKEN, sessions, rounds).to_dict()
+        load = anyio.run(
+            partial(run_load, together=True), cluster.url, TOKEN, sessions, rounds
+        ).to_dict()
         took = time.perf_counter() - started
         held = anyio.run(hold_sessions, cluster.url, TOKEN, per_replica * count + 10)
+        direct = {}
+        if count == 1:  # the same load on the replica itself: what the balancer adds
+            server = cluster.replicas[0].server
+            assert server is not None
+            alone = anyio.run(partial(run_load, together=True), server.url, TOKEN, sessions, rounds)
+            direct = {
+                "direct_p50_ms": alone.to_dict()["p50_ms"],
+                "direct_p99_ms": alone.to_dict()["p99_ms"],
+            }
     return {
+        **direct,
         "replicas": count,
         "load_sessions": sessions,
         "executions": load["executions"],
@@ -55,6 +70,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--per-replica", type=int, default=20, help="--max-sessions of each")
     args = parser.parse_args()
+    sys.stdout.write(json.dumps({"load_average_before": os.getloadavg()}) + "\n")
     for count in args.replicas:
         figures = measure(count, args.sessions, args.rounds, args.per_replica)
         sys.stdout.write(json.dumps(figures) + "\n")
