@@ -19,7 +19,7 @@ from typing import Any
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["DISABLE_TELEMETRY"] = "true"
 
-from interpreter import interpreter
+from interpreter import OpenInterpreter, interpreter
 
 from lmc_runtime.integrations.open_interpreter import use_lmc
 
@@ -56,26 +56,42 @@ def runs() -> dict[str, Chunks]:
     }
 
 
-def stopped() -> dict[str, Any]:
-    """``computer.stop()`` from another thread while a loop runs, then a run
-    that reads the state; leaving a stream early; ``terminate()``."""
-    interpreter.computer.run("python", "kept = 'yes'")
+LOOP = "import time\nprint('looping', flush=True)\nwhile True:\n    time.sleep(0.05)"
+
+
+def interrupted(oi: Any, stop: Any) -> tuple[Chunks, bool]:
+    """Stream an endless loop through ``oi.computer.run``; once it printed, call
+    ``stop()`` from this thread. The chunks, and whether the run ended."""
     started = threading.Event()
     chunks: Chunks = []
 
     def consume() -> None:
-        code = "import time\nprint('looping', flush=True)\nwhile True:\n    time.sleep(0.05)"
-        for chunk in interpreter.computer.run("python", code, stream=True):
+        for chunk in oi.computer.run("python", LOOP, stream=True):
             chunks.append(chunk)
             if chunk.get("content") == "looping\n":
                 started.set()
 
     thread = threading.Thread(target=consume, daemon=True)
     thread.start()
-    assert started.wait(60), "the loop never printed"
-    interpreter.computer.stop()
+    assert started.wait(60), f"the loop never printed: {chunks}"
+    stop()
     thread.join(60)
+    return chunks, not thread.is_alive()
+
+
+def stopped(computer: Any) -> dict[str, Any]:
+    """``computer.stop()`` from another thread while a loop runs, then a run
+    that reads the state; the same with an async OI's ``stop_event``; leaving a
+    stream early; ``terminate()``."""
+    interpreter.computer.run("python", "kept = 'yes'")
+    chunks, returned = interrupted(interpreter, interpreter.computer.stop)
     after_stop = run("python", "print(kept)")
+    # OI's AsyncInterpreter is an OpenInterpreter with a stop_event (its server
+    # needs OI's [server] extra): an OpenInterpreter given one stands for it.
+    other = OpenInterpreter()
+    other.stop_event = threading.Event()
+    use_lmc(other, computer)
+    event_chunks, event_returned = interrupted(other, other.stop_event.set)
     stream = interpreter.computer.run("shell", "echo first\nsleep 30\necho never", stream=True)
     left = next(chunk for chunk in stream if chunk.get("format") == "output")
     stream.close()
@@ -84,8 +100,10 @@ def stopped() -> dict[str, Any]:
     after_terminate = run("python", "print('kept' in globals())")
     return {
         "stop_chunks": chunks,
-        "stop_returned": not thread.is_alive(),
+        "stop_returned": returned,
         "after_stop": after_stop,
+        "stop_event_chunks": event_chunks,
+        "stop_event_returned": event_returned,
         "left_at": left,
         "after_leaving": after_leaving,
         "after_terminate": after_terminate,
@@ -139,7 +157,7 @@ def main() -> None:
     computer = use_lmc(interpreter, url=url)
     result: dict[str, Any] = {"computer": type(computer).__name__}
     result["runs"] = runs()
-    result["stop"] = stopped()
+    result["stop"] = stopped(computer)
     result["chat"] = chats()
     with open(sys.argv[1], "w", encoding="utf-8") as out:
         json.dump(result, out)

@@ -162,6 +162,12 @@ def test_stop_interrupts_the_code_and_keeps_state(result: dict[str, Any]) -> Non
     assert outputs(stop["after_stop"]) == "yes\n"
 
 
+def test_an_async_interpreters_stop_event_interrupts_the_code(result: dict[str, Any]) -> None:
+    stop = result["stop"]
+    assert stop["stop_event_returned"], "stop_event.set() did not end the run"
+    assert "interrupted" in outputs(stop["stop_event_chunks"])
+
+
 def test_leaving_a_stream_early_stops_the_code_and_the_shell_runs_on(
     result: dict[str, Any],
 ) -> None:
