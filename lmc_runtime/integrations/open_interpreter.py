@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Protocol
 
 from ..arguments import MessageInput
 from ..computer import Computer
+from ..errors import LMCError
 from ..messages import Message
 
 __all__ = ["LANGUAGES", "LmcLanguage", "OILanguage", "to_oi_chunk", "use_lmc"]
@@ -129,8 +130,13 @@ class LmcLanguage:
         self.computer.interrupt(self.lmc_language)
 
     def terminate(self) -> None:
-        """Restart the interpreter (if it ran): its state is gone, as when OI ends its process."""
-        self.computer.restart(self.lmc_language)
+        """Restart the interpreter (if it ran): its state is gone, as when OI ends its
+        process. OI ends every language in turn (``interpreter.reset()``): one that
+        cannot restart (a remote session without it, a lost connection) is logged."""
+        try:
+            self.computer.restart(self.lmc_language)
+        except LMCError as exc:
+            logger.warning("restarting %s failed: %s", self.lmc_language, exc)
 
 
 class _InterruptingEvent(threading.Event):

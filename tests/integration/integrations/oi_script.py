@@ -82,7 +82,7 @@ def interrupted(oi: Any, stop: Any) -> tuple[Chunks, bool]:
 def stopped(computer: Any) -> dict[str, Any]:
     """``computer.stop()`` from another thread while a loop runs, then a run
     that reads the state; the same with an async OI's ``stop_event``; leaving a
-    stream early; ``terminate()``."""
+    stream early; ``terminate()`` of every language, one the computer lacks too."""
     interpreter.computer.run("python", "kept = 'yes'")
     chunks, returned = interrupted(interpreter, interpreter.computer.stop)
     after_stop = run("python", "print(kept)")
@@ -96,6 +96,8 @@ def stopped(computer: Any) -> dict[str, Any]:
     left = next(chunk for chunk in stream if chunk.get("format") == "output")
     stream.close()
     after_leaving = run("shell", "echo again")
+    # Not a language of the remote session: it answers why; terminate() ends it too.
+    typescript = run("typescript", "console.log(1)")
     interpreter.computer.terminate()
     after_terminate = run("python", "print('kept' in globals())")
     return {
@@ -106,6 +108,7 @@ def stopped(computer: Any) -> dict[str, Any]:
         "stop_event_returned": event_returned,
         "left_at": left,
         "after_leaving": after_leaving,
+        "typescript": typescript,
         "after_terminate": after_terminate,
     }
 

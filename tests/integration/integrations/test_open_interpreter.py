@@ -180,6 +180,16 @@ def test_terminate_loses_the_state(result: dict[str, Any]) -> None:
     assert outputs(result["stop"]["after_terminate"]) == "False\n"
 
 
+def test_typescript_runs_where_the_computer_has_it(result: dict[str, Any], request: Any) -> None:
+    """TypeScript is added to OI's languages; the remote session was made without it,
+    so there it answers why (and OI's terminate() of every language went through)."""
+    text = outputs(result["stop"]["typescript"])
+    if "local" in request.node.callspec.id:
+        assert text == "1\n"
+    else:
+        assert "typescript" in text and "not understood" in text
+
+
 def test_chat_runs_the_models_code_and_loops_to_its_answer(result: dict[str, Any]) -> None:
     returned = result["chat"]["returned"]
     code = [m for m in returned if m["type"] == "code"]
