@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import psutil
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -27,6 +28,19 @@ from mcp_types import CallToolResult, ImageContent, TextContent
 
 REPO = Path(__file__).resolve().parents[3]
 TOKEN = "mcp-test-token-0123456789"
+#: An MCP ``initialize`` request, for tests that speak the protocol by hand.
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+#: What a streamable HTTP client accepts.
+ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 #: Called with each progress notification's message.
 OnProgress = Callable[[str], None]
@@ -193,3 +207,11 @@ def wait_until(condition: Callable[[], bool], bound: float, what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"{what}: not within {bound} s"
         time.sleep(0.05)
+
+
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie has)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True

@@ -1,5 +1,6 @@
 """A client that goes away in the middle of a run stops its code: over stdio the
-server ends with everything it started, over HTTP the run is interrupted."""
+server ends with everything it started; over HTTP, where the client is a
+connection that drops, the run is interrupted and the server serves on."""
 
 from __future__ import annotations
 
@@ -8,20 +9,32 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import psutil
 import pytest
 
 pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
 
-from .client import REPO, HttpServer, http_client_of, status, texts, wait_until
+from .client import (
+    ACCEPT,
+    INITIALIZE,
+    REPO,
+    TOKEN,
+    HttpServer,
+    http_client_of,
+    process_gone,
+    status,
+    texts,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
 
-def _abandoning(where: str, language: str, code: str) -> subprocess.Popen[str]:
-    """A client running ``code``; returns once its run has started."""
+def _abandoning(language: str, code: str) -> subprocess.Popen[str]:
+    """A client of a stdio server running ``code``; returns once its run has started."""
     client = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.mcp.abandon", where, language, code],
+        [sys.executable, "-m", "tests.integration.mcp.abandon", language, code],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -39,13 +52,6 @@ def _pid(path: Path) -> int:
     return int(path.read_text())
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def test_a_stdio_client_killed_mid_run_takes_the_server_and_the_code_with_it(
     tmp_path: Path,
 ) -> None:
@@ -53,29 +59,55 @@ def test_a_stdio_client_killed_mid_run_takes_the_server_and_the_code_with_it(
     with it, before the code gets to write its file."""
     pidfile, marker = tmp_path / "sleep.pid", tmp_path / "marker"
     code = f"sh -c 'echo $$ > {pidfile}; exec sleep 60' && touch {marker}"
-    client = _abandoning("stdio", "shell", code)
+    client = _abandoning("shell", code)
     sleeper = _pid(pidfile)
     servers = psutil.Process(client.pid).children()
     assert servers, "the client has no server process"
     client.send_signal(signal.SIGKILL)
     client.wait(timeout=30)
-    wait_until(lambda: all(_gone(s.pid) for s in servers), 45, "the server did not end")
-    wait_until(lambda: _gone(sleeper), 45, "the code did not end")
+    wait_until(lambda: all(process_gone(s.pid) for s in servers), 45, "the server did not end")
+    wait_until(lambda: process_gone(sleeper), 45, "the code did not end")
     assert not marker.exists()
 
 
-def test_an_http_client_killed_mid_run_has_its_code_interrupted(
+def _initialized(http: httpx.Client, url: str) -> dict[str, str]:
+    """Open an MCP session by hand; the headers its requests carry."""
+    opened = http.post(url, json=INITIALIZE)
+    assert opened.status_code == 200, opened.text
+    headers = {"mcp-session-id": opened.headers["mcp-session-id"]}
+    headers["mcp-protocol-version"] = INITIALIZE["params"]["protocolVersion"]
+    done = http.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    assert done.status_code == 202, done.text
+    return headers
+
+
+def test_an_http_client_gone_mid_run_has_its_code_interrupted(
     server: HttpServer, tmp_path: Path
 ) -> None:
-    """Regression guard: a dropped connection must stop the call's code, not leave
-    it running until its own end."""
+    """Regression guard: a dropped connection (no MCP cancellation, no DELETE) must
+    stop the call's code, not leave it running until its own end."""
     pidfile, marker = tmp_path / "sleep.pid", tmp_path / "marker"
     code = f"sh -c 'echo $$ > {pidfile}; exec sleep 60' && touch {marker}"
-    client = _abandoning(server.url, "shell", code)
-    sleeper = _pid(pidfile)
-    client.send_signal(signal.SIGKILL)
-    client.wait(timeout=30)
-    wait_until(lambda: _gone(sleeper), 45, "the code was not stopped")
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {
+            "name": "execute",
+            "arguments": {"language": "shell", "code": code},
+            "_meta": {"progressToken": "run"},
+        },
+    }
+    auth = {"Authorization": f"Bearer {TOKEN}", **ACCEPT}
+    with httpx.Client(headers=auth, timeout=60) as http:
+        session = _initialized(http, server.url)
+        with http.stream("POST", server.url, json=call, headers=session) as response:
+            assert response.status_code == 200
+            sleeper = _pid(pidfile)
+        # the stream is closed before the run ended: the connection is dropped
+    wait_until(lambda: process_gone(sleeper), 45, "the code was not stopped")
     assert not marker.exists()
     with http_client_of(server.url) as other:
         result = other.execute("echo still serving", language="shell")

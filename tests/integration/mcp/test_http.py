@@ -9,22 +9,19 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
 
-from .client import TOKEN, HttpServer, http_client_of, status, texts, wait_until
-from .test_disconnect import _gone
+from .client import (
+    ACCEPT,
+    INITIALIZE,
+    TOKEN,
+    HttpServer,
+    http_client_of,
+    process_gone,
+    status,
+    texts,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token"])
@@ -60,5 +57,5 @@ def test_ending_the_session_closes_its_computer(server: HttpServer, tmp_path: Pa
     with http_client_of(server.url) as client:
         assert status(client.execute(f"echo $$ > {pidfile}", language="shell")) == "ok"
         shell = int(pidfile.read_text())
-        assert not _gone(shell)
-    wait_until(lambda: _gone(shell), 45, "the shell of the ended session is still running")
+        assert not process_gone(shell)
+    wait_until(lambda: process_gone(shell), 45, "the shell of the ended session is still running")
