@@ -133,6 +133,44 @@ async def _lost(computer: RemoteComputer) -> RemoteSessionLost:
                 raise AssertionError(f"session {computer.session_id} still runs")
 
 
+async def _kill_during_runs(cluster: Cluster, name: str, doomed: list[RemoteComputer]) -> None:
+    """Kill replica ``name`` while a run streams from it over each transport:
+    both runs break with ConnectionLost."""
+    running = [next(c for c in doomed if c.transport == t) for t in ("http", "websocket")]
+    broken: list[BaseException] = []
+
+    async def long_run(computer: RemoteComputer, started: anyio.Event) -> None:
+        try:
+            async for message in computer.arun("shell", "echo started; sleep 50", timeout=GUARD):
+                if message.content == "started\n":
+                    started.set()
+        except ConnectionLost as exc:
+            broken.append(exc)
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            for computer in running:
+                started = anyio.Event()
+                tg.start_soon(long_run, computer, started)
+                await started.wait()
+            cluster.replica(name).kill()
+    assert len(broken) == 2, broken
+
+
+def _check_transcripts(
+    cluster: Cluster, everyone: list[RemoteComputer], doomed: list[RemoteComputer]
+) -> None:
+    """Every transcript holds every run that ended, the lost sessions' too (a run
+    is stored whole once it ends: the one a replica died in is not)."""
+    for computer in everyone:
+        with cluster.replica(_replica(computer)).transcripts() as transcripts:
+            stored = transcripts.messages(str(computer.session_id))
+        codes = [m.content for m in stored if m.role == "assistant"]
+        finals = [m for m in stored if m.format == "active_line" and m.content is None]
+        runs = 1 if computer in doomed else 2  # "K=...", then "echo $K" if it lived
+        assert codes[0].startswith("K=") and len(codes) == len(finals) == runs
+
+
 async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Cluster) -> None:
     """Regression: the sessions of a replica that died must answer 410
     session_lost through the balancer (the others keep their state), and after
@@ -146,28 +184,7 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
         for index, computer in enumerate(everyone):
             assert await _output(computer, f"K={index}; echo $K") == (f"{index}\n", "ok")
         doomed = [c for c in everyone if _replica(c) == "r2"]
-        # One run on r2 over each transport when it dies.
-        running = [next(c for c in doomed if c.transport == t) for t in ("http", "websocket")]
-        broken: list[BaseException] = []
-
-        async def long_run(computer: RemoteComputer, started: anyio.Event) -> None:
-            try:
-                async for message in computer.arun(
-                    "shell", "echo started; sleep 50", timeout=GUARD
-                ):
-                    if message.content == "started\n":
-                        started.set()
-            except ConnectionLost as exc:
-                broken.append(exc)
-
-        with anyio.fail_after(GUARD):
-            async with anyio.create_task_group() as tg:
-                for computer in running:
-                    started = anyio.Event()
-                    tg.start_soon(long_run, computer, started)
-                    await started.wait()
-                cluster.replica("r2").kill()
-        assert len(broken) == 2, broken  # both runs on r2, HTTP and WebSocket, broke
+        await _kill_during_runs(cluster, "r2", doomed)
 
         for computer in doomed:
             lost = await _lost(computer)
@@ -178,16 +195,7 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
             if computer not in doomed:
                 assert await _output(computer, "echo $K") == (f"{index}\n", "ok")
 
-        # Every transcript holds every run that ended, the lost sessions' too (a
-        # run is stored whole once it ends: the one a replica died in is not).
-        for computer in everyone:
-            with cluster.replica(_replica(computer)).transcripts() as transcripts:
-                stored = transcripts.messages(str(computer.session_id))
-            codes = [m.content for m in stored if m.role == "assistant"]
-            finals = [m for m in stored if m.format == "active_line" and m.content is None]
-            runs = 1 if computer in doomed else 2  # "K=...", then "echo $K" if it lived
-            assert codes[0].startswith("K=") and len(finals) == runs
-            assert len(codes) == runs
+        _check_transcripts(cluster, everyone, doomed)
 
         cluster.replica("r2").start()  # the same name, port and data directory
         cluster.wait_states("sessions", r2="UP")
