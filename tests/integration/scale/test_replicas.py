@@ -185,6 +185,9 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
             assert await _output(computer, f"K={index}; echo $K") == (f"{index}\n", "ok")
         doomed = [c for c in everyone if _replica(c) == "r2"]
         await _kill_during_runs(cluster, "r2", doomed)
+        for _ in range(3):  # new sessions land on the others at once (retried there)
+            async with _open(cluster) as fresh:
+                assert _replica(fresh) in ("r1", "r3")
 
         for computer in doomed:
             lost = await _lost(computer)
