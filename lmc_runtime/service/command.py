@@ -156,9 +156,7 @@ def _start(config: ServeConfig) -> int:
     except (DataDirInUse, OSError) as exc:
         raise StartRefused(str(exc)) from None
     try:
-        from .connections import ConnectionLimits
-
-        limits = ConnectionLimits()
+        limits = config.connections
         try:
             sock = listen(settings.host, settings.port, backlog(limits))
         except ListenError as exc:

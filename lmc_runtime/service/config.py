@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import LMCError
 from ..sandbox import SessionLimits
 from .options import OPTIONS, Option
+from .connections import ConnectionLimits
 from .settings import ServiceSettings
 
 __all__ = ["ConfigError", "ServeConfig", "add_arguments", "default_data_dir", "load"]
@@ -42,6 +43,8 @@ class ServeConfig:
     allow_shared_limits: bool
     #: No token was configured: one was made up, to be shown once.
     token_generated: bool
+    #: How long clients may take over their requests.
+    connections: ConnectionLimits = ConnectionLimits()
 
 
 def default_data_dir() -> Path:
@@ -180,4 +183,8 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
         log_format=str(values["log_format"]),
         allow_shared_limits=bool(values["allow_shared_limits"]),
         token_generated=generated,
+        connections=ConnectionLimits(
+            header_timeout=_v(values, "header_timeout"),
+            body_timeout=_v(values, "body_timeout"),
+        ),
     )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox import SessionLimits
+from .connections import ConnectionLimits
 from .settings import ServiceSettings
 from .values import (
     Parser,
@@ -72,6 +73,7 @@ def _size(value: int | None) -> str:
 
 
 _LIMITS = SessionLimits()
+_CONNECTIONS = ConnectionLimits()
 _SERVICE = ServiceSettings(data_dir=Path("/"), no_auth=True)
 _NOLIMIT = " ('none' for no limit)"
 
@@ -247,6 +249,20 @@ _SERVER_OPTIONS: tuple[Option, ...] = (
     ),
     Option("no_auth", boolean, False, "no token at all (loopback addresses only)", switch=True),
     Option("metrics_public", boolean, False, "/metrics answers without the token", switch=True),
+    Option(
+        "header_timeout",
+        at_least(number, 0.1),
+        _CONNECTIONS.header_timeout,
+        "seconds a client has to send a request's headers",
+        metavar="SECONDS",
+    ),
+    Option(
+        "body_timeout",
+        at_least(number, 0.1),
+        _CONNECTIONS.body_timeout,
+        "seconds between checks that a request body arrives at 1 KiB/s at least",
+        metavar="SECONDS",
+    ),
     Option(
         "log_level",
         choice(*LOG_LEVELS),
