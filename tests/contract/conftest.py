@@ -72,7 +72,12 @@ def availability(name: str) -> tuple[bool, str | None]:
 @pytest.fixture(params=list(PROFILES))
 def lang(request: pytest.FixtureRequest) -> Profile:
     """The profile of one language; skipped when that language cannot run here."""
-    profile = PROFILES[request.param]
+    return available_profile(request.param)
+
+
+def available_profile(name: str) -> Profile:
+    """The profile of ``name``; the test is skipped when that language cannot run here."""
+    profile = PROFILES[name]
     available, reason = availability(profile.name)
     if not available:
         pytest.skip(f"{profile.name} is not available here: {reason}")

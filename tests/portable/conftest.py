@@ -15,10 +15,23 @@ from lmc_runtime.backends.core.procs import PORTABLE, linux_procfs
 
 from ..contract.conftest import (  # noqa: F401  (fixtures and the hook, used by name)
     computer,
-    lang,
     make_computer,
     pytest_pyfunc_call,
 )
+from ..contract.conftest import available_profile
+from ..contract.languages import Profile
+
+#: One language of each kind of process the runtime handles: a Jupyter kernel, a
+#: shell on a PTY, node and jshell. The portable paths are the core's and each
+#: kind's (R takes Python's Jupyter path, sh and zsh bash's, TypeScript node's),
+#: so running the others again would repeat the same paths at twice the cost.
+PORTABLE_LANGUAGES = ("python", "shell", "javascript", "java")
+
+
+@pytest.fixture(params=PORTABLE_LANGUAGES)
+def lang(request: pytest.FixtureRequest) -> Profile:
+    """The profile of one language of each kind; skipped when it cannot run here."""
+    return available_profile(request.param)
 
 
 @pytest.fixture(autouse=True)
