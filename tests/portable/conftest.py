@@ -14,11 +14,11 @@ import pytest
 from lmc_runtime.backends.core.procs import PORTABLE, linux_procfs
 
 from ..contract.conftest import (  # noqa: F401  (fixtures and the hook, used by name)
+    available_profile,
     computer,
     make_computer,
     pytest_pyfunc_call,
 )
-from ..contract.conftest import available_profile
 from ..contract.languages import Profile
 
 #: One language of each kind of process the runtime handles: a Jupyter kernel, a
