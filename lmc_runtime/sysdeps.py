@@ -51,6 +51,8 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
     SystemPackage("zsh", "zsh", "the zsh shell backend"),
     SystemPackage("default-jdk-headless", "jshell", "the Java language (jshell)"),
+    SystemPackage("haproxy", "haproxy", "the tests of lmc serve replicas behind a balancer"),
+    SystemPackage("postgresql", "", "the tests of the PostgreSQL transcript store"),
 )
 
 
