@@ -9,6 +9,15 @@ ladder are the local kernel's: an interrupt is ``POST .../interrupt``, a restart
 shuts the kernel down (``DELETE``) and starts a fresh one, so no message of the
 old kernel can reach a run of the new. A kernel the gateway lost is a death
 like a local one, reported with ``state_lost``.
+
+A channels connection that drops and is restored while a run is in flight
+costs the messages that were on their way: the run gets a note saying output
+may be missing, and a ``kernel_info_request`` follows, whose reply (on shell)
+and status (on IOPub) come after every message of the run. If they come and
+the run has not ended, its end was lost: a lost ``status: idle`` is supplied,
+a lost ``execute_reply`` ends the run as a ``backend_error`` (the code did
+finish; its outcome is unknown), so a run never waits for a message that will
+not come.
 """
 
 from __future__ import annotations
@@ -18,25 +27,50 @@ import logging
 import signal
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from ...errors import GatewayError, KernelStartError
+from ...replies import Status
 from ..base import ExecutionOptions
-from ..core import Deliver, Gone, Route
+from ..core import Deliver, Finished, Gone, Output, Route
 from ..core.turns import first_of
 from .conversation import Conversation
 from .gateway_channels import GatewayChannels
 from .gateway_rest import Gateway, GatewayClient
+from .items import is_idle
 
 __all__ = ["GatewayInterpreter"]
 
 logger = logging.getLogger(__name__)
 
-#: How long a shutdown of the kernel on the gateway may take.
-_KILL_BOUND = 5.0
+_DROPPED = (
+    "[lmc] the connection to the Jupyter gateway dropped and was restored; "
+    "output sent meanwhile may be missing\n"
+)
+_END_LOST = "[lmc] the code finished on the gateway, but how it ended was lost in the drop\n"
+
+
+@dataclass
+class _InFlight:
+    """The run in flight, and which of its ends (reply, idle) came."""
+
+    key: str
+    reply: dict[str, Any] | None = None
+    idle: bool = False
+
+    def see(self, channel: str, msg: dict[str, Any]) -> None:
+        if channel == "shell" and msg.get("msg_type") == "execute_reply":
+            self.reply = msg
+        elif channel == "iopub" and is_idle(msg):
+            self.idle = True
+
+    @property
+    def ended(self) -> bool:
+        return self.reply is not None and self.idle
 
 
 class GatewayInterpreter:
@@ -58,6 +92,10 @@ class GatewayInterpreter:
         self._kernel: str | None = None
         self._channels: GatewayChannels | None = None
         self._conversation: Conversation | None = None
+        self._deliver: Deliver | None = None
+        self._run: _InFlight | None = None
+        #: Probes sent after reconnects: the run each is for, and the channels that answered.
+        self._syncs: dict[str, tuple[str, set[str]]] = {}
         self._scopes: list[anyio.CancelScope] = []
         self._ended, self._started = anyio.Event(), anyio.Event()
         self._startup_id = f"lmc-startup-{uuid.uuid4().hex}"
@@ -72,6 +110,7 @@ class GatewayInterpreter:
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         self._client = client = GatewayClient(self._gateway)
+        self._deliver = deliver
         self._conversation = Conversation(
             deliver, self._send_input, self._exit_asked, announces_input=self._announces_input
         )
@@ -79,7 +118,9 @@ class GatewayInterpreter:
             with anyio.fail_after(self._startup_timeout):
                 name = await client.kernel_name(self._language)
                 self._kernel = await client.start_kernel(name)
-                self._channels = GatewayChannels(client, self._kernel, self._dispatch)
+                self._channels = GatewayChannels(
+                    client, self._kernel, self._dispatch, self._reconnected
+                )
                 await self._channels.connect()
         except (GatewayError, TimeoutError) as exc:
             reason = str(exc) or f"no answer within {self._startup_timeout:g} s"
@@ -129,7 +170,8 @@ class GatewayInterpreter:
         metadata: dict[str, Any] = {"lmc_active_line": options.track_lines}
         if options.env:  # set by the kernel's startup code for this run only
             metadata["lmc_env"] = dict(options.env)
-        self._channels.request("execute_request", content, metadata, msg_id=str(route.key))
+        self._run = _InFlight(str(route.key))
+        self._channels.request("execute_request", content, metadata, msg_id=self._run.key)
 
     async def send_signal(self, signum: int) -> None:
         """SIGINT interrupts the kernel through the gateway; no other signal travels there."""
@@ -158,7 +200,7 @@ class GatewayInterpreter:
             if client is None:
                 return
             if kernel is not None:
-                await _shut_down(client, kernel)
+                await client.shut_down(kernel)
             with contextlib.suppress(Exception):
                 await client.aclose()
 
@@ -189,37 +231,50 @@ class GatewayInterpreter:
                 self._startup_reply = msg
                 self._started.set()
             return
+        if parent in self._syncs:
+            await self._synced(parent, channel)
+            return
+        if self._run is not None and parent == self._run.key:
+            self._run.see(channel, msg)
         assert self._conversation is not None
         await self._conversation.dispatch(channel, msg)
+
+    async def _reconnected(self) -> None:
+        """The channels are back: note the gap in the run in flight, and sync."""
+        run = self._run
+        if run is None or run.ended or self._channels is None or self._deliver is None:
+            return
+        await self._deliver(Output(_DROPPED, "stderr"), run.key)
+        sync = self._channels.request("kernel_info_request", {}, {}, f"lmc-sync-{uuid.uuid4().hex}")
+        self._syncs[sync] = (run.key, set())
+
+    async def _synced(self, sync: str, channel: str) -> None:
+        """Once shell and IOPub answered ``sync``, end its run if its end was lost."""
+        key, answered = self._syncs[sync]
+        answered.add(channel)
+        if not {"shell", "iopub"} <= answered:
+            return
+        del self._syncs[sync]
+        run = self._run
+        if run is None or run.key != key or run.ended or self._deliver is None:
+            return
+        if run.reply is not None:  # only its idle was lost
+            idle = {"msg_type": "status", "content": {"execution_state": "idle"}}
+            await self._dispatch("iopub", {**idle, "parent_header": {"msg_id": run.key}})
+            return
+        self._run = None
+        await self._deliver(Output(_END_LOST, "stderr"), run.key)
+        await self._deliver(Finished(Status.BACKEND_ERROR, {"state_lost": False}), run.key)
 
     async def _exit_asked(self) -> None:
         """The code called ``exit()``: the kernel is shut down, and the run ends with it."""
         if self._exiting or self._client is None or self._kernel is None:
             return
         self._exiting = True
-        await _shut_down(self._client, self._kernel)
+        await self._client.shut_down(self._kernel)
         if self._channels is not None:
             self._channels.stop("asked to exit")
 
     def _send_input(self, value: str) -> None:
         if self._channels is not None:
             self._channels.send_input(value)
-
-
-async def _shut_down(client: GatewayClient, kernel: str) -> None:
-    """Delete ``kernel`` on the gateway, trying again (within a bound) while the
-    gateway fails to (a kernel it is restarting answers with HTTP 500)."""
-    delay = 0.1
-    with anyio.move_on_after(_KILL_BOUND) as scope:
-        while True:
-            try:
-                await client.delete(kernel)
-                return
-            except GatewayError as exc:
-                if exc.status is None or exc.status < 500:
-                    logger.warning("shutting kernel %s down failed: %s", kernel, exc)
-                    return
-            await anyio.sleep(delay)  # the backoff between tries
-            delay = min(delay * 2, 1.0)
-    if scope.cancelled_caught:
-        logger.warning("kernel %s was not shut down within %g s", kernel, _KILL_BOUND)

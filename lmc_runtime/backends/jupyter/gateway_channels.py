@@ -3,7 +3,8 @@ each with its ``channel``, reconnected when it drops.
 
 A dropped connection is tried again with backoff for ``Gateway.reconnect``
 seconds: if the gateway still has the kernel, reading goes on (the gateway
-replays what it buffered for this session) and what was to be sent goes out;
+replays what it buffered for this session, though not what was in flight when
+the connection dropped), ``reconnected`` is awaited and what was to be sent goes out;
 if it answers that the kernel is gone, or cannot be reached in time, the
 kernel counts as lost. The gateway's own word that the kernel died (a status
 ``restarting`` or ``dead`` of its own, a ``shutdown_reply`` nobody here asked
@@ -25,7 +26,7 @@ import json
 import logging
 import socket
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -72,8 +73,15 @@ def kernel_gone(msg: Mapping[str, Any]) -> str | None:
 class GatewayChannels:
     """The channels of kernel ``kernel_id``: reading, sending, reconnecting."""
 
-    def __init__(self, client: GatewayClient, kernel_id: str, dispatch: Dispatch) -> None:
+    def __init__(
+        self,
+        client: GatewayClient,
+        kernel_id: str,
+        dispatch: Dispatch,
+        reconnected: Callable[[], Awaitable[None]],
+    ) -> None:
         self._client, self._kernel, self._dispatch = client, kernel_id, dispatch
+        self._reconnected = reconnected
         self.session = uuid.uuid4().hex
         self._ws: Any = None
         self._socket: socket.socket | None = None
@@ -143,6 +151,7 @@ class GatewayChannels:
             reason = await self._reconnect()
             if reason is not None:
                 return reason
+            await self._reconnected()
 
     async def _take(self, raw: str | bytes) -> str | None:
         """Hand one frame on; why the kernel is gone, if the frame says so."""

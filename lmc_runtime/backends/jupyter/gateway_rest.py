@@ -8,11 +8,14 @@ or answered a request with an error status (``status`` carries it).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
+
+import anyio
 
 from ...errors import GatewayError, MissingExtra
 
@@ -21,8 +24,12 @@ __all__ = ["TOKEN_VARIABLE", "URL_VARIABLE", "Gateway", "GatewayClient"]
 #: The environment variables ``Computer`` reads when no gateway is given.
 URL_VARIABLE, TOKEN_VARIABLE = "LMC_GATEWAY_URL", "LMC_GATEWAY_TOKEN"
 
+logger = logging.getLogger(__name__)
+
 #: How long one REST request may take (a kernel's start is bounded separately).
 _REQUEST_BOUND = 10.0
+#: How long a shutdown of a kernel may take, tries again included.
+_SHUTDOWN_BOUND = 5.0
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,24 @@ class GatewayClient:
         except GatewayError as exc:
             if exc.status != 404:
                 raise
+
+    async def shut_down(self, kernel_id: str) -> None:
+        """Delete the kernel, trying again (within a bound) while the gateway fails to
+        (a kernel it is restarting answers with HTTP 500); failures are logged."""
+        delay = 0.1
+        with anyio.move_on_after(_SHUTDOWN_BOUND) as scope:
+            while True:
+                try:
+                    await self.delete(kernel_id)
+                    return
+                except GatewayError as exc:
+                    if exc.status is None or exc.status < 500:
+                        logger.warning("shutting kernel %s down failed: %s", kernel_id, exc)
+                        return
+                await anyio.sleep(delay)  # the backoff between tries
+                delay = min(delay * 2, 1.0)
+        if scope.cancelled_caught:
+            logger.warning("kernel %s was not shut down within %g s", kernel_id, _SHUTDOWN_BOUND)
 
     async def aclose(self) -> None:
         await self._client.aclose()
