@@ -99,10 +99,11 @@ class GatewayClient:
             reason = str(exc) or type(exc).__name__
             raise GatewayError(f"{where} cannot be reached: {reason}") from exc
         status = response.status_code
-        if status in (401, 403):
+        reason = _reason(response.text)
+        if status in (401, 403) and reason.lower() in ("", "unauthorized", "forbidden"):
             raise GatewayError(f"{where} refused the token (HTTP {status})", status=status)
-        if status >= 400:
-            reason = _reason(response.text) or response.reason_phrase
+        if status >= 400:  # a 403 with a reason of its own (Enterprise Gateway's users)
+            reason = reason or response.reason_phrase
             raise GatewayError(
                 f"{where} answered {method} {path} with HTTP {status}: {reason}", status=status
             )

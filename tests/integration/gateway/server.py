@@ -1,4 +1,5 @@
-"""A real ``jupyter kernelgateway`` on a free loopback port, for the gateway tests.
+"""A real ``jupyter kernelgateway`` (or Enterprise Gateway, from a Python of its
+own) on a free loopback port, for the gateway tests.
 
 It is started and stopped like the real thing: readiness is its own log line
 saying where it listens (read by a thread that keeps draining its output),
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-__all__ = ["TOKEN", "KernelGateway", "free_port"]
+__all__ = ["TOKEN", "EnterpriseGateway", "KernelGateway", "free_port"]
 
 TOKEN = "gateway-test-token"
 #: Its log line once it listens.
@@ -49,21 +50,26 @@ class KernelGateway:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "kernel_gateway",
+            "--KernelGatewayApp.ip=127.0.0.1",
+            f"--KernelGatewayApp.port={self.port}",
+            "--KernelGatewayApp.port_retries=0",
+            f"--KernelGatewayApp.auth_token={self.token}",
+        ]
+
+    def environment(self) -> dict[str, str]:
+        return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+
     def start(self) -> None:
         """Start it; return once it says it listens (AssertionError with its log if not)."""
-        env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "kernel_gateway",
-                "--KernelGatewayApp.ip=127.0.0.1",
-                f"--KernelGatewayApp.port={self.port}",
-                "--KernelGatewayApp.port_retries=0",
-                f"--KernelGatewayApp.auth_token={self.token}",
-            ],
+            self.command(),
             cwd=self.work_dir,
-            env=env,
+            env=self.environment(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -122,3 +128,29 @@ class KernelGateway:
         for child in children:
             if child.is_running():
                 child.kill()
+
+
+class EnterpriseGateway(KernelGateway):
+    """Enterprise Gateway run by ``python`` (a virtualenv holding it), kernels on
+    this machine (its local process proxy). It refuses to start kernels for the
+    users in ``unauthorized_users`` (root, by default): here nobody is refused."""
+
+    def __init__(self, work_dir: Path, python: Path) -> None:
+        super().__init__(work_dir)
+        self.python = python
+
+    def command(self) -> list[str]:
+        return [
+            str(self.python),
+            "-m",
+            "enterprise_gateway",
+            "--EnterpriseGatewayApp.ip=127.0.0.1",
+            f"--EnterpriseGatewayApp.port={self.port}",
+            "--EnterpriseGatewayApp.port_retries=0",
+            f"--EnterpriseGatewayApp.auth_token={self.token}",
+            "--EnterpriseGatewayApp.unauthorized_users=nobody-refused",
+        ]
+
+    def environment(self) -> dict[str, str]:
+        skipped = ("PYTEST_CURRENT_TEST", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+        return {k: v for k, v in os.environ.items() if k not in skipped}

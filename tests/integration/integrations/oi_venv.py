@@ -5,38 +5,21 @@ lives in a virtualenv of its own: ``open-interpreter``, lmc-runtime's core
 dependencies and its ``[client]`` extra, resolved together by pip. The checkout
 itself is not installed there: the scripts run with it on ``PYTHONPATH``, next to
 its metadata (:func:`checkout_metadata`: its entry points, which name the kernel
-provisioner), so one cached virtualenv serves every checkout and none changes it. The cache is keyed by what goes in (OI's
-version, the Python, the requirements), under ``$XDG_CACHE_HOME`` (``~/.cache``).
+provisioner), so one cached virtualenv serves every checkout and none changes it
+(:func:`~..venvs.cached_venv` keys it by what goes in).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
-import pytest
+from ..venvs import cached_venv
 
 OI_VERSION = "0.4.3"
 REPO = Path(__file__).resolve().parents[3]
-#: How long pip may take to build the virtualenv from an empty cache.
-BUILD_TIMEOUT = 900.0
-#: pip's words for an index it could not reach.
-_OFFLINE = (
-    "NewConnectionError",
-    "Temporary failure in name resolution",
-    "Network is unreachable",
-    "ConnectTimeoutError",
-    "ProxyError",
-    "Max retries exceeded",
-)
 
 
 def requirements() -> list[str]:
@@ -46,63 +29,9 @@ def requirements() -> list[str]:
     return [f"open-interpreter=={OI_VERSION}", *project["dependencies"], *client]
 
 
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "lmc-runtime-tests"
-
-
-def venv_dir() -> Path:
-    """Where the virtualenv for these requirements and this Python lives."""
-    key = json.dumps([sys.version_info[:2], sorted(requirements())]).encode()
-    digest = hashlib.sha256(key).hexdigest()[:12]
-    python = f"py{sys.version_info[0]}{sys.version_info[1]}"
-    return _cache_root() / f"open-interpreter-{OI_VERSION}-{python}-{digest}"
-
-
-def _pip_failed(done: subprocess.CompletedProcess[str]) -> None:
-    text = done.stdout + done.stderr
-    last = [line for line in text.splitlines() if line.strip()][-3:]
-    if any(marker in text for marker in _OFFLINE):
-        pytest.skip(
-            f"cannot build Open Interpreter's virtualenv: the package index is out of reach ({' / '.join(last)})"
-        )
-    pytest.fail(f"pip could not install Open Interpreter {OI_VERSION}:\n{text[-4000:]}")
-
-
-def _build(root: Path) -> None:
-    shutil.rmtree(root, ignore_errors=True)
-    subprocess.run(
-        [sys.executable, "-m", "venv", str(root)], check=True, timeout=120, stdin=subprocess.DEVNULL
-    )
-    try:
-        done = subprocess.run(
-            [str(root / "bin" / "python"), "-m", "pip", "install", "--no-input", *requirements()],
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        shutil.rmtree(root, ignore_errors=True)
-        pytest.skip(f"pip did not build Open Interpreter's virtualenv in {BUILD_TIMEOUT:.0f} s")
-    if done.returncode != 0:
-        shutil.rmtree(root, ignore_errors=True)
-        _pip_failed(done)
-
-
 def open_interpreter_python() -> Path:
-    """The Python of the virtualenv, built first if it is not in the cache (a
-    file lock keeps two test runs from building it at once)."""
-    root = venv_dir()
-    marker = root / "lmc-built.json"
-    if not marker.exists():
-        root.parent.mkdir(parents=True, exist_ok=True)
-        with open(root.parent / f"{root.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-            if not marker.exists():
-                _build(root)
-                marker.write_text(json.dumps(requirements()))
-    return root / "bin" / "python"
+    """The Python of the virtualenv, built first if it is not in the cache."""
+    return cached_venv(f"open-interpreter-{OI_VERSION}", requirements(), what="Open Interpreter")
 
 
 def checkout_metadata(dest: Path) -> Path:
