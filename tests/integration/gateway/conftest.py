@@ -50,6 +50,7 @@ def shared(kernel_gateway: KernelGateway) -> Iterator[Computer]:
 
 @pytest.fixture
 def own(kernel_gateway: KernelGateway) -> Iterator[Computer]:
-    """A Computer of the test's own, for tests that end or lose its kernel."""
-    with on(kernel_gateway) as computer:
+    """A Computer of the test's own, for tests that end or lose its kernel (and
+    wait for code that ignores an interrupt for 1 s, not 2)."""
+    with on(kernel_gateway, grace=1.0) as computer:
         yield computer

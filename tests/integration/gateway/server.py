@@ -27,6 +27,7 @@ TOKEN = "gateway-test-token"
 _READY = "is available at"
 _START_BOUND = 60.0
 _STOP_BOUND = 20.0
+_POLL_KERNELS, _SHUTDOWN_WAIT = 0.5, 0.5
 
 
 def free_port() -> int:
@@ -59,6 +60,12 @@ class KernelGateway:
             f"--KernelGatewayApp.port={self.port}",
             "--KernelGatewayApp.port_retries=0",
             f"--KernelGatewayApp.auth_token={self.token}",
+            # How often it polls its kernels for a death (3 s by default): tests of
+            # killed kernels wait for it to notice. And how long a kernel asked to
+            # shut down has before it is ended (5 s): tests of code that ignores
+            # interrupts wait for that.
+            f"--KernelRestarter.time_to_dead={_POLL_KERNELS}",
+            f"--KernelManager.shutdown_wait_time={_SHUTDOWN_WAIT}",
         ]
 
     def environment(self) -> dict[str, str]:

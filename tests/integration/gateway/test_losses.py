@@ -88,7 +88,7 @@ def lone_gateway(tmp_path: Path) -> Iterator[KernelGateway]:
 
 
 def test_a_gateway_stopped_mid_run_then_started_again(lone_gateway: KernelGateway) -> None:
-    with on(lone_gateway, reconnect=2.0) as computer:
+    with on(lone_gateway, reconnect=1.0) as computer:
         result = run_then(computer, SLOW_COUNT, lone_gateway.stop)
         assert result.status == "kernel_died" and result.final.extras["state_lost"] is True
         notice = [m for m in result.messages if (m.extras or {}).get("status") == "kernel_died"]
