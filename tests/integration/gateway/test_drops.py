@@ -79,7 +79,9 @@ def test_a_run_whose_reply_was_lost_in_the_drop_still_ends(
         result = run(computer, "print('ran')\nkept = 'changed'", timeout=30)
         assert proxy.channels >= 2, "the channels were not connected again"
         assert "how it ended was lost" in result.output
-        assert result.status == "backend_error" and (result.final.extras or {})["state_lost"] is False
+        assert (
+            result.status == "backend_error" and (result.final.extras or {})["state_lost"] is False
+        )
         after = run(computer, "print(kept)")
         assert after.output == "changed\n" and after.status == "ok"
 
