@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from ... import replies
+from ...errors import KernelStartError
 from ...messages import Message
 from ...replies import Status
 from ..base import ExecutionOptions
@@ -154,11 +155,15 @@ class Execution:
             with anyio.move_on_after(grace):
                 await finished.wait()
         if not finished.is_set():
-            await self.supervisor.restart(
-                f"{self.stop_phrase()}. It did not stop within {grace:g} s of an "
-                f"interrupt, so {self.who} was restarted",
-                Status.of_stop(self.stop_reason or "timeout"),
-            )
+            try:
+                await self.supervisor.restart(
+                    f"{self.stop_phrase()}. It did not stop within {grace:g} s of an "
+                    f"interrupt, so {self.who} was restarted",
+                    Status.of_stop(self.stop_reason or "timeout"),
+                )
+            except KernelStartError as exc:
+                # The run has ended already; the next one tries to start it again.
+                logger.warning("%s could not be started again: %s", self.who, exc)
 
     def abandon(self) -> None:
         """The caller left: what still comes for this run is dropped, never waited on."""

@@ -165,3 +165,19 @@ async def test_the_deadline_holds_for_a_caller_that_reads_slowly(tmp_path: Path)
         await h.fake.signalled.wait()
         rest = [m async for m in run]
     assert rest[-1].status == Status.TIMEOUT
+
+
+async def test_a_restart_that_cannot_start_ends_the_run_and_the_next_run_tries_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Guards: when the stop ladder's restart could not start a new interpreter (a
+    gateway out of reach), the start error escaped the watchdog as a traceback."""
+    async with started(tmp_path) as h:
+        h.backend.start_failures.append("the gateway cannot be reached")
+        messages = await h.run("wedge", timeout=QUICK, interrupt_grace=QUICK)
+        assert finals(messages)[-1].status == Status.TIMEOUT
+        assert extras(messages[-1])["state_lost"] is True
+        after = await h.run("print again")
+    assert outputs(after)[-1] == "again\n" and after[-1].status == Status.OK
+    assert h.backend.attempts == 3, "the first start, the failed restart, the retry"
+    assert not [r for r in caplog.records if r.exc_info], "no traceback is logged"
