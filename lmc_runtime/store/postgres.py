@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import json
 import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import MissingExtra, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message
-from ._sql import escape_like, load_messages, metadata_of, sql_text
-from .base import Thread, ThreadStore, searchable_text, stamp, validate_thread_id
+from ._sql import COLUMNS, SqlThreadStore, loaded, message_columns, thread_row
+from .base import Thread, stamp, validate_thread_id
 
 try:
     import psycopg
@@ -64,8 +63,6 @@ _SCHEMA = (
     'CREATE INDEX IF NOT EXISTS lmc_threads_by_age ON lmc_threads (created_at, id COLLATE "C")',
 )
 
-_COLUMNS = "id, title, created_at, metadata"
-
 
 def redact(url: str) -> str:
     """``url`` as it may be shown: ``postgresql://user@host:port/db``, no password."""
@@ -83,16 +80,12 @@ def _said(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _thread(row: tuple[Any, ...]) -> Thread:
-    return Thread(row[0], row[1], row[2], metadata_of(row[3]))
-
-
 def _durable(conn: psycopg.Connection[Any]) -> None:
     """A pooled connection's setting: commits wait for the WAL on disk."""
     conn.execute("SET synchronous_commit = on")
 
 
-class PostgresThreadStore(ThreadStore):
+class PostgresThreadStore(SqlThreadStore):
     """A :class:`~lmc_runtime.store.base.ThreadStore` in the PostgreSQL database at ``url``.
 
     ``url`` is a libpq URL or conninfo string (``postgresql://user:pw@host/db``).
@@ -101,6 +94,11 @@ class PostgresThreadStore(ThreadStore):
     ``connect_timeout`` seconds (unless the URL sets its own) is StoreError.
     A call waits at most ``timeout`` seconds for a pooled connection.
     """
+
+    threads_table = "lmc_threads"
+    messages_table = "lmc_messages"
+    mark = "%s"
+    collate = ' COLLATE "C"'
 
     def __init__(
         self,
@@ -160,29 +158,12 @@ class PostgresThreadStore(ThreadStore):
     def _add(self, thread: Thread) -> None:
         with self._using("create a thread") as conn:
             cursor = conn.execute(
-                f"INSERT INTO lmc_threads ({_COLUMNS}) VALUES (%s, %s, %s, %s) "
+                f"INSERT INTO lmc_threads ({COLUMNS}) VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (id) DO NOTHING",
-                (thread.id, sql_text(thread.title), thread.created_at, json.dumps(thread.metadata)),
+                thread_row(thread),
             )
         if cursor.rowcount == 0:
             raise ThreadExists(thread.id)
-
-    def list(self) -> builtins.list[Thread]:
-        with self._using("list threads") as conn:
-            rows = conn.execute(
-                f'SELECT {_COLUMNS} FROM lmc_threads ORDER BY created_at, id COLLATE "C"'
-            ).fetchall()
-        return [_thread(row) for row in rows]
-
-    def get(self, thread_id: str) -> Thread:
-        validate_thread_id(thread_id)
-        with self._using("read a thread") as conn:
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM lmc_threads WHERE id = %s", (thread_id,)
-            ).fetchone()
-        if row is None:
-            raise ThreadNotFound(thread_id)
-        return _thread(row)
 
     def messages(self, thread_id: str) -> builtins.list[Message]:
         validate_thread_id(thread_id)
@@ -197,7 +178,7 @@ class PostgresThreadStore(ThreadStore):
         if not rows:
             raise ThreadNotFound(thread_id)
         bodies = (row[0] for row in rows if row[0] is not None)
-        return [m for m in load_messages(bodies) if m is not None]
+        return loaded(bodies)
 
     def append(self, thread_id: str, messages: Iterable[Message]) -> None:
         validate_thread_id(thread_id)
@@ -215,45 +196,10 @@ class PostgresThreadStore(ThreadStore):
                     "INSERT INTO lmc_messages (thread_id, seq, body, folded) "
                     "VALUES (%s, %s, %s, %s)",
                     [
-                        (
-                            thread_id,
-                            first + offset,
-                            json.dumps(m.to_dict()),
-                            sql_text(searchable_text(m).casefold()),
-                        )
+                        (thread_id, first + offset, *message_columns(m))
                         for offset, m in enumerate(stamped)
                     ],
                 )
-
-    def delete(self, thread_id: str) -> None:
-        validate_thread_id(thread_id)
-        with self._using("delete a thread") as conn:
-            cursor = conn.execute("DELETE FROM lmc_threads WHERE id = %s", (thread_id,))
-        if cursor.rowcount == 0:
-            raise ThreadNotFound(thread_id)
-
-    def search(
-        self, text: str, *, thread_id: str | None = None, limit: int = 100
-    ) -> builtins.list[tuple[str, Message]]:
-        query = (
-            "SELECT m.thread_id, m.body FROM lmc_messages m JOIN lmc_threads t "
-            "ON t.id = m.thread_id WHERE m.folded LIKE %s ESCAPE '\\'"
-        )
-        params: builtins.list[Any] = [f"%{escape_like(sql_text(text.casefold()))}%"]
-        if thread_id is not None:
-            validate_thread_id(thread_id)
-            query += " AND m.thread_id = %s"
-            params.append(thread_id)
-        query += ' ORDER BY t.created_at, t.id COLLATE "C", m.seq LIMIT %s'
-        params.append(max(limit, 0))
-        with self._using("search messages") as conn:
-            if thread_id is not None:
-                found = conn.execute("SELECT 1 FROM lmc_threads WHERE id = %s", (thread_id,))
-                if found.fetchone() is None:
-                    raise ThreadNotFound(thread_id)
-            rows = conn.execute(query, params).fetchall()
-        loaded = load_messages(row[1] for row in rows)
-        return [(row[0], m) for row, m in zip(rows, loaded, strict=True) if m is not None]
 
     def close(self) -> None:
         self._pool.close()
