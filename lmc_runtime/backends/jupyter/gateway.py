@@ -26,7 +26,6 @@ import contextlib
 import logging
 import signal
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +41,7 @@ from .conversation import Conversation
 from .gateway_channels import GatewayChannels
 from .gateway_rest import Gateway, GatewayClient
 from .items import is_idle
+from .kernel import KernelInterpreter, execute_request
 
 __all__ = ["GatewayInterpreter"]
 
@@ -73,7 +73,7 @@ class _InFlight:
         return self.reply is not None and self.idle
 
 
-class GatewayInterpreter:
+class GatewayInterpreter(KernelInterpreter[GatewayChannels]):
     """A kernel for ``language`` on ``gateway``, set up by ``startup`` (code of its language)."""
 
     def __init__(
@@ -85,23 +85,17 @@ class GatewayInterpreter:
         *,
         announces_input: bool = False,
     ) -> None:
+        super().__init__(announces_input=announces_input)
         self._gateway, self._language, self._startup = gateway, language, startup
         self._startup_timeout = startup_timeout
-        self._announces_input = announces_input
         self._client: GatewayClient | None = None
         self._kernel: str | None = None
-        self._channels: GatewayChannels | None = None
-        self._conversation: Conversation | None = None
-        self._deliver: Deliver | None = None
         self._run: _InFlight | None = None
         #: Probes sent after reconnects: the run each is for, and the channels that answered.
         self._syncs: dict[str, tuple[str, set[str]]] = {}
-        self._scopes: list[anyio.CancelScope] = []
-        self._ended, self._started = anyio.Event(), anyio.Event()
+        self._started = anyio.Event()
         self._startup_id = f"lmc-startup-{uuid.uuid4().hex}"
         self._startup_reply: dict[str, Any] = {}
-        self._gone: Gone | None = None
-        self._killed = self._exiting = False
 
     @property
     def kernel_id(self) -> str | None:
@@ -110,10 +104,7 @@ class GatewayInterpreter:
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         self._client = client = GatewayClient(self._gateway)
-        self._deliver = deliver
-        self._conversation = Conversation(
-            deliver, self._send_input, self._exit_asked, announces_input=self._announces_input
-        )
+        conversation = self._converse(deliver)
         try:
             with anyio.fail_after(self._startup_timeout):
                 name = await client.kernel_name(self._language)
@@ -128,7 +119,7 @@ class GatewayInterpreter:
                 f"the kernel could not be started on the gateway: {reason}"
             ) from exc
         task_group.start_soon(self._guarded, self._watch)
-        await self._until_ready(self._channels, self._conversation)
+        await self._until_ready(self._channels, conversation)
 
     async def _until_ready(self, channels: GatewayChannels, conversation: Conversation) -> None:
         """``kernel_info`` answered, then the startup code run (within the startup timeout)."""
@@ -159,17 +150,7 @@ class GatewayInterpreter:
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
         if self._channels is None or self._ended.is_set():
             return  # the kernel is gone: its watcher ends this run with that
-        content = {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": options.on_input is not None,
-            "stop_on_error": True,
-        }
-        metadata: dict[str, Any] = {"lmc_active_line": options.track_lines}
-        if options.env:  # set by the kernel's startup code for this run only
-            metadata["lmc_env"] = dict(options.env)
+        content, metadata = execute_request(code, options)
         self._run = _InFlight(str(route.key))
         self._channels.request("execute_request", content, metadata, msg_id=self._run.key)
 
@@ -182,16 +163,9 @@ class GatewayInterpreter:
             return
         await self._client.interrupt(self._kernel)
 
-    async def wait(self) -> Gone:
-        await self._ended.wait()
-        assert self._gone is not None
-        return self._gone
-
     async def kill(self) -> None:
         """Shut the kernel down on the gateway (bounded) and close the connections."""
-        self._killed = True
-        for scope in self._scopes:
-            scope.cancel()
+        self._stop_readers()
         channels, client, kernel = self._channels, self._client, self._kernel
         self._channels = self._client = None
         with anyio.CancelScope(shield=True):
@@ -204,13 +178,6 @@ class GatewayInterpreter:
             with contextlib.suppress(Exception):
                 await client.aclose()
 
-    async def _guarded(self, func: Callable[[], Awaitable[None]]) -> None:
-        with anyio.CancelScope() as scope:
-            self._scopes.append(scope)
-            if self._killed:
-                scope.cancel()
-            await func()
-
     async def _watch(self) -> None:
         """Read the channels until the kernel is gone, then say how it went."""
         reason = "was shut down"
@@ -218,11 +185,7 @@ class GatewayInterpreter:
             assert self._channels is not None
             reason = await self._channels.run()
         finally:
-            if self._exiting:
-                self._gone = Gone.exited("asked the kernel to exit", None)
-            else:
-                self._gone = Gone(f"the kernel on the gateway is gone: {reason}")
-            self._ended.set()
+            self._end(Gone(f"the kernel on the gateway is gone: {reason}"))
 
     async def _dispatch(self, channel: str, msg: dict[str, Any]) -> None:
         parent = str((msg.get("parent_header") or {}).get("msg_id", ""))
@@ -274,7 +237,3 @@ class GatewayInterpreter:
         await self._client.shut_down(self._kernel)
         if self._channels is not None:
             self._channels.stop("asked to exit")
-
-    def _send_input(self, value: str) -> None:
-        if self._channels is not None:
-            self._channels.send_input(value)

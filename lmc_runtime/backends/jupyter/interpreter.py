@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import anyio
 from anyio.abc import TaskGroup
@@ -23,7 +22,7 @@ from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit
 from .channels import Channels
-from .conversation import Conversation
+from .kernel import KernelInterpreter, execute_request
 from .manager import Manager, adopt_sockets, reserve_sockets
 from .native import NativeOutput
 
@@ -37,7 +36,7 @@ _STDIN_GRACE = 2.0
 _KILL_BOUND = 5.0
 
 
-class JupyterInterpreter:
+class JupyterInterpreter(KernelInterpreter[Channels]):
     """A kernel of kernelspec ``kernel_name``, its client and its readers.
 
     ``announces_input``: the kernel's startup code publishes input requests on
@@ -55,6 +54,7 @@ class JupyterInterpreter:
         announces_input: bool = False,
         native_output: bool = False,
     ) -> None:
+        super().__init__(announces_input=announces_input)
         work_dir, shared_dir = settings.work_dir, settings.shared_dir
         sockets = f"{work_dir.name}-kernel"
         self._km = Manager(
@@ -69,21 +69,12 @@ class JupyterInterpreter:
         wrap = settings.command if settings.launcher is not None else None
         self._launch_args = {"cwd": str(settings.cwd), "env": dict(env), "wrap_command": wrap}
         self._startup_timeout = settings.timeouts.startup
-        self._announces_input, self._native_output = announces_input, native_output
-        self._deliver: Deliver | None = None
-        self._channels: Channels | None = None
+        self._native_output = native_output
         self._native: NativeOutput | None = None
-        self._scopes: list[anyio.CancelScope] = []
-        self._ended = anyio.Event()
-        self._gone: Gone | None = None
-        self._ready = self._killed = self._shut = self._exiting = False
-        self._conversation: Conversation | None = None
+        self._ready = self._shut = False
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
-        self._deliver = deliver
-        self._conversation = Conversation(
-            deliver, self._send_input, self._exit_asked, announces_input=self._announces_input
-        )
+        conversation = self._converse(deliver)
         if self._shared is not None:
             reserve_sockets(self._km, self._shared)
         try:
@@ -111,24 +102,14 @@ class JupyterInterpreter:
         info = dict(self._km.get_connection_info())
         if self._km.host_ip is not None:
             client.ip = info["ip"] = self._km.host_ip
-        self._channels = Channels(client, info, self._conversation.dispatch)
+        self._channels = Channels(client, info, conversation.dispatch)
         task_group.start_soon(self._guarded, self._channels.read)
         await self._until_ready(self._channels)
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
         if self._channels is None:
             return  # the kernel has just ended: its watcher ends this run with that
-        content = {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": options.on_input is not None,
-            "stop_on_error": True,
-        }
-        metadata: dict[str, Any] = {"lmc_active_line": options.track_lines}
-        if options.env:  # set by the kernel's startup code for this run only
-            metadata["lmc_env"] = dict(options.env)
+        content, metadata = execute_request(code, options)
         self._channels.request("execute_request", content, metadata, msg_id=str(route.key))
 
     async def send_signal(self, signum: int) -> None:
@@ -138,15 +119,8 @@ class JupyterInterpreter:
         else:
             await self._km.signal_kernel(signum)
 
-    async def wait(self) -> Gone:
-        await self._ended.wait()
-        assert self._gone is not None
-        return self._gone
-
     async def kill(self) -> None:
-        self._killed = True
-        for scope in self._scopes:
-            scope.cancel()
+        self._stop_readers()
         for part in (self._channels, self._native):
             if part is not None:
                 part.close()
@@ -187,23 +161,11 @@ class JupyterInterpreter:
         if self._native is not None:
             self._native.mark()
 
-    async def _guarded(self, func: Callable[[], Awaitable[None]]) -> None:
-        """Run ``func`` until it returns or :meth:`kill` stops it (even before it started)."""
-        with anyio.CancelScope() as scope:
-            self._scopes.append(scope)
-            if self._killed:
-                scope.cancel()
-            await func()
-
     async def _exit_asked(self) -> None:
         """The code called ``exit()``: the kernel ends, and the run with it."""
         if not self._exiting and self._km.provisioner is not None:
             self._exiting = True
             await self._km.provisioner.kill()
-
-    def _send_input(self, value: str) -> None:
-        if self._channels is not None:
-            self._channels.send_input(value)
 
     async def _forward(self, output: Output) -> None:
         assert self._deliver is not None
@@ -220,12 +182,8 @@ class JupyterInterpreter:
             if self._native is not None:
                 await self._native.drained()
         finally:
-            if self._exiting:
-                self._gone = Gone.exited("asked the kernel to exit", None)
-            else:
-                who = WHO if code is not None else "the kernel process"
-                self._gone = Gone(describe_exit(code, who), exit_code=code, detail=self._tail())
-            self._ended.set()
+            who = WHO if code is not None else "the kernel process"
+            self._end(Gone(describe_exit(code, who), exit_code=code, detail=self._tail()))
 
     def _tail(self) -> str:
         return self._native.tail() if self._native is not None else ""
