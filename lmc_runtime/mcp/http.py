@@ -10,7 +10,6 @@ drops while a call runs has that call cancelled, which stops its code.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import logging
 import socket
@@ -25,6 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ServiceError, TokenRejected
 from ..service.auth import Authenticator
+from ..service.sockets import listen
+from ..service.sockets import url_of as base_url
 from .pool import Workspaces
 from .server import Context, build_server
 from .workspace import Opener
@@ -148,24 +149,9 @@ def create_app(
     return Starlette(routes=[Route(MCP_PATH, endpoint=guard)], lifespan=lifespan)
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host``:``port``; ``OSError`` saying why not, in one line."""
-    try:
-        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
-        return socket.create_server(infos[0][4][:2], family=infos[0][0])
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            reason = "the address is already in use"
-        else:
-            reason = (exc.strerror or str(exc)).lower()
-        raise OSError(f"cannot listen on {host}:{port}: {reason}") from None
-
-
 def url_of(sock: socket.socket) -> str:
     """``http://HOST:PORT/mcp`` of a listening socket (its real port)."""
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{MCP_PATH}"
+    return f"{base_url(sock)}{MCP_PATH}"
 
 
 def serve_http(

@@ -1,9 +1,10 @@
 """Running the application under uvicorn, with a graceful shutdown on SIGINT/SIGTERM.
 
-The listening socket is bound before anything else starts (:func:`listen`), so
-that a taken port is reported at once; "listening" is announced once the
-application has started and the socket is served. A start that fails (the
-application's lifespan) is caught and reported by the caller, never a traceback.
+The listening socket is bound before anything else starts (:func:`listen`, from
+:mod:`.sockets`), so that a taken port is reported at once; "listening" is
+announced once the application has started and the socket is served. A start
+that fails (the application's lifespan) is caught and reported by the caller,
+never a traceback.
 
 On a signal, running executions end first, each with a final ``closed``
 message (:mod:`.drain`); then the connections close and every session with
@@ -12,7 +13,6 @@ its processes. Connections have deadlines and a cap (:mod:`.connections`).
 
 from __future__ import annotations
 
-import errno
 import logging
 import socket
 import sys
@@ -28,51 +28,15 @@ from .datadir import DataDirLock
 from .drain import Drain
 from .guarded import guarded_protocol
 from .settings import ServiceSettings
+from .sockets import ListenError, listen, url_of
 
 __all__ = ["ListenError", "StartupFailed", "listen", "serve", "url_of"]
 
 logger = logging.getLogger(__name__)
 
 
-class ListenError(OSError):
-    """The address cannot be listened on; the message says why, in one line."""
-
-
 class StartupFailed(RuntimeError):
     """The application did not start; the message says why, in one line."""
-
-
-def listen(host: str, port: int, backlog: int) -> socket.socket:
-    """A TCP socket bound to ``host``:``port`` (IPv4 or IPv6; ``::`` takes both
-    where it can), listening; :class:`ListenError` if it cannot be."""
-    bare = host.strip("[]")
-    try:
-        infos = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        family = infos[0][0]
-        dual = family == socket.AF_INET6 and bare == "::" and socket.has_dualstack_ipv6()
-        sock = socket.create_server(
-            infos[0][4][:2], family=family, backlog=backlog, dualstack_ipv6=dual
-        )
-        # Inherited by every accepted connection (asyncio sets it only on sockets made
-        # with IPPROTO_TCP, which create_server's are not): without it, a response's
-        # second write waited for the client's delayed ACK, 40 ms per request.
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            reason = "the address is already in use"
-        elif isinstance(exc, socket.gaierror):
-            reason = f"the host is not known ({exc.strerror})"
-        else:
-            reason = (exc.strerror or str(exc)).lower()
-        raise ListenError(f"cannot listen on {host}:{port}: {reason}") from None
-
-
-def url_of(sock: socket.socket) -> str:
-    """``http://HOST:PORT`` of a bound socket (its real port)."""
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
 
 
 def one_line(exc: BaseException) -> str:
