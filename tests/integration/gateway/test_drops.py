@@ -10,16 +10,16 @@ The drops are made by a TCP proxy between the Computer and a real Kernel Gateway
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
 
-from lmc_runtime import Computer, Message, Timeouts
+from lmc_runtime import Computer, Timeouts
 from lmc_runtime.backends import Registry
 from lmc_runtime.backends.jupyter.gateway_rest import Gateway
 
-from ..conftest import Result, run
+from ..conftest import run
+from .actions import run_then
 from .proxy import Proxy, proxy_to
 from .server import KernelGateway
 
@@ -40,57 +40,48 @@ def through(proxy: Proxy, token: str, reconnect: float) -> Computer:
     return Computer(registry=Registry(gateway=gateway), timeouts=Timeouts(startup=60))
 
 
-def run_cutting(computer: Computer, code: str, cut: object) -> Result:
-    """Run ``code``; at its first output, call ``cut`` (on another thread, once)."""
-    messages: list[Message] = []
-    worker: threading.Thread | None = None
-    for message in computer.run("python", code):
-        messages.append(message)
-        if worker is None and message.format == "output":
-            worker = threading.Thread(target=cut, daemon=True)  # type: ignore[arg-type]
-            worker.start()
-    assert worker is not None
-    worker.join(30)
-    return Result(messages)
+@pytest.fixture
+def restoring(proxy: Proxy, kernel_gateway: KernelGateway) -> Iterator[Computer]:
+    """A Computer through ``proxy`` that may reconnect for 10 s, with ``kept`` defined."""
+    with through(proxy, kernel_gateway.token, reconnect=10.0) as computer:
+        run(computer, "kept = 'state'")
+        yield computer
+
+
+def assert_restored(computer: Computer, proxy: Proxy, kept: str) -> None:
+    """The channels were connected again, and the kernel still has ``kept``."""
+    assert proxy.channels >= 2, "the channels were not connected again"
+    after = run(computer, "print(kept)")
+    assert after.output == f"{kept}\n" and after.status == "ok"
 
 
 def test_a_dropped_channels_connection_is_restored_and_the_run_goes_on(
-    proxy: Proxy, kernel_gateway: KernelGateway
+    restoring: Computer, proxy: Proxy
 ) -> None:
-    with through(proxy, kernel_gateway.token, reconnect=10.0) as computer:
-        run(computer, "kept = 'state'")
-        result = run_cutting(computer, COUNT, proxy.cut)
-        assert proxy.channels >= 2, "the channels were not connected again"
-        assert result.status == "ok" and (result.final.extras or {}).get("state_lost") is not True
-        assert DROPPED in result.output
-        # What the gateway buffered meanwhile is replayed (only what was in flight is lost).
-        numbers = [int(line) for line in result.output.splitlines() if line.isdigit()]
-        assert numbers == sorted(set(numbers)) and numbers[-1] == 19
-        after = run(computer, "print(kept)")
-        assert after.output == "state\n" and after.status == "ok"
+    result = run_then(restoring, COUNT, proxy.cut)
+    assert result.status == "ok" and (result.final.extras or {}).get("state_lost") is not True
+    assert DROPPED in result.output
+    # What the gateway buffered meanwhile is replayed (only what was in flight is lost).
+    numbers = [int(line) for line in result.output.splitlines() if line.isdigit()]
+    assert numbers == sorted(set(numbers)) and numbers[-1] == 19
+    assert_restored(restoring, proxy, "state")
 
 
 def test_a_run_whose_reply_was_lost_in_the_drop_still_ends(
-    proxy: Proxy, kernel_gateway: KernelGateway
+    restoring: Computer, proxy: Proxy
 ) -> None:
-    with through(proxy, kernel_gateway.token, reconnect=10.0) as computer:
-        run(computer, "kept = 'state'")
-        proxy.lose(b'"msg_type": "execute_reply"')
-        result = run(computer, "print('ran')\nkept = 'changed'", timeout=30)
-        assert proxy.channels >= 2, "the channels were not connected again"
-        assert "how it ended was lost" in result.output
-        assert (
-            result.status == "backend_error" and (result.final.extras or {})["state_lost"] is False
-        )
-        after = run(computer, "print(kept)")
-        assert after.output == "changed\n" and after.status == "ok"
+    proxy.lose(b'"msg_type": "execute_reply"')
+    result = run(restoring, "print('ran')\nkept = 'changed'", timeout=30)
+    assert "how it ended was lost" in result.output
+    assert result.status == "backend_error" and (result.final.extras or {})["state_lost"] is False
+    assert_restored(restoring, proxy, "changed")
 
 
 def test_a_connection_not_restored_in_time_ends_the_run_with_a_message(
     proxy: Proxy, kernel_gateway: KernelGateway
 ) -> None:
     with through(proxy, kernel_gateway.token, reconnect=1.0) as computer:
-        result = run_cutting(computer, COUNT, proxy.close)
+        result = run_then(computer, COUNT, proxy.close)
         assert result.status == "kernel_died" and (result.final.extras or {})["state_lost"] is True
         assert "not restored within 1 s" in result.output
         assert "Traceback" not in result.output

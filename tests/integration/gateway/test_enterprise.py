@@ -16,8 +16,9 @@ import pytest
 
 from lmc_runtime import Computer
 
-from ..conftest import run, run_interrupting
+from ..conftest import run
 from ..venvs import cached_venv
+from .actions import assert_an_interrupt_keeps_the_state
 from .conftest import on
 from .server import EnterpriseGateway
 
@@ -59,12 +60,4 @@ def test_code_runs_in_a_kernel_enterprise_gateway_started(
 
 
 def test_an_interrupt_through_enterprise_gateway_keeps_the_state(computer: Computer) -> None:
-    run(computer, "kept = 'still here'")
-    result = run_interrupting(
-        computer,
-        "import time\nwhile True:\n    time.sleep(0.01)",
-        "python",
-        lambda m: m.format == "active_line" and m.content is not None,
-    )
-    assert result.status == "interrupted" and (result.final.extras or {})["state_lost"] is False
-    assert run(computer, "print(kept)").output == "still here\n"
+    assert_an_interrupt_keeps_the_state(computer)

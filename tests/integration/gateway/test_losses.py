@@ -7,17 +7,17 @@ works again."""
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from lmc_runtime import Computer, Message
+from lmc_runtime import Computer
 from lmc_runtime.backends import Registry
 from lmc_runtime.backends.jupyter.gateway_rest import Gateway
 
-from ..conftest import Result, run
+from ..conftest import run
+from .actions import run_then
 from .conftest import on
 from .server import KernelGateway, free_port
 
@@ -31,20 +31,6 @@ def kill_kernels(gateway: KernelGateway) -> None:
     assert kernels, "the gateway has no kernel to kill"
     for kernel in kernels:
         kernel.send_signal(signal.SIGKILL)
-
-
-def run_then(computer: Computer, code: str, action: object) -> Result:
-    """Run ``code``; at its first output, call ``action`` (once, on another thread)."""
-    messages: list[Message] = []
-    worker: threading.Thread | None = None
-    for message in computer.run("python", code):
-        messages.append(message)
-        if worker is None and message.format == "output":
-            worker = threading.Thread(target=action, daemon=True)  # type: ignore[arg-type]
-            worker.start()
-    assert worker is not None
-    worker.join(60)
-    return Result(messages)
 
 
 def test_a_kernel_killed_on_the_gateway_is_a_death_and_the_next_run_gets_a_new_one(

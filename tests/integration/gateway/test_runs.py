@@ -12,7 +12,8 @@ import pytest
 from lmc_runtime import Computer
 from lmc_runtime.backends import Registry
 
-from ..conftest import run, run_interrupting
+from ..conftest import run
+from .actions import assert_an_interrupt_keeps_the_state
 
 pytestmark = pytest.mark.integration
 
@@ -42,15 +43,7 @@ def test_the_active_line_is_reported_inside_a_loop(shared: Computer) -> None:
 
 
 def test_an_interrupt_stops_the_code_and_keeps_its_state(shared: Computer) -> None:
-    run(shared, "kept = 'still here'")
-    result = run_interrupting(
-        shared,
-        "import time\nwhile True:\n    time.sleep(0.01)",
-        "python",
-        lambda m: m.format == "active_line" and m.content is not None,
-    )
-    assert result.status == "interrupted" and result.final.extras["state_lost"] is False
-    assert run(shared, "print(kept)").output == "still here\n"
+    assert_an_interrupt_keeps_the_state(shared)
 
 
 def test_a_timeout_interrupts_the_code_and_keeps_its_state(shared: Computer) -> None:

@@ -4,26 +4,16 @@ the server's machine inside the sandbox."""
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any
 
 import pytest
 
 from lmc_runtime.sandbox import sandbox_available
 
-from ..service.server import Server, final_status, output, running_server
+from ..service.server import final_status, output, running_server
 from .server import KernelGateway
 
 pytestmark = pytest.mark.integration
-
-
-def execute(server: Server, session_id: str, language: str, code: str) -> list[dict[str, Any]]:
-    body = {"role": "assistant", "type": "code", "format": language, "content": code}
-    with server.client() as client:
-        response = client.post(f"/v1/sessions/{session_id}/execute", json=body)
-    assert response.status_code == 200, response.text
-    return [json.loads(line) for line in response.text.splitlines() if line]
 
 
 def test_a_sessions_python_runs_on_the_gateway_and_its_shell_in_the_sandbox(
@@ -37,7 +27,7 @@ def test_a_sessions_python_runs_on_the_gateway_and_its_shell_in_the_sandbox(
         try:
             code = "import os\nprint(os.getppid(), os.readlink('/proc/self/ns/pid'))\n"
             code += "print(os.environ.get('LMC_GW_SESSION'))"
-            python = execute(server, session_id, "python", code)
+            python = server.execute(session_id, code)
             assert final_status(python) == "ok", python
             (parent, namespace), variable = (line.split() for line in output(python).splitlines())
             gateway = [kernel_gateway.process_info(), *kernel_gateway.kernels()]
@@ -45,7 +35,7 @@ def test_a_sessions_python_runs_on_the_gateway_and_its_shell_in_the_sandbox(
             host_namespace = os.readlink("/proc/self/ns/pid")
             assert namespace == host_namespace and variable == ["mine"]
 
-            shell = execute(server, session_id, "shell", "readlink /proc/self/ns/pid")
+            shell = server.execute(session_id, "readlink /proc/self/ns/pid", language="shell")
             assert final_status(shell) == "ok", shell
             assert output(shell).strip() not in ("", host_namespace)  # a namespace of its own
         finally:

@@ -77,11 +77,13 @@ class Server:
         with self.client() as client:
             client.delete(f"/v1/sessions/{session_id}")
 
-    def execute(self, session_id: str, code: str, **params: Any) -> list[dict[str, Any]]:
+    def execute(
+        self, session_id: str, code: str, *, language: str = "python", **params: Any
+    ) -> list[dict[str, Any]]:
+        """The messages of running ``code`` in ``language``; ``params``: the query's."""
+        body = {**CODE, "format": language, "content": code}
         with self.client() as client:
-            response = client.post(
-                f"/v1/sessions/{session_id}/execute", json={**CODE, "content": code}, params=params
-            )
+            response = client.post(f"/v1/sessions/{session_id}/execute", json=body, params=params)
         assert response.status_code == 200, response.text
         assert response.headers["content-type"].startswith("application/x-ndjson")
         return [json.loads(line) for line in response.text.splitlines() if line]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from typing import Any
 
 import pytest
@@ -13,14 +12,6 @@ from PIL import Image
 from lmc_runtime import Computer
 
 from .server import Server, final_status
-
-
-def _run(server: Server, session_id: str, language: str, code: str) -> list[dict[str, Any]]:
-    body = {"role": "assistant", "type": "code", "format": language, "content": code}
-    with server.client() as client:
-        response = client.post(f"/v1/sessions/{session_id}/execute", json=body)
-    assert response.status_code == 200, response.text
-    return [json.loads(line) for line in response.text.splitlines() if line]
 
 
 def _png(message: dict[str, Any]) -> Image.Image:
@@ -37,12 +28,12 @@ def test_r_plot_and_html_screenshot_through_the_sandboxed_service(server: Server
             pytest.skip(f"{name} is not available here: {languages[name].reason}")
     session_id = server.create(languages=["r", "html"])
     try:
-        plot = _run(server, session_id, "r", "plot(1:10)")
+        plot = server.execute(session_id, "plot(1:10)", language="r")
         assert final_status(plot) == "ok", plot
         images = [m for m in plot if m["type"] == "image"]
         assert len(images) == 1 and _png(images[0]).size[0] > 100
 
-        page = _run(server, session_id, "html", "<h1 style='color:red'>hello</h1>")
+        page = server.execute(session_id, "<h1 style='color:red'>hello</h1>", language="html")
         assert final_status(page) == "ok", page
         html = [m for m in page if m["type"] == "code" and m["format"] == "html"]
         assert html and "hello" in html[0]["content"]
