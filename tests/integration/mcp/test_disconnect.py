@@ -15,18 +15,8 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
 
-from .client import (
-    ACCEPT,
-    INITIALIZE,
-    REPO,
-    TOKEN,
-    HttpServer,
-    http_client_of,
-    process_gone,
-    status,
-    texts,
-    wait_until,
-)
+from .client import REPO, HttpServer, http_client_of, process_gone, status, texts, wait_until
+from .raw import headers, open_session
 
 pytestmark = pytest.mark.integration
 
@@ -70,19 +60,6 @@ def test_a_stdio_client_killed_mid_run_takes_the_server_and_the_code_with_it(
     assert not marker.exists()
 
 
-def _initialized(http: httpx.Client, url: str) -> dict[str, str]:
-    """Open an MCP session by hand; the headers its requests carry."""
-    opened = http.post(url, json=INITIALIZE)
-    assert opened.status_code == 200, opened.text
-    headers = {"mcp-session-id": opened.headers["mcp-session-id"]}
-    headers["mcp-protocol-version"] = INITIALIZE["params"]["protocolVersion"]
-    done = http.post(
-        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
-    )
-    assert done.status_code == 202, done.text
-    return headers
-
-
 def test_an_http_client_gone_mid_run_has_its_code_interrupted(
     server: HttpServer, tmp_path: Path
 ) -> None:
@@ -100,9 +77,8 @@ def test_an_http_client_gone_mid_run_has_its_code_interrupted(
             "_meta": {"progressToken": "run"},
         },
     }
-    auth = {"Authorization": f"Bearer {TOKEN}", **ACCEPT}
-    with httpx.Client(headers=auth, timeout=60) as http:
-        session = _initialized(http, server.url)
+    with httpx.Client(headers=headers(), timeout=60) as http:
+        session = open_session(http, server.url)
         with http.stream("POST", server.url, json=call, headers=session) as response:
             assert response.status_code == 200
             sleeper = _pid(pidfile)

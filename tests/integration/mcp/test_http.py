@@ -9,35 +9,23 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="the [mcp] extra (mcp 2.x) is not installed")
 
-from .client import (
-    ACCEPT,
-    INITIALIZE,
-    TOKEN,
-    HttpServer,
-    http_client_of,
-    process_gone,
-    status,
-    texts,
-    wait_until,
-)
+from .client import INITIALIZE, HttpServer, http_client_of, process_gone, status, texts, wait_until
+from .raw import headers, open_session
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token"])
 def test_a_request_without_the_token_is_refused(server: HttpServer, token: str | None) -> None:
-    headers = {**ACCEPT, **({"Authorization": f"Bearer {token}"} if token else {})}
-    response = httpx.post(server.url, json=INITIALIZE, headers=headers, timeout=30)
+    response = httpx.post(server.url, json=INITIALIZE, headers=headers(token), timeout=30)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
     assert response.json()["error"]["code"] == "unauthorized"
 
 
 def test_the_token_opens_a_session(server: HttpServer) -> None:
-    headers = {**ACCEPT, "Authorization": f"Bearer {TOKEN}"}
-    response = httpx.post(server.url, json=INITIALIZE, headers=headers, timeout=30)
-    assert response.status_code == 200
-    assert response.headers["mcp-session-id"]
+    with httpx.Client(headers=headers(), timeout=30) as http:
+        assert open_session(http, server.url)["mcp-session-id"]
 
 
 def test_each_session_has_a_computer_of_its_own(server: HttpServer) -> None:
