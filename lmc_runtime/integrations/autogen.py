@@ -27,7 +27,7 @@ import anyio
 
 from ..errors import MissingExtra
 from ..messages import Message
-from ._runs import AsyncRunner, ComputerLike, Outcome
+from ._runs import AsyncRunner, ComputerLike, Outcome, canonical
 
 try:
     from autogen_core import CancellationToken
@@ -53,7 +53,9 @@ class LmcCodeExecutor(CodeExecutor):
     block, in seconds (None: the computer's own).
 
     ``start`` and ``stop`` do not open or close the computer, which belongs to
-    the caller; ``restart`` restarts every language a block ran in.
+    the caller; ``restart`` restarts every language a block ran in, once each
+    whatever names its blocks gave it. A RemoteComputer knows its session's
+    languages (``supported_languages``) once it is open.
     """
 
     def __init__(self, computer: ComputerLike, *, timeout: float | None = None) -> None:
@@ -84,7 +86,7 @@ class LmcCodeExecutor(CodeExecutor):
             language = block.language.strip().lower()
             outcome = await self._execute(language, block.code, cancellation_token)
             if outcome.ran:
-                self._used.add(language)
+                self._used.add(canonical(self.computer, language))
             messages += outcome.messages
             outputs.append(outcome.text)
             status, exit_code = outcome.status, outcome.exit_code

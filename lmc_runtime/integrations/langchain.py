@@ -8,7 +8,9 @@ blocks) and the artifact is the run's LMC messages as dicts. Called with a
 model's tool call, a run that does not end ``ok`` gives a ``ToolMessage`` with
 ``status="error"``, artifact included.
 Every LMC message is also dispatched as it arrives, as the custom callback event
-``lmc_message`` (``astream_events`` shows it as ``on_custom_event``)::
+``lmc_message`` (``astream_events`` shows it as ``on_custom_event``). Calls
+made at once (``batch``, ``abatch``, a graph's parallel tool calls) run one
+after another, as a remote session needs::
 
     from lmc_runtime import Computer
     from lmc_runtime.integrations.langchain import LmcTool
@@ -27,7 +29,7 @@ from typing import Any, Literal
 from ..adapters.langchain import EXECUTE, to_langchain
 from ..errors import MissingExtra
 from ..messages import Message
-from ._runs import AsyncRunner, ComputerLike, Outcome, collect, describe_languages
+from ._runs import AsyncRunner, ComputerLike, Outcome, RunLock, collect, describe_languages
 
 try:
     from langchain_core.callbacks import (
@@ -39,7 +41,7 @@ try:
     from langchain_core.messages import ToolMessage
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool
-    from pydantic import BaseModel, Field, SkipValidation, model_validator
+    from pydantic import BaseModel, Field, PrivateAttr, SkipValidation, model_validator
 except ModuleNotFoundError as exc:
     raise MissingExtra("lmc_runtime.integrations.langchain", "langchain", missing=exc.name) from exc
 
@@ -97,7 +99,8 @@ class LmcTool(BaseTool):
 
     ``timeout`` bounds each run, in seconds (None: the computer's own). Sync
     ``invoke`` needs a computer that is not open in async code; ``ainvoke`` takes
-    either kind.
+    either kind. The description lists the computer's languages, which a
+    RemoteComputer knows once it is open: open it before making the tool.
     """
 
     name: str = EXECUTE
@@ -106,12 +109,14 @@ class LmcTool(BaseTool):
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     computer: SkipValidation[ComputerLike]
     timeout: float | None = None
+    _lock: RunLock = PrivateAttr(default_factory=RunLock)
 
     @model_validator(mode="after")
     def _describe(self) -> LmcTool:
         if not self.description:
             languages = describe_languages(self.computer)
-            self.description = f"{_DESCRIPTION} Languages: {languages}."
+            listed = f" Languages: {languages}." if languages else ""
+            self.description = _DESCRIPTION + listed
         return self
 
     def _to_args_and_kwargs(
@@ -150,7 +155,12 @@ class LmcTool(BaseTool):
                 dispatch_custom_event(EVENT, message.to_dict(), config=config)
 
         outcome = collect(
-            self.computer, language, code, timeout=self.timeout, on_message=on_message
+            self.computer,
+            language,
+            code,
+            timeout=self.timeout,
+            on_message=on_message,
+            lock=self._lock,
         )
         return self._result(outcome, tool_call_id)
 
@@ -166,6 +176,6 @@ class LmcTool(BaseTool):
                 config = RunnableConfig(callbacks=run_manager.get_child())
                 await adispatch_custom_event(EVENT, message.to_dict(), config=config)
 
-        runner = AsyncRunner(self.computer, timeout=self.timeout)
+        runner = AsyncRunner(self.computer, timeout=self.timeout, lock=self._lock)
         outcome = await runner.run(language, code, on_message=on_message)
         return self._result(outcome, tool_call_id)
