@@ -1,5 +1,6 @@
-"""LmcTool: LangChain's ``execute`` tool on a real Computer, invoked directly (sync
-and async), streamed through callbacks, and driven by a tool-calling chat model."""
+"""LmcTool: LangChain's ``execute`` tool on a real Computer and on a RemoteComputer
+of a real ``lmc serve``, invoked directly (sync and async, one call or several at
+once), streamed through callbacks, and driven by a tool-calling chat model."""
 
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from lmc_runtime import Computer, Message, Timeouts, UsageError
+from lmc_runtime import Message, UsageError
 from lmc_runtime.adapters.langchain import from_langchain
+from lmc_runtime.integrations._runs import ComputerLike
 from lmc_runtime.integrations.langchain import EVENT, LmcTool
+from lmc_runtime.remote import RemoteComputer
 
-from .frameworks import import_without, install_line
+from ..service.server import TOKEN
+from .frameworks import KINDS, import_without, install_line, new_computer
 
 pytestmark = pytest.mark.integration
 
@@ -33,15 +37,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def computer() -> Iterator[Computer]:
-    """One Computer for the module, opened sync: both invoke and ainvoke use it."""
-    with Computer(timeouts=Timeouts(interrupt_grace=2.0)) as c:
+@pytest.fixture(scope="module", params=KINDS)
+def computer(request: pytest.FixtureRequest) -> Iterator[ComputerLike]:
+    """One computer of each kind for the module, opened sync: both invoke and
+    ainvoke use it."""
+    with new_computer(request.param, request) as c:
         yield c
 
 
 @pytest.fixture(scope="module")
-def tool(computer: Computer) -> LmcTool:
+def tool(computer: ComputerLike) -> LmcTool:
     return LmcTool(computer=computer)
 
 
@@ -147,22 +152,73 @@ async def test_cancelling_ainvoke_stops_the_code_and_keeps_the_state(tool: LmcTo
     assert (reply.status, reply.content) == ("success", [{"type": "text", "text": "5\n"}])
 
 
-@pytest.fixture
-async def open_computer() -> AsyncIterator[Computer]:
-    """A Computer opened with ``async with`` in the test's event loop."""
-    async with Computer() as c:
+@pytest.fixture(params=KINDS)
+async def open_computer(request: pytest.FixtureRequest) -> AsyncIterator[ComputerLike]:
+    """A computer opened with ``async with`` in the test's event loop."""
+    async with new_computer(request.param, request) as c:
         yield c
 
 
 @pytest.mark.anyio
 async def test_ainvoke_runs_on_a_computer_opened_in_the_event_loop(
-    open_computer: Computer,
+    open_computer: ComputerLike,
 ) -> None:
     tool = LmcTool(computer=open_computer)
     reply = await tool.ainvoke(call("print('in the loop')"))
     assert reply.content == [{"type": "text", "text": "in the loop\n"}]
     with pytest.raises(UsageError, match="use arun"):  # sync invoke cannot reach its loop
         tool.invoke(call("print(1)"))
+
+
+@pytest.mark.anyio
+async def test_calls_made_at_once_run_one_after_another(tool: LmcTool) -> None:
+    """Regression: a second call while one ran failed on a RemoteComputer (its
+    session refuses a second run), as a graph running a model's tool calls in
+    parallel makes them; now it waits for the first to end."""
+    seen = _Seen("first")
+    first = "print('first', flush=True)\nimport time\ntime.sleep(600)"
+    replies: dict[str, Any] = {}
+
+    async def invoke(tool_call: dict[str, Any], config: Any = None) -> None:
+        replies[tool_call["id"]] = await tool.ainvoke(tool_call, config)
+
+    with anyio.fail_after(60):  # a bound on a hang, not a timing
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(invoke, call(first, call_id="first"), {"callbacks": [seen]})
+            await seen.event.wait()
+            tg.start_soon(invoke, call("print('second')", call_id="second"))
+            await anyio.wait_all_tasks_blocked()  # the second call waits its turn
+            await anyio.to_thread.run_sync(tool.computer.interrupt, None)
+    assert replies["first"].status == "error" and "KeyboardInterrupt" in str(replies["first"])
+    assert replies["second"].content == [{"type": "text", "text": "second\n"}]
+
+
+def test_a_batch_of_calls_runs_them_all(tool: LmcTool) -> None:
+    """``batch`` invokes the calls in threads at once; each gets its own reply."""
+    calls = [call(f"print({i} * 2)", call_id=f"b{i}") for i in range(4)]
+    replies = tool.batch(calls)
+    assert [(r.tool_call_id, r.status, r.content) for r in replies] == [
+        (f"b{i}", "success", [{"type": "text", "text": f"{i * 2}\n"}]) for i in range(4)
+    ]
+
+
+def test_the_description_lists_the_languages_that_run(
+    computer: ComputerLike, tool: LmcTool
+) -> None:
+    """Each available language with its aliases (for a remote computer, those of
+    its session), and no other."""
+    for status in computer.languages.values():
+        entry = status.name + (f" ({', '.join(status.aliases)})" if status.aliases else "")
+        listed = f" {entry}," in tool.description or f" {entry}." in tool.description
+        assert listed == status.available, (entry, tool.description)
+
+
+def test_a_remote_computer_not_open_yet_gets_a_description_without_languages() -> None:
+    """Regression: a RemoteComputer learns its session's languages when it opens;
+    before, the tool told the model it had none."""
+    unopened = RemoteComputer("http://127.0.0.1:9", token=TOKEN)  # never reached
+    description = LmcTool(computer=unopened).description
+    assert "Languages" not in description and description.endswith("between calls.")
 
 
 class _ToolCallingModel(GenericFakeChatModel):

@@ -22,7 +22,7 @@ from lmc_runtime import Computer
 from lmc_runtime.integrations.smolagents import LmcExecutor
 from lmc_runtime.remote import RemoteComputer
 
-from ..service.server import TOKEN, running_server
+from ..service.server import TOKEN, Server
 from .frameworks import import_without, install_line
 
 pytestmark = pytest.mark.integration
@@ -96,15 +96,14 @@ def test_a_code_agent_calls_tools_in_the_kernel_and_ends_with_final_answer(
     assert not model.actions  # both steps ran, and no more
 
 
-def test_a_code_agent_on_a_remote_computer_runs_in_its_sandboxed_session() -> None:
+def test_a_code_agent_on_a_remote_computer_runs_in_its_sandboxed_session(
+    lmc_server: Server,
+) -> None:
     model = Scripted(
         action("import os\nprint('in', os.getcwd())\nx = multiply(3, 5)"),
         action("final_answer([x, kernel_pid() != host_pid])"),
     )
-    with (
-        running_server("--pool-size", "0", "--max-sessions", "2") as server,
-        RemoteComputer(server.url, token=TOKEN) as remote,
-    ):
+    with RemoteComputer(lmc_server.url, token=TOKEN) as remote:
         result = agent(remote, model).run("Multiply.", additional_args={"host_pid": os.getpid()})
         workspace = remote.info.get("cwd")
     assert result == [15, True]
