@@ -5,17 +5,14 @@ thread stays usable."""
 from __future__ import annotations
 
 import logging
-import os
-import selectors
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from lmc_runtime.store import JanThreadStore
+
+from .writers import assert_acknowledged_prefix, kill, killed_while_writing, read_line, start
 
 pytestmark = pytest.mark.integration
 
@@ -61,28 +58,6 @@ BUSY_WRITER = textwrap.dedent(
 )
 
 
-def start(script: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", script, *args],
-        stdout=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-
-
-def read_line(proc: subprocess.Popen[str], timeout: float = 30) -> str:
-    assert proc.stdout is not None
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        assert selector.select(timeout), "the writer said nothing in time"
-    return proc.stdout.readline()
-
-
-def kill(proc: subprocess.Popen[str]) -> None:
-    os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL
-
-
 def test_writer_killed_mid_append_leaves_a_torn_line_that_is_skipped(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -112,13 +87,5 @@ def test_writer_killed_mid_append_leaves_a_torn_line_that_is_skipped(
 
 def test_writer_killed_at_any_moment_leaves_a_loadable_prefix(tmp_path: Path) -> None:
     JanThreadStore(tmp_path).create("t1")
-    proc = start(BUSY_WRITER, str(tmp_path))
-    try:
-        for _ in range(20):
-            durable = int(read_line(proc))
-    finally:
-        kill(proc)
-    loaded = JanThreadStore(tmp_path).messages("t1")
-    assert len(loaded) >= durable + 1  # everything acknowledged is there
-    assert [m.id for m in loaded] == [f"b{n}" for n in range(len(loaded))]
-    assert all(m.content == f"{n}:" + "z" * 50000 for n, m in enumerate(loaded))
+    durable = killed_while_writing(BUSY_WRITER, str(tmp_path), acknowledgements=20)
+    assert_acknowledged_prefix(JanThreadStore(tmp_path).messages("t1"), durable, 50000)
