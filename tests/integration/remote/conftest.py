@@ -10,6 +10,7 @@ import pytest
 from lmc_runtime.remote import RemoteComputer, Transport
 from lmc_runtime.sandbox import sandbox_available
 
+from ...closing import closing_all
 from ..service.server import TOKEN, Server, running_server
 
 #: Opens a RemoteComputer on the test server (keywords go to RemoteComputer).
@@ -43,18 +44,15 @@ def transport(request: pytest.FixtureRequest) -> Transport:
 @pytest.fixture
 def remote(server: Server) -> Iterator[RemoteFactory]:
     """Opens RemoteComputers on ``server`` (sync); closes them after the test."""
-    opened: list[RemoteComputer] = []
 
     def make(url: str | None = None, **kwargs: Any) -> RemoteComputer:
         kwargs.setdefault("token", TOKEN)
         computer = RemoteComputer(url or server.url, **kwargs)
         computer.__enter__()
-        opened.append(computer)
         return computer
 
-    yield make
-    for computer in opened:
-        computer.close()
+    with closing_all(make) as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 
 from lmc_runtime.store import JanThreadStore, SqliteThreadStore, ThreadStore
 
+from ...closing import closing_all
 from ...postgres_cluster import session_cluster
 
 #: Opens another store on the same folder, file or database as ``store``.
@@ -22,7 +23,6 @@ Reopen = Callable[[], ThreadStore]
 
 @pytest.fixture(params=["jan", "sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Reopen]:
-    opened: list[ThreadStore] = []
     if request.param == "postgres":
         from lmc_runtime.store import PostgresThreadStore
 
@@ -35,12 +35,10 @@ def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Reopen]:
             made = SqliteThreadStore(tmp_path / "t.db")
         else:
             made = PostgresThreadStore(url)
-        opened.append(made)
         return made
 
-    yield make
-    for made in opened:
-        made.close()
+    with closing_all(make) as reopen:
+        yield reopen
 
 
 @pytest.fixture
