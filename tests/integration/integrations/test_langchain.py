@@ -174,7 +174,8 @@ async def test_ainvoke_runs_on_a_computer_opened_in_the_event_loop(
 async def test_calls_made_at_once_run_one_after_another(tool: LmcTool) -> None:
     """Regression: a second call while one ran failed on a RemoteComputer (its
     session refuses a second run), as a graph running a model's tool calls in
-    parallel makes them; now it waits for the first to end."""
+    parallel makes them; now it waits for the first to end. A waiting call that is
+    cancelled leaves the queue and never runs."""
     seen = _Seen("first")
     first = "print('first', flush=True)\nimport time\ntime.sleep(600)"
     replies: dict[str, Any] = {}
@@ -187,10 +188,15 @@ async def test_calls_made_at_once_run_one_after_another(tool: LmcTool) -> None:
             tg.start_soon(invoke, call(first, call_id="first"), {"callbacks": [seen]})
             await seen.event.wait()
             tg.start_soon(invoke, call("print('second')", call_id="second"))
-            await anyio.wait_all_tasks_blocked()  # the second call waits its turn
+            async with anyio.create_task_group() as cancelled:
+                cancelled.start_soon(invoke, call("ran = 'never'", call_id="never"))
+                await anyio.wait_all_tasks_blocked()  # the calls after the first wait
+                cancelled.cancel_scope.cancel()
             await anyio.to_thread.run_sync(tool.computer.interrupt, None)
+        after = await tool.ainvoke(call("print('ran' in dir())"))
     assert replies["first"].status == "error" and "KeyboardInterrupt" in str(replies["first"])
     assert replies["second"].content == [{"type": "text", "text": "second\n"}]
+    assert "never" not in replies and after.content == [{"type": "text", "text": "False\n"}]
 
 
 def test_a_batch_of_calls_runs_them_all(tool: LmcTool) -> None:
