@@ -1,5 +1,5 @@
-"""The HTTP connection that execution streams use: one kept-alive HTTP/1.1
-connection, written and read directly.
+"""The HTTP connections that execution streams use: kept-alive HTTP/1.1
+connections, written and read directly.
 
 An execution is one ``POST`` whose answer is NDJSON, a line per message. httpx
 spent about a millisecond of CPU on each (building the request, its transport
@@ -9,6 +9,8 @@ so certificates are checked as for every other call of the client.
 
 A connection is kept for the next execution only when its answer was read to
 its end; one that the server closed meanwhile is noticed before it is used.
+Requests made at once each get a connection of their own (the server then
+answers the second 409, busy, as it should), and one connection is kept idle.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from ..errors import RemoteError
 __all__ = ["Answer", "StreamConnection"]
 
 _HEAD_MAX = 64 * 1024
+
+_Connection = tuple[SocketStream | TLSStream, BufferedByteReceiveStream]
 
 
 class Answer:
@@ -116,20 +120,21 @@ class StreamConnection:
         self._connect_timeout = connect_timeout
         self._options = socket_options
         self._ssl: ssl.SSLContext | None = None
-        self._stream: SocketStream | TLSStream | None = None
-        self._reader: BufferedByteReceiveStream | None = None
+        #: A connection whose last answer was read to its end, ready for the next.
+        self._idle: _Connection | None = None
 
     async def aclose(self) -> None:
-        stream, self._stream, self._reader = self._stream, None, None
-        if stream is not None:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            await _close(idle[0])
 
-    async def _open(self) -> tuple[SocketStream | TLSStream, BufferedByteReceiveStream]:
-        if self._stream is not None and self._reader is not None:
-            if not _closed_by_peer(self._stream) and not self._reader.buffer:
-                return self._stream, self._reader
-            await self.aclose()
+    async def _take(self) -> _Connection:
+        """The idle connection if the server kept it, else a new one."""
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            if not _closed_by_peer(idle[0]) and not idle[1].buffer:
+                return idle
+            await _close(idle[0])
         stream: SocketStream | TLSStream
         with anyio.fail_after(self._connect_timeout):
             if self._tls:
@@ -140,8 +145,7 @@ class StreamConnection:
         raw = stream.extra(SocketAttribute.raw_socket)
         for option in self._options:
             raw.setsockopt(*option)
-        self._stream, self._reader = stream, BufferedByteReceiveStream(stream)
-        return self._stream, self._reader
+        return stream, BufferedByteReceiveStream(stream)
 
     @asynccontextmanager
     async def post(
@@ -152,7 +156,8 @@ class StreamConnection:
         Transport failures raise OSError, TimeoutError or anyio's stream errors.
         The connection is kept only if the answer is read to its end.
         """
-        stream, reader = await self._open()
+        connection = await self._take()
+        stream, reader = connection
         request = (
             f"POST {self._prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}\r\n\r\n"
         ).encode("latin-1")
@@ -165,8 +170,15 @@ class StreamConnection:
             answer = Answer(head, reader, read_timeout)
             yield answer
         finally:
-            if answer is None or not answer.finished or answer.closes:
-                await self.aclose()
+            if answer is None or not answer.finished or answer.closes or self._idle is not None:
+                await _close(stream)
+            else:
+                self._idle = connection
+
+
+async def _close(stream: SocketStream | TLSStream) -> None:
+    with anyio.CancelScope(shield=True):
+        await stream.aclose()
 
 
 def _closed_by_peer(stream: SocketStream | TLSStream) -> bool:

@@ -3,6 +3,7 @@ promptly, and the session can be attached to again, with its state."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -145,3 +146,31 @@ def test_error_bodies_keep_their_code_and_status(remote: RemoteFactory) -> None:
     with pytest.raises(RemoteError) as refused:
         computer.download("../outside")
     assert refused.value.status == 400 and refused.value.code == "bad_path"
+
+
+def test_two_runs_at_once_on_one_computer_get_the_run_and_a_busy_refusal(
+    server: Server, transport: Transport
+) -> None:
+    """Guards: two runs at once on one RemoteComputer (from two threads) shared its
+    one connection, and failed with anyio's BusyResourceError and ConnectionLost
+    instead of one run and a RemoteBusy."""
+    with RemoteComputer(server.url, token=TOKEN, transport=transport) as computer:
+        assert list(computer.run("python", "print(0)"))[-1].status == "ok"
+        outcomes: list[str] = []
+
+        def one(code: str) -> None:
+            try:
+                outcomes.append(str(list(computer.run("python", code, timeout=GUARD))[-1].status))
+            except RemoteBusy as exc:
+                outcomes.append(exc.code)
+
+        threads = [
+            threading.Thread(target=one, args=(code,))
+            for code in ("import time\ntime.sleep(1)\nprint('slow')", "print('fast')")
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(GUARD)
+        assert sorted(outcomes) == ["busy", "ok"], outcomes
+        assert list(computer.run("python", "print('after')"))[-1].status == "ok"
