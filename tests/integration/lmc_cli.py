@@ -54,6 +54,33 @@ def blocking_env(tmp_path: Path, *packages: str) -> dict[str, str]:
     return env
 
 
+def python_without(tmp_path: Path, code: str, *blocked: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` from the checkout, in a process that cannot import ``blocked``."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=REPO,
+        env=blocking_env(tmp_path, *blocked),
+    )
+
+
+def import_without(tmp_path: Path, blocked: str, module: str) -> str:
+    """What importing ``module`` says, in a process that cannot import ``blocked``:
+    ``True <text>`` when it raises MissingExtra (an ImportError) with that text."""
+    code = (
+        "from lmc_runtime.errors import MissingExtra\n"
+        f"try:\n    import {module}\n"
+        "except MissingExtra as exc:\n    print(isinstance(exc, ImportError), exc)\n"
+        "else:\n    print('imported')\n"
+    )
+    done = python_without(tmp_path, code, blocked)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def lmc(
     *args: str,
     stdin: str = "",

@@ -3,13 +3,11 @@ ones that do say in one line what to install."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .lmc_cli import EXTRA_ONLY_PACKAGES, REPO, blocking_env, lmc
+from .lmc_cli import EXTRA_ONLY_PACKAGES, blocking_env, lmc, python_without
 
 
 @pytest.mark.parametrize(
@@ -34,18 +32,6 @@ def test_a_command_without_its_extra_names_the_pip_command(
     assert done.stdout == ""
 
 
-def _python(tmp_path: Path, code: str, *blocked: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=REPO,
-        env=blocking_env(tmp_path, *blocked),
-    )
-
-
 @pytest.mark.parametrize(
     ("statement", "blocked", "extra"),
     [
@@ -65,7 +51,7 @@ def test_importing_without_the_extra_raises_missing_extra(
         f"try:\n    {statement}\n"
         "except MissingExtra as exc:\n    print(isinstance(exc, ImportError), exc)\n"
     )
-    done = _python(tmp_path, code, blocked)
+    done = python_without(tmp_path, code, blocked)
     assert done.returncode == 0, done.stderr
     name = extra.split("[")[1].split("]")[0]
     assert done.stdout == f"True {extra}: pip install 'lmc-runtime[{name}]'\n"
@@ -86,7 +72,7 @@ def test_the_library_and_light_commands_import_no_extra(tmp_path: Path) -> None:
         "build_parser()\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({EXTRAS!r})))\n"
     )
-    done = _python(tmp_path, code)  # nothing blocked: see what gets imported
+    done = python_without(tmp_path, code)  # nothing blocked: see what gets imported
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"
 

@@ -4,16 +4,11 @@ an integration in a Python process where its framework is not installed."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from lmc_runtime import Computer, Timeouts
 from lmc_runtime.remote import RemoteComputer
 
-from ..lmc_cli import REPO, blocking_env
 from ..service.server import TOKEN
 
 #: The computers every test that takes one runs on.
@@ -35,28 +30,6 @@ def new_computer(kind: str, request: pytest.FixtureRequest) -> Computer | Remote
 def kind_of(computer: object) -> str:
     """Which of :data:`KINDS` ``computer`` is."""
     return "remote" if isinstance(computer, RemoteComputer) else "local"
-
-
-def import_without(tmp_path: Path, blocked: str, module: str) -> str:
-    """What importing ``module`` says, in a process that cannot import ``blocked``:
-    ``True <text>`` when it raises MissingExtra (an ImportError) with that text."""
-    code = (
-        "from lmc_runtime.errors import MissingExtra\n"
-        f"try:\n    import {module}\n"
-        "except MissingExtra as exc:\n    print(isinstance(exc, ImportError), exc)\n"
-        "else:\n    print('imported')\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=REPO,
-        env=blocking_env(tmp_path, blocked),
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def install_line(module: str, extra: str) -> str:

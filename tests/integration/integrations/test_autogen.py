@@ -22,7 +22,8 @@ from lmc_runtime import Message
 from lmc_runtime.integrations._runs import ComputerLike
 from lmc_runtime.integrations.autogen import LmcCodeExecutor, LmcCodeResult
 
-from .frameworks import KINDS, import_without, install_line, kind_of, new_computer
+from ..lmc_cli import import_without
+from .frameworks import KINDS, install_line, kind_of, new_computer
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

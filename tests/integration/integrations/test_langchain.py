@@ -26,8 +26,9 @@ from lmc_runtime.integrations._runs import ComputerLike
 from lmc_runtime.integrations.langchain import EVENT, LmcTool
 from lmc_runtime.remote import RemoteComputer
 
+from ..lmc_cli import import_without
 from ..service.server import TOKEN
-from .frameworks import KINDS, import_without, install_line, new_computer
+from .frameworks import KINDS, install_line, new_computer
 
 pytestmark = pytest.mark.integration
 

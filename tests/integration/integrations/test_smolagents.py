@@ -22,8 +22,9 @@ from lmc_runtime import Computer
 from lmc_runtime.integrations.smolagents import LmcExecutor
 from lmc_runtime.remote import RemoteComputer
 
+from ..lmc_cli import import_without
 from ..service.server import TOKEN, Server
-from .frameworks import import_without, install_line
+from .frameworks import install_line
 
 pytestmark = pytest.mark.integration
 
