@@ -20,8 +20,8 @@ from typing import Any
 
 from ..errors import LMCError
 from ..sandbox import SessionLimits
-from .options import OPTIONS, Option
 from .connections import ConnectionLimits
+from .options import OPTIONS, Option
 from .settings import ServiceSettings
 
 __all__ = ["ConfigError", "ServeConfig", "add_arguments", "default_data_dir", "load"]
