@@ -14,7 +14,7 @@ import os
 import secrets
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ class ServeConfig:
     #: No token was configured: one was made up, to be shown once.
     token_generated: bool
     #: How long clients may take over their requests.
-    connections: ConnectionLimits = ConnectionLimits()
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 def default_data_dir() -> Path:

@@ -131,12 +131,7 @@ def _file_limit_1024(account: Account) -> Iterator[Server]:
     ours = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (1024, ours[1]))
     try:
-        with serve_as(
-        account,
-        *("--pool-size", "1", "--max-sessions", "4"),
-        # Short deadlines: the tests wait them out (the defaults are 10 s and 20 s).
-        *("--header-timeout", "2", "--body-timeout", "3"),
-    ) as running:
+        with serve_as(account, "--pool-size", "1", "--max-sessions", "4") as running:
             resource.setrlimit(resource.RLIMIT_NOFILE, ours)
             limits = Path(f"/proc/{running.process.pid}/limits").read_text()
             assert re.search(r"Max open files\s+1024\s", limits), limits
