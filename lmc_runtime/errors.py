@@ -63,6 +63,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidThreadId",
     "KernelDied",
+    "KernelStalled",
     "KernelStartError",
     "LMCError",
     "LanguageUnavailable",
@@ -166,6 +167,14 @@ class BackendUnavailable(BackendError):
 
 class KernelStartError(BackendError):
     """A kernel or interpreter process did not start, or did not become ready."""
+
+
+class KernelStalled(KernelStartError):
+    """A starting kernel answered on one channel but stayed silent on another.
+
+    Its messages show it alive, but a reply path is stuck: a fresh kernel is
+    tried once more before the start is given up.
+    """
 
 
 class KernelDied(BackendError):

@@ -162,7 +162,10 @@ class FakeInterpreter:
         try:
             await self.backend.launch_gate.wait()
             if self.backend.start_failures:
-                raise KernelStartError(self.backend.start_failures.pop(0))
+                failure = self.backend.start_failures.pop(0)
+                raise (
+                    failure if isinstance(failure, KernelStartError) else KernelStartError(failure)
+                )
             self._task_group = task_group
             self._deliver = deliver
             self.launched = True
@@ -303,7 +306,8 @@ class FakeExecution(Execution):
 class FakeBackend(SupervisedBackend):
     """A backend on the core whose interpreters are :class:`FakeInterpreter`.
 
-    ``start_failures`` are the errors of the next launches, one each, in order;
+    ``start_failures`` are the errors of the next launches, one each, in order
+    (a text stands for a :class:`KernelStartError`);
     ``escalates`` says whether a stop that an interrupt did not end tries SIGTERM
     before a restart (``escalations`` counts how often that was asked).
     """
@@ -311,8 +315,13 @@ class FakeBackend(SupervisedBackend):
     who = "the fake"
     execution = FakeExecution
 
-    def __init__(self, *, start_failures: list[str] | None = None, escalates: bool = False) -> None:
-        self.start_failures = list(start_failures or [])
+    def __init__(
+        self,
+        *,
+        start_failures: list[str | KernelStartError] | None = None,
+        escalates: bool = False,
+    ) -> None:
+        self.start_failures: list[str | KernelStartError] = list(start_failures or [])
         self.escalates = escalates
         self.escalations = 0
         self.interpreters: list[FakeInterpreter] = []

@@ -13,7 +13,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ...config import Timeouts
-from ...errors import KernelStartError
+from ...errors import KernelStalled, KernelStartError
 from ...messages import Message
 from ...replies import Status
 from .interpreter import Interpreter, InterpreterFactory
@@ -55,6 +55,16 @@ class Supervisor:
             await self._launch()
 
     async def _launch(self) -> None:
+        """Launch an interpreter; one that stalled while starting is replaced once."""
+        try:
+            interpreter = await self._launch_one()
+        except KernelStalled as exc:
+            logger.warning("%s stalled while starting; starting another: %s", self.who, exc)
+            interpreter = await self._launch_one()
+        self.current = interpreter
+        self._task_group.start_soon(self._watch, interpreter)
+
+    async def _launch_one(self) -> Interpreter:
         interpreter = self._factory()
         try:
             await interpreter.launch(self._task_group, self.deliver)
@@ -62,8 +72,7 @@ class Supervisor:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await interpreter.kill()
             raise
-        self.current = interpreter
-        self._task_group.start_soon(self._watch, interpreter)
+        return interpreter
 
     async def _relaunch(self) -> None:
         """Launch under the lock (held by the caller), keeping a failure for later."""

@@ -104,6 +104,25 @@ class Channels:
             elif event == zmq.EVENT_DISCONNECTED and self._stdin_up.is_set():
                 self._stdin_up = anyio.Event()
 
+    def nudge(self) -> None:
+        """Make shell and IOPub look again for messages they hold.
+
+        Their readiness is edge-triggered: reading ``EVENTS`` makes the async
+        socket schedule a wake-up for a message it holds but was not woken for.
+        """
+        for name in _DRAINED:
+            with contextlib.suppress(zmq.ZMQError):
+                self._sockets[name].get(zmq.EVENTS)
+
+    def holding(self) -> list[str]:
+        """The channels with a message waiting unread (for a stalled start's error)."""
+        held = []
+        for name in _DRAINED:
+            with contextlib.suppress(zmq.ZMQError):
+                if self._sockets[name].get(zmq.EVENTS) & zmq.POLLIN:
+                    held.append(name)
+        return held
+
     async def stdin_connected(self) -> None:
         await self._stdin_up.wait()
 

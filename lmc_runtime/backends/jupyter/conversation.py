@@ -3,8 +3,11 @@ gateway's WebSocket): readiness probes, each message handed to its run, and runs
 
 A kernel is ready once a ``kernel_info_request`` is answered on shell and IOPub
 (IOPub drops what is published before it is connected, so a probe is repeated,
-less and less often). Every other message goes to the run whose
-``execute_request`` it answers (a route's key is that request's ``msg_id``).
+less and less often). A kernel that answers probes on IOPub but never on shell
+for :data:`STALL` seconds has a stuck reply path: the probing stops, and the
+caller gives that kernel up (see :class:`~lmc_runtime.errors.KernelStalled`).
+Every other message goes to the run whose ``execute_request`` it answers (a
+route's key is that request's ``msg_id``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from ..core import Deliver
 from ..core.turns import first_of
 from .items import RunEnds, asks_exit, to_item
 
-__all__ = ["Conversation", "Send"]
+__all__ = ["STALL", "Conversation", "Send"]
+
+#: How long probes may be answered on IOPub only before the kernel counts as stalled.
+STALL = 10.0
 
 #: Sends a shell request: ``send(msg_type, content, metadata)`` returns its ``msg_id``.
 Send = Callable[[str, dict[str, Any], dict[str, Any]], str]
@@ -47,16 +53,33 @@ class Conversation:
         #: Every probe sent so far has its shell reply: none is still queued in the kernel.
         self.probes_replied = anyio.Event()
         self._ends = RunEnds()
+        #: When IOPub first answered a probe while shell had answered none.
+        self._iopub_only_since: float | None = None
 
-    async def probe(self, send: Send, ended: anyio.Event, timeout: float) -> None:
-        """Probe until shell and IOPub answer, ``ended`` is set or ``timeout`` passes."""
+    async def probe(
+        self,
+        send: Send,
+        ended: anyio.Event,
+        timeout: float,
+        nudge: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Probe until shell and IOPub answer, ``ended`` is set, the kernel stalls
+        or ``timeout`` passes. ``nudge`` is called between probes: it makes the
+        client's sockets look again for what they hold."""
         attempt = 0.1
         with anyio.move_on_after(timeout):
-            while not (self.answered.is_set() or ended.is_set()):
+            while not (self.answered.is_set() or ended.is_set() or self.stalled):
                 self._probes[send("kernel_info_request", {}, {})] = set()
                 with anyio.move_on_after(attempt):
                     await first_of(self.answered, ended)
+                nudge()
                 attempt = min(attempt * 2, 1.0)
+
+    @property
+    def stalled(self) -> bool:
+        """IOPub has answered probes for :data:`STALL` seconds, and shell never did."""
+        since = self._iopub_only_since
+        return since is not None and anyio.current_time() - since >= STALL
 
     def unanswered(self) -> str:
         """What the probes heard, for the error of a kernel that never became ready."""
@@ -64,12 +87,21 @@ class Conversation:
         said = f"it answered on {' and '.join(sorted(heard))} only" if heard else "no answer"
         return f"{len(self._probes)} kernel_info probes, {said}"
 
+    def _note_iopub_only(self, channel: str) -> None:
+        if channel == "shell":
+            self._iopub_only_since = None
+        elif self._iopub_only_since is None and not any(
+            "shell" in seen for seen in self._probes.values()
+        ):
+            self._iopub_only_since = anyio.current_time()
+
     async def dispatch(self, channel: str, msg: dict[str, Any]) -> None:
         """Hand ``msg`` (from ``channel``) to whoever waits for it."""
         parent = str((msg.get("parent_header") or {}).get("msg_id", ""))
         probe = self._probes.get(parent)
         if probe is not None:
             probe.add(channel)
+            self._note_iopub_only(channel)
             if {"shell", "iopub"} <= probe:
                 self.answered.set()
             if all("shell" in each for each in self._probes.values()):

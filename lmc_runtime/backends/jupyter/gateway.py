@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from ...errors import GatewayError, KernelStartError
+from ...errors import GatewayError, KernelStalled, KernelStartError
 from ...replies import Status
 from ..base import ExecutionOptions
 from ..core import Deliver, Finished, Gone, Output, Route
@@ -131,6 +131,11 @@ class GatewayInterpreter(KernelInterpreter[GatewayChannels]):
                 await first_of(self._started, self._ended)
         if self._gone is not None:
             raise KernelStartError(f"the kernel {self._gone.description} while starting")
+        if not conversation.answered.is_set() and conversation.stalled:
+            raise KernelStalled(
+                f"the gateway's kernel answered on IOPub but not on shell "
+                f"({conversation.unanswered()})"
+            )
         if not conversation.answered.is_set():
             raise KernelStartError(
                 f"the gateway's kernel did not become ready within {self._startup_timeout:g} s "

@@ -17,7 +17,7 @@ import anyio
 from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
 
-from ...errors import KernelStartError
+from ...errors import KernelStalled, KernelStartError
 from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit
@@ -140,10 +140,18 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         """Return once ``kernel_info`` is answered on shell and IOPub and stdin is connected."""
         assert self._conversation is not None
         conversation = self._conversation
-        await conversation.probe(channels.request, self._ended, self._startup_timeout)
+        await conversation.probe(
+            channels.request, self._ended, self._startup_timeout, channels.nudge
+        )
         if self._gone is not None:
             detail = f":\n{self._gone.detail}" if self._gone.detail else ""
             raise KernelStartError(f"{self._gone.description} while starting{detail}")
+        if not conversation.answered.is_set() and conversation.stalled:
+            held = ", ".join(channels.holding()) or "none"
+            raise KernelStalled(
+                f"the kernel answered on IOPub but not on shell ({conversation.unanswered()};"
+                f" channels holding unread messages: {held})"
+            )
         if not conversation.answered.is_set():
             raise KernelStartError(
                 f"the kernel did not become ready within {self._startup_timeout:g} s "

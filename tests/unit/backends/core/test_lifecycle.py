@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lmc_runtime.errors import KernelStartError
+from lmc_runtime.errors import KernelStalled, KernelStartError
 from lmc_runtime.messages import Message
 from lmc_runtime.replies import Status
 
@@ -80,6 +80,28 @@ async def test_a_start_failure_is_a_kernel_start_error_and_leaves_nothing(tmp_pa
             with pytest.raises(KernelStartError, match="no fake here"):
                 await backend.start(tg, settings(tmp_path))
     assert backend.interpreters[0].kills >= 1
+
+
+async def test_a_start_that_stalls_is_replaced_by_a_fresh_interpreter_once(
+    tmp_path: Path,
+) -> None:
+    """Regression: a Python kernel that answered probes on IOPub only failed the
+    session's start after the whole startup timeout; a fresh one is tried at once."""
+    backend = FakeBackend(start_failures=[KernelStalled("answered on IOPub only")])
+    async with started(tmp_path, backend) as h:
+        messages = await h.run("print a")
+    assert outputs(messages) == ["a\n"] and backend.attempts == 2
+    assert backend.interpreters[0].kills >= 1, "the stalled one is killed"
+
+
+async def test_a_start_that_stalls_twice_fails(tmp_path: Path) -> None:
+    stalls = [KernelStalled("stalled"), KernelStalled("stalled again")]
+    backend = FakeBackend(start_failures=list(stalls))
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            with pytest.raises(KernelStalled, match="stalled again"):
+                await backend.start(tg, settings(tmp_path))
+    assert backend.attempts == 2
 
 
 async def test_a_failed_restart_is_retried_by_the_next_run(tmp_path: Path) -> None:
