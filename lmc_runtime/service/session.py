@@ -262,7 +262,8 @@ class ServiceSession:
         """Run ``message`` under ``claim``; yield and record its replies.
 
         The run is recorded as a whole, its code message first: durably before its
-        final message is yielded (a run that ends otherwise, as it ends). Code in
+        final message is yielded (a run that ends otherwise, as it ends); if the
+        store fails, a notice before the final message says the run is held. Code in
         a language the session was not created with gets one not-understood reply
         naming the session's languages."""
         produced: list[Message] = []
@@ -294,6 +295,9 @@ class ServiceSession:
                         batch, produced = produced, []
                         await self._transcripts.append(self.id, batch)
                         self._count(language, out, time.monotonic() - started, truncated)
+                        # Not written yet: the client is told before the end.
+                        if (held := self._transcripts.notice(self.id, message.id)) is not None:
+                            yield held
                     yield out
         finally:
             claim.release()

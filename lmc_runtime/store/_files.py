@@ -116,6 +116,10 @@ def append_lines(path: Path, lines: list[str], timeout: float) -> None:
 
     A torn last line left by a crashed writer is closed with a newline first, so
     it stays one bad line (skipped on load) instead of spoiling the next record.
+
+    All or nothing while the process lives: a write or fsync that fails (a full
+    disk, EIO) cuts the file back to its size before, so the lines already
+    written are not left behind to be written again by a retry.
     """
     data = "".join(line + "\n" for line in lines).encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -124,10 +128,22 @@ def append_lines(path: Path, lines: list[str], timeout: float) -> None:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data
-            _write_all(fd, data)
-            os.fsync(fd)
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError:
+                _cut_back(fd, size, path)
+                raise
     finally:
         os.close(fd)
+
+
+def _cut_back(fd: int, size: int, path: Path) -> None:
+    """Truncate ``fd`` to ``size`` after a failed append (shrinking needs no space)."""
+    try:
+        os.ftruncate(fd, size)
+    except OSError:
+        logger.exception("%s: could not remove the lines of a failed append", path)
 
 
 def read_json_lines(path: Path) -> list[Any]:
