@@ -165,6 +165,8 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             max_sessions=_v(values, "max_sessions"),
             idle_timeout=_v(values, "idle_timeout") or None,
             pool_size=_v(values, "pool_size"),
+            pool_max=_v(values, "pool_max"),
+            pool_cooldown=_v(values, "pool_cooldown"),
             limits=_limits(values),
             allowed_origins=_v(values, "allowed_origins"),
             max_request_bytes=_v(values, "max_request_bytes"),

@@ -34,6 +34,7 @@ from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
 from ..sandbox.files import safe_parts
 from ..sandbox.stale import clean_stale_sessions
 from .datadir import DataDirLock
+from .demand import Demand
 from .models import CreateSession
 from .pool import Pool
 from .replicas import issued_by, new_session_id
@@ -74,10 +75,17 @@ class SessionManager:
         #: Sessions a predecessor on this data directory held when it stopped
         #: without a shutdown, and why they are lost.
         self.lost: OrderedDict[str, str] = OrderedDict()
-        self.pool = Pool(settings.pool_size, self._start_pooled, self._room)
+        cores = max(1, os.cpu_count() or 1)
+        demand = Demand(
+            settings.pool_size,
+            settings.pool_ceiling,
+            parallel=cores,
+            cooldown=settings.pool_cooldown,
+        )
+        self.pool = Pool(demand, self._start_pooled, self._room, held=self._clients_starting)
         self.shutting_down = False
         self._starting = 0
-        self._start_gate = anyio.Semaphore(max(1, os.cpu_count() or 1))
+        self._start_gate = anyio.Semaphore(cores)
         self._task_group: TaskGroup | None = None
         #: The data directory's lock, when the caller already holds it.
         self.data_lock: DataDirLock | None = None
@@ -96,6 +104,10 @@ class SessionManager:
 
     def _room(self) -> bool:
         return not self.shutting_down and self.sandboxes < self.settings.max_sessions
+
+    def _clients_starting(self) -> bool:
+        """Clients wait for sessions being made for them: those start first."""
+        return self._starting > 0
 
     def states(self) -> Iterator[str]:
         """The state of every client's session, and ``pooled`` for each warm one."""
@@ -121,7 +133,7 @@ class SessionManager:
                 self.lost[name] = f"{self._who} stopped without a shutdown while it ran"
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
-                if self.settings.pool_size:
+                if self.settings.pool_ceiling:
                     tg.start_soon(self.pool.run)
                 task_status.started()
                 await anyio.sleep_forever()
@@ -227,6 +239,8 @@ class SessionManager:
         if len(self.sessions) + self._starting >= self.settings.max_sessions:
             raise CapacityExceeded(self.settings.max_sessions)
         pooled = policy == self._default_policy and not cwd
+        if pooled:
+            self.pool.asked()
         session = self.pool.take() if pooled else None
         if session is None and self.sandboxes >= self.settings.max_sessions:
             self.pool.evict()  # a warm session gives up its room
@@ -247,6 +261,7 @@ class SessionManager:
             raise
         finally:
             self._starting -= 1
+            self.pool.wake()
         metadata = {
             "languages": languages,
             "network": policy.network,

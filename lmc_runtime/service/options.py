@@ -177,6 +177,21 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "pool_max",
+        at_least(integer, 0),
+        _SERVICE.pool_max,
+        "most warm sessions the pool grows to when sessions are asked for in bursts "
+        "(within --max-sessions; never below --pool-size; --pool-size 0: no pool)",
+        metavar="N",
+    ),
+    Option(
+        "pool_cooldown",
+        at_least(number, 0),
+        _SERVICE.pool_cooldown,
+        "seconds without a burst before the pool shrinks back to --pool-size",
+        metavar="SECONDS",
+    ),
+    Option(
         "idle_timeout",
         unlimited(number, 0),
         _SERVICE.idle_timeout,

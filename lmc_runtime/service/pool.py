@@ -1,49 +1,85 @@
-"""Pre-started sandboxed Python sessions, so a new session is ready at once."""
+"""Pre-started sandboxed Python sessions, so a new session is ready at once.
+
+The pool's size follows demand (:class:`~.demand.Demand`): never less than the
+configured floor, it grows towards its ceiling when creations come faster than
+it refills, starting up to one session per core at a time, and shrinks back,
+ending warm sessions no one took, once bursts have stopped for the cool-down.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
 import anyio
 
+from .demand import Demand
 from .session import ServiceSession
 
-__all__ = ["Pool"]
+__all__ = ["Pool", "host_has_memory"]
 
 logger = logging.getLogger(__name__)
 
 #: After a pooled session fails to start, wait this long before the next try.
 _RETRY_AFTER = 2.0
+#: The pool grows past its floor only while the host has this much memory available.
+_MEMORY_RESERVE = 1 << 30
+
+
+def host_has_memory(reserve: int = _MEMORY_RESERVE) -> bool:
+    """Whether the host has ``reserve`` bytes available (true where it cannot tell)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 >= reserve
+    except (OSError, ValueError, IndexError):
+        logger.debug("available memory unknown", exc_info=True)
+    return True
 
 
 class Pool:
-    """Keeps ``size`` warm sessions; :meth:`take` hands one out and a new one starts.
+    """Keeps warm sessions, as many as :attr:`demand` wants; :meth:`take` hands one out.
 
     ``room()`` says whether the service has room for one more session of any
     kind: warm sessions count against the service's maximum like the others, so
     the pool shrinks when clients need the room and refills when they leave.
+    ``held()``: clients' sessions are starting, which go first (no refill then).
+    ``memory()``: whether the host has memory for a warm session past the floor.
     """
 
     def __init__(
         self,
-        size: int,
+        demand: Demand,
         start: Callable[[], Awaitable[ServiceSession]],
         room: Callable[[], bool] = lambda: True,
+        *,
+        held: Callable[[], bool] = lambda: False,
+        memory: Callable[[], bool] = host_has_memory,
     ) -> None:
-        self.size = size
+        self.demand = demand
         self._start = start
         self._room = room
+        self._held = held
+        self._memory = memory
         self._ready: deque[ServiceSession] = deque()
         self._wanted = anyio.Event()
         self._closing = False
-        #: Sessions the pool is starting now (0 or 1).
+        self._retry_at = -math.inf
+        #: Sessions the pool is starting now (at most ``demand.parallel``).
         self.starting = 0
 
     @property
     def ready_count(self) -> int:
         return len(self._ready)
+
+    @property
+    def target(self) -> int:
+        """How many warm sessions the pool aims at now."""
+        return self.demand.target(anyio.current_time())
 
     def wake(self) -> None:
         """Look again whether the pool is short (a session ended, room was made)."""
@@ -56,14 +92,18 @@ class Pool:
         self._ready.popleft().stop("its room was needed for a new session")
         return True
 
+    def asked(self) -> None:
+        """A session the pool could have served was asked for: demand grows."""
+        self.demand.arrived(anyio.current_time())
+        self._wanted.set()
+
     def take(self) -> ServiceSession | None:
         """A warm session, or None if none is ready."""
+        self._wanted.set()
         while self._ready:
             session = self._ready.popleft()
             if not session.ended.is_set():
-                self._wanted.set()
                 return session
-        self._wanted.set()
         return None
 
     def drain(self) -> list[ServiceSession]:
@@ -75,26 +115,60 @@ class Pool:
         return sessions
 
     async def run(self) -> None:
-        """Refill the pool, one session at a time, whenever it is short."""
-        while not self._closing:
-            if len(self._ready) >= self.size or not self._room():
+        """Start and end warm sessions whenever the pool is off its target."""
+        async with anyio.create_task_group() as tg:
+            while not self._closing:
                 self._wanted = anyio.Event()
-                await self._wanted.wait()
-                continue
-            self.starting = 1
-            try:
-                session = await self._start()
-            finally:
-                self.starting = 0
-            if session.start_error is not None:
-                logger.warning("a pooled session did not start: %r", session.start_error)
-                with anyio.move_on_after(_RETRY_AFTER):
-                    self._wanted = anyio.Event()
+                now = anyio.current_time()
+                target = self.demand.target(now)
+                self._forget_ended()
+                self._shrink(target)
+                if self._may_start(target, now):
+                    self.starting += 1
+                    tg.start_soon(self._start_one)
+                    continue
+                wake_at = min(self.demand.falls_at(now) or math.inf, self._later(now))
+                with anyio.move_on_at(wake_at):
                     await self._wanted.wait()
-                continue
-            if self._closing:
-                session.stop("the service is shutting down")
-            elif not self._room():  # clients took the room while it started
-                session.stop("its room was needed for a new session")
-            else:
-                self._ready.append(session)
+            tg.cancel_scope.cancel()
+
+    def _later(self, now: float) -> float:
+        """When a failed start may be tried again (infinity: not waiting for that)."""
+        return self._retry_at if self._retry_at > now else math.inf
+
+    def _may_start(self, target: int, now: float) -> bool:
+        have = len(self._ready) + self.starting
+        if have >= target or self.starting >= self.demand.parallel or now < self._retry_at:
+            return False
+        if self._held() or not self._room():
+            return False
+        return have < self.demand.floor or self._memory()
+
+    def _forget_ended(self) -> None:
+        if any(session.ended.is_set() for session in self._ready):
+            self._ready = deque(each for each in self._ready if not each.ended.is_set())
+
+    def _shrink(self, target: int) -> None:
+        while len(self._ready) > target:
+            session = self._ready.popleft()
+            session.stop("the pool shrank: fewer sessions are being asked for")
+            logger.info("pool: ended warm session %s (target %d)", session.id, target)
+
+    async def _start_one(self) -> None:
+        started = time.monotonic()
+        try:
+            session = await self._start()
+        finally:
+            self.starting -= 1
+            self._wanted.set()
+        if session.start_error is not None:
+            logger.warning("a pooled session did not start: %r", session.start_error)
+            self._retry_at = anyio.current_time() + _RETRY_AFTER
+            return
+        self.demand.started(time.monotonic() - started)
+        if self._closing:
+            session.stop("the service is shutting down")
+        elif not self._room():  # clients took the room while it started
+            session.stop("its room was needed for a new session")
+        else:
+            self._ready.append(session)

@@ -31,7 +31,10 @@ class ServiceSettings:
     network access at all. ``network_default``: whether sessions that do not
     say otherwise get it (needs ``allow_network``). ``idle_timeout``: seconds of
     inactivity after which a session is culled (None: never). ``pool_size``:
-    Python sessions kept started and ready to hand out. ``metrics_public``:
+    Python sessions kept started and ready to hand out, at least (0: no pool);
+    ``pool_max``: the most the pool grows to when creations come in bursts
+    (see :attr:`pool_ceiling`), shrinking back to ``pool_size`` once none has
+    come for ``pool_cooldown`` seconds. ``metrics_public``:
     ``/metrics`` answers without the token. ``store``: where transcripts go, a
     ``postgresql://`` URL (None: the Jan folder under ``data_dir``).
     ``gateway_url``/``gateway_token``: run Jupyter kernels on a Kernel Gateway or
@@ -50,6 +53,8 @@ class ServiceSettings:
     max_sessions: int = 16
     idle_timeout: float | None = 600.0
     pool_size: int = 2
+    pool_max: int = 8
+    pool_cooldown: float = 300.0
     limits: SessionLimits = field(default_factory=SessionLimits)
     allowed_origins: tuple[str, ...] = ()
     max_request_bytes: int = 1 << 20
@@ -78,6 +83,10 @@ class ServiceSettings:
                 f"pool_size must be between 0 and max_sessions ({self.max_sessions}), "
                 f"got {self.pool_size}"
             )
+        if self.pool_max < 0:
+            raise ValueError(f"pool_max must be at least 0, got {self.pool_max}")
+        if self.pool_cooldown < 0:
+            raise ValueError(f"pool_cooldown must be at least 0, got {self.pool_cooldown}")
         if self.replica is not None and not REPLICA_NAME.fullmatch(self.replica):
             raise ValueError(
                 f"replica {self.replica!r}: use 1 to 32 lowercase letters, digits and '-', "
@@ -93,6 +102,14 @@ class ServiceSettings:
             )
         if self.idle_timeout is not None and self.idle_timeout <= 0:
             raise ValueError(f"idle_timeout must be positive or None, got {self.idle_timeout}")
+
+    @property
+    def pool_ceiling(self) -> int:
+        """The most warm sessions the pool holds: ``pool_max`` within
+        ``max_sessions``, never below ``pool_size``; 0 when ``pool_size`` is 0."""
+        if not self.pool_size:
+            return 0
+        return max(self.pool_size, min(self.pool_max, self.max_sessions))
 
 
 def is_loopback(host: str) -> bool:
