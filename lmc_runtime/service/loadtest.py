@@ -2,16 +2,19 @@
 
     python -m lmc_runtime.service.loadtest --url http://127.0.0.1:8765 --token T -n 10
     python -m lmc_runtime.service.loadtest --url http://balancer:8765 --hold 200
+    python -m lmc_runtime.service.loadtest --token T -n 50 --duration 600
 
 Each session is created, runs ``--rounds`` rounds of a mix of short executions
 (print, arithmetic, a small loop, an import, an exception; in Python, or in the
-shell with ``--language shell``), and is then left idle while its memory is read
+shell or JavaScript with ``--language``), and is then left idle while its memory is read
 from ``GET /v1/sessions/{id}``; finally it is deleted. Reported: execution
 round-trip latency (p50, p99), session creation time (pooled and cold), errors,
 memory per idle session, and how many sessions each replica held (from the
 ``<replica>-`` prefix of their ids, behind a balancer). ``--hold N`` instead
 opens sessions one by one until the server refuses one (or N are open) and
-reports how many it held, then deletes them.
+reports how many it held, then deletes them. ``--duration SECONDS`` instead
+runs every language of ``--languages`` in each session for that long and
+reports the server's footprint too (:mod:`.loadmix`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import statistics
 import sys
@@ -27,34 +29,18 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 
+from .census import CensusTarget
+from .loadmix import run_mixed, server_pid
+from .loadwire import MIX, MIXES, execute, load_client, ms, percentile
 from .replicas import replica_of
 
 __all__ = ["MIX", "MIXES", "LoadReport", "hold_sessions", "main", "run_load"]
-
-#: (code, expected final status)
-MIX: tuple[tuple[str, str], ...] = (
-    ("print('hello')", "ok"),
-    ("x = sum(range(1000))\nx", "ok"),
-    ("total = 0\nfor i in range(20000):\n    total += i\nprint(total)", "ok"),
-    ("import json\nprint(json.dumps({'a': 1}))", "ok"),
-    ("1 / 0", "error"),
-)
-#: The mix in each language the load test speaks.
-MIXES: dict[str, tuple[tuple[str, str], ...]] = {
-    "python": MIX,
-    "shell": (
-        ("echo hello", "ok"),
-        ("x=$((1000 * 999 / 2)); echo $x", "ok"),
-        ("t=0; for i in $(seq 2000); do t=$((t + i)); done; echo $t", "ok"),
-        ("printf '{\"a\": %d}\\n' 1", "ok"),
-        ("false", "error"),
-    ),
-}
 
 
 @dataclass
@@ -75,47 +61,16 @@ class LoadReport:
         return {
             "sessions": self.sessions,
             "executions": self.executions,
-            "p50_ms": _ms(_percentile(self.latencies, 50)),
-            "p99_ms": _ms(_percentile(self.latencies, 99)),
+            "p50_ms": ms(percentile(self.latencies, 50)),
+            "p99_ms": ms(percentile(self.latencies, 99)),
             "errors": len(self.errors),
             "error_samples": self.errors[:5],
-            "pooled_create_p50_ms": _ms(_percentile(self.pooled_create, 50)),
+            "pooled_create_p50_ms": ms(percentile(self.pooled_create, 50)),
             "pooled_sessions": len(self.pooled_create),
-            "cold_create_p50_ms": _ms(_percentile(self.cold_create, 50)),
+            "cold_create_p50_ms": ms(percentile(self.cold_create, 50)),
             "idle_memory_mib_per_session": None if memory is None else round(memory / 2**20, 1),
             "replicas": dict(sorted(self.replicas.items())),
         }
-
-
-def _percentile(values: list[float], pct: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(0, math.ceil(pct / 100 * len(ordered)) - 1)
-    return ordered[rank]
-
-
-def _ms(value: float | None) -> float | None:
-    return None if value is None else round(value * 1000, 2)
-
-
-async def _execute(
-    client: httpx.AsyncClient, session_id: str, code: str, language: str = "python"
-) -> tuple[float, Any]:
-    body = {"role": "assistant", "type": "code", "format": language, "content": code}
-    started = time.perf_counter()
-    last: dict[str, Any] = {}
-    async with client.stream("POST", f"/v1/sessions/{session_id}/execute", json=body) as resp:
-        if resp.status_code != 200:
-            await resp.aread()
-            raise RuntimeError(f"execute answered {resp.status_code}: {resp.text[:200]}")
-        async for line in resp.aiter_lines():
-            if line:
-                last = json.loads(line)
-    elapsed = time.perf_counter() - started
-    if last.get("format") != "active_line" or last.get("content") is not None:
-        raise RuntimeError(f"the stream did not end with active_line null: {last}")
-    return elapsed, (last.get("extras") or {}).get("status")
 
 
 class _Barrier:
@@ -172,7 +127,7 @@ async def _one_session(
         for _ in range(rounds):
             for code, expected in MIXES[language]:
                 try:
-                    elapsed, status = await _execute(client, session_id, code, language)
+                    elapsed, status = await execute(client, session_id, code, language)
                 except (httpx.HTTPError, RuntimeError, ValueError) as exc:
                     report.errors.append(f"execute: {exc!r}")
                     continue
@@ -196,12 +151,6 @@ async def _one_session(
                 await client.delete(f"/v1/sessions/{session_id}")
 
 
-def _client(url: str, token: str | None, connections: int) -> httpx.AsyncClient:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    limits = httpx.Limits(max_connections=connections)
-    return httpx.AsyncClient(base_url=url, headers=headers, timeout=300, limits=limits)
-
-
 async def run_load(
     url: str,
     token: str | None,
@@ -214,7 +163,7 @@ async def run_load(
     """Drive ``sessions`` concurrent sessions of ``language`` against ``url``;
     ``together``: they start executing once all are made (no kernel starts then)."""
     report = LoadReport(sessions=sessions)
-    async with _client(url, token, sessions * 2 + 4) as client:
+    async with load_client(url, token, sessions * 2 + 4) as client:
         barriers = (_Barrier(sessions if together else 0), _Barrier(sessions))
         with anyio.fail_after(1800):
             async with anyio.create_task_group() as tg:
@@ -230,7 +179,7 @@ async def hold_sessions(
     open; how many it held (by replica) and why it stopped; then delete them."""
     held: list[str] = []
     stopped = f"reached {most}"
-    async with _client(url, token, 8) as client:
+    async with load_client(url, token, 8) as client:
         try:
             with anyio.fail_after(1800):
                 while len(held) < most:
@@ -248,8 +197,7 @@ async def hold_sessions(
     return {"held": len(held), "replicas": dict(sorted(replicas.items())), "stopped": stopped}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line entry point; writes one JSON object per N to stdout."""
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--url", default="http://127.0.0.1:8765")
     parser.add_argument("--token", default=os.environ.get("LMC_TOKEN"))
@@ -262,21 +210,67 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--hold", type=int, metavar="N", help="open up to N sessions; report how many were held"
     )
-    args = parser.parse_args(argv)
+    timed = parser.add_argument_group("timed mixed load (--duration)")
+    timed.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="run the mix for this long instead"
+    )
+    timed.add_argument(
+        "--languages", nargs="+", choices=sorted(MIXES), default=["python", "shell", "javascript"]
+    )
+    timed.add_argument("--pid", type=int, help="the server's pid (default: found by --url's port)")
+    timed.add_argument("--data-dir", type=Path, help="the server's --data-dir, to count its files")
+    timed.add_argument(
+        "--cgroup-prefix",
+        default="lmc-",
+        help="its sessions' cgroups (default every session's; lmc-REPLICA- for a replica)",
+    )
+    timed.add_argument("--flat-percent", type=float, default=10.0, help="RSS growth called flat")
+    timed.add_argument("--sample-every", type=float, default=2.0, metavar="SECONDS")
+    return parser.parse_args(argv)
+
+
+def _timed(args: argparse.Namespace, sessions: int) -> dict[str, Any]:
+    """One timed mixed load of ``sessions``, counting the server when it is here."""
+    pid = args.pid
+    if pid is None:
+        port = httpx.URL(args.url).port
+        host = httpx.URL(args.url).host
+        if port is not None and host in ("127.0.0.1", "localhost", "::1"):
+            pid = server_pid(port)
+    target = None
+    if pid is not None:
+        target = CensusTarget(pid, args.data_dir, cgroup_prefix=args.cgroup_prefix)
+    run = partial(
+        run_mixed,
+        target=target,
+        flat_percent=args.flat_percent,
+        sample_every=args.sample_every,
+    )
+    report = anyio.run(run, args.url, args.token, sessions, args.duration, args.languages)
+    return {**report.to_dict(), "server_pid": pid}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point; writes one JSON object per N to stdout."""
+    args = _arguments(argv)
     if args.hold is not None:
         held = anyio.run(hold_sessions, args.url, args.token, args.hold, args.language)
         sys.stdout.write(json.dumps(held) + "\n")
         return 0
     for n in args.sessions:
-        report = anyio.run(
-            partial(run_load, together=args.together),
-            args.url,
-            args.token,
-            n,
-            args.rounds,
-            args.language,
-        )
-        sys.stdout.write(json.dumps(report.to_dict()) + "\n")
+        if args.duration is not None:
+            figures = _timed(args, n)
+        else:
+            report = anyio.run(
+                partial(run_load, together=args.together),
+                args.url,
+                args.token,
+                n,
+                args.rounds,
+                args.language,
+            )
+            figures = report.to_dict()
+        sys.stdout.write(json.dumps(figures) + "\n")
         sys.stdout.flush()
     return 0
 
