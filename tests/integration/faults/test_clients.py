@@ -1,0 +1,134 @@
+"""Clients that fail mid-stream: one that disconnects, one that stops reading.
+
+A WebSocket client that disconnects mid-run is
+``tests/integration/service/test_ws_abuse.py::test_disconnect_mid_stream_interrupts_the_code_and_frees_the_session``;
+here the same over the NDJSON stream, in Python and in the shell, and a
+client that never reads a large stream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import time
+from collections.abc import Iterator
+
+import psutil
+import pytest
+
+from ..service.server import TOKEN, Server, final_status, output, running_server
+from .clients import body
+
+MIB = 1 << 20
+
+logger = logging.getLogger(__name__)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """Shared by the module: each test makes sessions of its own. No output budget,
+    so that a large stream reaches the client whole."""
+    args = ("--pool-size", "0", "--max-sessions", "4", "--output-bytes", "1G")
+    with running_server(*args) as running:
+        yield running
+
+
+def _wait_idle(server: Server, session_id: str) -> None:
+    deadline = time.monotonic() + 30
+    with server.client() as client:
+        while client.get(f"/v1/sessions/{session_id}").json()["state"] != "idle":
+            assert time.monotonic() < deadline, "the session stayed busy after the client left"
+            time.sleep(0.05)
+
+
+CASES = {
+    "python": (
+        "state = 'running'\nprint('started', flush=True)\nimport time\ntime.sleep(300)\n"
+        "state = 'finished'",
+        "print(state)",
+    ),
+    "shell": ("state=running; echo started; sleep 300; state=finished", "echo $state"),
+}
+
+
+@pytest.mark.parametrize("language", list(CASES))
+def test_a_client_that_disconnects_mid_stream_stops_the_code_and_keeps_the_state(
+    server: Server, language: str
+) -> None:
+    code, show = CASES[language]
+    sid = server.create(languages=[language])
+    with server.client() as client:
+        request = client.build_request(
+            "POST", f"/v1/sessions/{sid}/execute", json=body(code, language), timeout=60
+        )
+        response = client.send(request, stream=True)
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line and json.loads(line).get("content") == "started\n":
+                break
+        response.close()  # the client goes away mid-run
+    _wait_idle(server, sid)
+    after = server.execute(sid, show, language=language)
+    # Stopped, not left to finish its sleep; the state before the stop is kept.
+    assert output(after) == "running\n" and final_status(after) == "ok", after
+    server.delete(sid)
+
+
+def _request(server: Server, session_id: str, code: str) -> bytes:
+    payload = json.dumps(body(code, "shell")).encode()
+    head = (
+        f"POST /v1/sessions/{session_id}/execute HTTP/1.1\r\n"
+        f"Host: 127.0.0.1:{server.port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+    )
+    return head.encode() + payload
+
+
+def _read_to_the_end(sock: socket.socket) -> int:
+    """Read ``sock`` until the execution's final message; the bytes read."""
+    sock.settimeout(60)
+    total, tail = 0, b""
+    while b'"content":null' not in tail and b'"content": null' not in tail:
+        piece = sock.recv(1 << 20)
+        assert piece, "the stream ended before its final message"
+        total += len(piece)
+        tail = (tail + piece)[-4096:]
+    assert b"flood-done" in tail, tail
+    return total
+
+
+#: 200 MiB of output, in 1 KiB lines.
+FLOOD = "yes \"$(printf 'x%.0s' $(seq 1023))\" | head -c 209715200; echo; echo flood-done"
+
+
+def test_a_client_that_never_reads_a_large_stream_holds_the_server_to_bounded_memory(
+    server: Server,
+) -> None:
+    """Guards against buffering a stream its client does not read: the server's
+    memory would grow by what the code prints (here 200 MiB)."""
+    sid = server.create(languages=["shell"])
+    process = psutil.Process(server.process.pid)
+    before = process.memory_info().rss
+    peak = before
+    with socket.create_connection(("127.0.0.1", server.port)) as stalled:
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+        stalled.sendall(_request(server, sid, FLOOD))
+        assert stalled.recv(4096).startswith(b"HTTP/1.1 200"), "the run did not start"
+        # The code writes until the stream's buffers are full, then waits; the
+        # server's memory is sampled while it does.
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            peak = max(peak, process.memory_info().rss)
+            time.sleep(0.2)
+        with server.client() as client:
+            assert client.get(f"/v1/sessions/{sid}").json()["state"] == "busy"
+        grown = (peak - before) / MIB
+        assert grown < 100, f"the server grew by {grown:.0f} MiB for a client that did not read"
+        # Backpressure loses nothing: read now, the stream comes whole to its end.
+        received = _read_to_the_end(stalled)
+    logger.info("server RSS grew by %.1f MiB; %d bytes received", grown, received)
+    assert received > 200 * MIB, received
+    after = server.execute(sid, "echo still here", language="shell")
+    assert output(after) == "still here\n" and final_status(after) == "ok", after
+    server.delete(sid)
