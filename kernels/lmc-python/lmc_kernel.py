@@ -1,0 +1,40 @@
+"""Starts an lmc-runtime Python kernel: ipykernel, without what it never uses here.
+
+Run as ``python lmc_kernel.py -f CONNECTION_FILE [options]`` (``kernel.json``),
+in place of ``python -m ipykernel_launcher``. Two imports a kernel makes at start
+serve nothing the runtime asks of it, and cost a good part of its start:
+``debugpy`` (ipykernel's debugger: the kernelspec declares no debugger, and no
+debug request is ever sent) and ``jedi`` (IPython's completer: no completion
+request is ever sent; it completes without jedi). Both are blocked while the
+kernel initializes (``None`` in ``sys.modules`` makes their import fail, which
+ipykernel and IPython take as "not installed") and unblocked before it serves
+its first request, so the user's code imports them as usual.
+"""
+
+import sys
+
+#: Imported at start for features the runtime never uses.
+_SKIPPED = ("debugpy", "jedi")
+
+
+def main() -> None:
+    # The folder of this file is not the user's: the working directory is
+    # added back by the kernel (as with ``python -m ipykernel_launcher``).
+    del sys.path[0]
+    blocked = [name for name in _SKIPPED if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        from ipykernel.kernelapp import IPKernelApp
+
+        app = IPKernelApp.instance()
+        app.initialize()  # type: ignore[no-untyped-call]
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, False) is None:
+                del sys.modules[name]
+    app.start()  # type: ignore[no-untyped-call]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""The Python kernel's launcher (``kernels/lmc-python/lmc_kernel.py``): what it skips
+at start stays importable for the user's code, and the kernel sees the working
+directory as ``python -m ipykernel_launcher`` would have."""
+
+from __future__ import annotations
+
+from lmc_runtime import Computer
+
+from ..conftest import run
+
+
+def test_the_imports_skipped_at_start_are_importable_by_user_code(computer: Computer) -> None:
+    result = run(computer, "import debugpy, jedi\nprint(debugpy.__name__, jedi.__name__)")
+    assert result.output == "debugpy jedi\n"
+    assert result.lines[-1] is None
+
+
+def test_the_kernel_did_not_load_what_it_skips(computer: Computer) -> None:
+    code = "import sys\nprint(sorted(n for n in ('debugpy', 'jedi') if n in sys.modules))"
+    assert run(computer, code).output == "[]\n"
+
+
+def test_the_launchers_folder_is_not_on_the_path_and_the_working_directory_is(
+    computer: Computer,
+) -> None:
+    code = (
+        "import os, sys\n"
+        "print([p for p in sys.path if 'lmc-python' in p],"
+        " os.getcwd() in [os.path.abspath(p) for p in sys.path])"
+    )
+    assert run(computer, code).output == "[] True\n"
