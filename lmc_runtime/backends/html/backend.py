@@ -107,7 +107,10 @@ class HtmlSession:
             yield replies.active_line(None, reply_to, status="ok", screenshot=True)
             return
         yield replies.notice(f"No screenshot was made: {shot.problem}.", shot.status, reply_to)
-        yield replies.active_line(None, reply_to, status=shot.status, screenshot=False)
+        # Nothing persists between renders: a failed one loses no state.
+        yield replies.active_line(
+            None, reply_to, status=shot.status, screenshot=False, state_lost=False
+        )
 
     async def interrupt(self) -> None:
         if self._stop is not None:

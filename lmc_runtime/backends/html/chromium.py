@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,7 +37,8 @@ _LOG_TAIL = 600
 class Screenshot:
     """What one attempt gave: the PNG, or why there is none.
 
-    ``status`` is ``ok``, ``timeout``, ``interrupted`` or ``error``.
+    ``status`` is ``ok``, ``timeout``, ``interrupted``, ``kernel_died`` (a
+    signal killed Chromium: the OOM killer, an operator) or ``error``.
     """
 
     status: str
@@ -121,6 +123,13 @@ async def take_screenshot(
         return Screenshot(status, problem=f"Chromium did not finish within {timeout:g} s")
     if status == "interrupted":
         return Screenshot(status, problem="the screenshot was interrupted")
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else -code
+        return Screenshot(
+            "kernel_died",
+            problem=f"Chromium was killed by {name} while it rendered "
+            "(nothing is kept between renders: the next one starts afresh)",
+        )
     return _read_png(folder, png, log, code)
 
 
