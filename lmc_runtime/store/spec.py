@@ -8,10 +8,15 @@ from ..errors import StoreError
 from .base import ThreadStore
 from .jan import JanThreadStore
 
-__all__ = ["POSTGRES_SCHEMES", "open_store"]
+__all__ = ["CONNECTION_WAIT", "POSTGRES_SCHEMES", "open_store"]
 
 #: The URL schemes that name a PostgreSQL database.
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+#: How long a call waits for a pooled PostgreSQL connection (seconds): an append
+#: takes milliseconds, so a longer wait means the database is gone, and a run's
+#: end should not wait long to learn it.
+CONNECTION_WAIT = 5.0
 
 
 def open_store(spec: str | None, data_dir: Path | str) -> ThreadStore:
@@ -19,8 +24,9 @@ def open_store(spec: str | None, data_dir: Path | str) -> ThreadStore:
 
     None (or an empty string): the Jan folder layout under ``data_dir``. A
     ``postgresql://`` or ``postgres://`` URL: a
-    :class:`~lmc_runtime.store.postgres.PostgresThreadStore` (MissingExtra
-    without the ``[postgres]`` extra). Anything else, or a store that cannot
+    :class:`~lmc_runtime.store.postgres.PostgresThreadStore` waiting at most
+    :data:`CONNECTION_WAIT` for a connection (MissingExtra without the
+    ``[postgres]`` extra). Anything else, or a store that cannot
     be opened: StoreError, whose one line never shows a password.
     """
     if not spec:
@@ -28,7 +34,7 @@ def open_store(spec: str | None, data_dir: Path | str) -> ThreadStore:
     if spec.lower().startswith(POSTGRES_SCHEMES):
         from .postgres import PostgresThreadStore
 
-        return PostgresThreadStore(spec)
+        return PostgresThreadStore(spec, timeout=CONNECTION_WAIT)
     scheme, sep, _ = spec.partition("://")
     shown = f"'{scheme}://...'" if sep else "(not a URL)"
     raise StoreError(
