@@ -18,6 +18,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .connections import BODY, HEADERS, LINGER, ConnectionGuard, ConnectionLimits
+from .problems import invalid_http_body
 
 __all__ = ["GuardedH11Protocol", "guarded_protocol"]
 
@@ -50,6 +51,19 @@ class GuardedH11Protocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         self.guard.received(len(data))
         super().data_received(data)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request HTTP cannot parse is answered with a JSON problem, as every
+        other error is (uvicorn's own answer is plain text)."""
+        body = invalid_http_body(msg)
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
 
     def handle_events(self) -> None:
         super().handle_events()

@@ -11,6 +11,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from .connections import BODY, HEADERS, LINGER, ConnectionGuard, ConnectionLimits
+from .problems import invalid_http_body
 
 __all__ = ["GuardedHttpToolsProtocol"]
 
@@ -44,6 +45,21 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.guard.received(len(data))
         super().data_received(data)
         self.guard.update()
+
+    def send_400_response(self, msg: str) -> None:
+        """A request HTTP cannot parse is answered with a JSON problem, as every
+        other error is (uvicorn's own answer is plain text)."""
+        body = invalid_http_body(msg)
+        head = [b"HTTP/1.1 400 Bad Request\r\n"]
+        for name, value in self.server_state.default_headers:
+            head += [name, b": ", value, b"\r\n"]
+        head += [
+            b"content-type: application/json\r\n",
+            b"content-length: %d\r\n" % len(body),
+            b"connection: close\r\n\r\n",
+        ]
+        self.transport.write(b"".join([*head, body]))
+        self.transport.close()
 
     def on_headers_complete(self) -> None:
         self._reading = "body"

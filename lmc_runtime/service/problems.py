@@ -24,7 +24,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import errors
 from .models import ErrorBody, ErrorDetail
 
-__all__ = ["LastResort", "Problem", "error_response", "install_handlers", "problem_for"]
+__all__ = [
+    "LastResort",
+    "Problem",
+    "error_response",
+    "install_handlers",
+    "invalid_http_body",
+    "problem_for",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +49,13 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
     body = ErrorBody(error=ErrorDetail(code=code, message=message))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+def invalid_http_body(reason: str) -> bytes:
+    """The JSON error body of a 400 for a request HTTP itself cannot parse (a bad
+    header, a broken request line), which the protocol answers before any route."""
+    detail = ErrorDetail(code="bad_request", message=f"not a valid HTTP request: {reason}")
+    return ErrorBody(error=detail).model_dump_json().encode("utf-8")
 
 
 _CODES = {

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import math
+import reprlib
 from typing import Any
 
 import anyio
@@ -200,7 +201,9 @@ class _Connection:
             self.session.touch()
             return
         await self.send(
-            replies.not_understood(f"unknown control {command!r}; known: interrupt", None)
+            replies.not_understood(
+                f"unknown control {reprlib.repr(command)}; known: interrupt", None
+            )
         )
 
 
@@ -210,17 +213,27 @@ def _run_timeout(message: Message, wall: float | None) -> tuple[Message, float |
     extras = dict(message.extras or {})
     if "timeout" not in extras:
         return message, None
-    timeout = extras.pop("timeout")
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise MessageError(f"extras.timeout must be a positive number of seconds, not {timeout!r}")
+    given = extras.pop("timeout")
+    timeout = _seconds(given)
+    if timeout is None:
+        raise MessageError(
+            f"extras.timeout must be a positive number of seconds, not {reprlib.repr(given)}"
+        )
     if wall is not None:
         timeout = min(timeout, wall)
-    return message.model_copy(update={"extras": extras or None}), float(timeout)
+    return message.model_copy(update={"extras": extras or None}), timeout
+
+
+def _seconds(value: object) -> float | None:
+    """``value`` as a finite positive number of seconds, else None: also for an
+    integer too large for a float, which JSON allows (converting it overflows)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def ws_router() -> APIRouter:
