@@ -21,7 +21,7 @@ import anyio
 import httpx
 import psutil
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from lmc_runtime.sandbox.stale import clean_stale_sessions, mounts_under, stale_cgroups
 from lmc_runtime.store import JanThreadStore
@@ -77,6 +77,20 @@ def _kill_mid_run(server: Server, http_session: str, ws_session: str) -> list[in
     return [child.pid for child in children]
 
 
+def _ws_refusal(server: Server, session_id: str) -> int:
+    """The HTTP status that refuses a WebSocket to ``session_id``."""
+
+    async def scenario() -> int:
+        try:
+            async with connect(ws_url(server, session_id)):
+                pass
+        except InvalidStatus as exc:
+            return int(exc.response.status_code)
+        raise AssertionError("a WebSocket to a lost session was accepted")
+
+    return anyio.run(scenario)
+
+
 @contextmanager
 def _data_dir() -> Iterator[Path]:
     """A data directory, cleaned after the test like a restart would, whatever
@@ -114,6 +128,7 @@ def test_a_server_killed_mid_run_restarts_with_every_finished_run_and_its_sessio
                     error = response.json()["error"]
                     assert error["code"] == "session_lost", error
                     assert "stopped without a shutdown" in error["message"], error
+            assert _ws_refusal(second, ws_session) == 410
             sessions = data_dir / "sessions"
             assert mounts_under(sessions) == [] and not (sessions / http_session).exists()
             assert [g for s in (http_session, ws_session) for g in stale_cgroups(s)] == []
