@@ -82,9 +82,10 @@ class SessionManager:
             parallel=cores,
             cooldown=settings.pool_cooldown,
         )
-        self.pool = Pool(demand, self._start_pooled, self._room, held=self._clients_starting)
+        self.pool = Pool(demand, self._start_pooled, self._room, held=self._clients_waiting)
         self.shutting_down = False
         self._starting = 0
+        self._creating = 0
         self._start_gate = anyio.Semaphore(cores)
         self._task_group: TaskGroup | None = None
         #: The data directory's lock, when the caller already holds it.
@@ -105,9 +106,9 @@ class SessionManager:
     def _room(self) -> bool:
         return not self.shutting_down and self.sandboxes < self.settings.max_sessions
 
-    def _clients_starting(self) -> bool:
-        """Clients wait for sessions being made for them: those start first."""
-        return self._starting > 0
+    def _clients_waiting(self) -> bool:
+        """Clients wait for their sessions: those go first, the pool refills after."""
+        return self._creating > 0
 
     def states(self) -> Iterator[str]:
         """The state of every client's session, and ``pooled`` for each warm one."""
@@ -231,6 +232,14 @@ class SessionManager:
     async def create(self, request: CreateSession) -> ServiceSession:
         """A new session, from the pool when it fits; :class:`CapacityExceeded`
         past ``max_sessions``."""
+        self._creating += 1
+        try:
+            return await self._create(request)
+        finally:
+            self._creating -= 1
+            self.pool.wake()
+
+    async def _create(self, request: CreateSession) -> ServiceSession:
         if self.shutting_down:
             raise ShuttingDown()
         policy = self._policy(request)
@@ -261,7 +270,6 @@ class SessionManager:
             raise
         finally:
             self._starting -= 1
-            self.pool.wake()
         metadata = {
             "languages": languages,
             "network": policy.network,
