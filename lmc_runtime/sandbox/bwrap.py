@@ -15,6 +15,7 @@ from ..backends.base import Availability
 __all__ = [
     "SANDBOX_GID",
     "SANDBOX_UID",
+    "availability_probe",
     "bwrap_args",
     "exposed_by",
     "find_bwrap",
@@ -44,28 +45,28 @@ def sandbox_available() -> Availability:
         return Availability.no(
             "bubblewrap (bwrap) is not installed; install the Debian package 'bubblewrap'"
         )
-    probe = [
-        bwrap,
-        "--unshare-all",
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--",
-        "true",
-    ]
+    probe = availability_probe(bwrap, ["true"])
     problem = probe_problem(probe, timeout=30)
     if problem is not None:
         return Availability.no(
             f"bwrap cannot create user, PID and network namespaces here ({problem})"
         )
     return Availability.yes()
+
+
+def availability_probe(bwrap: str, command: Sequence[str]) -> list[str]:
+    """The probe's command line: ``command`` in the namespaces a session gets,
+    with the system folders a session sees bound read-only. Never the whole
+    host (``--ro-bind / /``): that copies every mount of the host, and bwrap
+    fails when one of them goes away meanwhile (another session's disk, at its
+    end), so sessions made while others end were refused at random."""
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
+    for path in system_paths():
+        if path.is_symlink():  # /bin -> usr/bin on a merged-/usr system
+            args += ["--symlink", os.readlink(path), str(path)]
+        else:
+            args += ["--ro-bind", str(path), str(path)]
+    return [*args, "--proc", "/proc", "--dev", "/dev", "--", *command]
 
 
 def probe_problem(argv: Sequence[str], *, timeout: float) -> str | None:
