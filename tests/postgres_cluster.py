@@ -22,6 +22,7 @@ started on first use, that skips the test with that reason.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -188,7 +189,9 @@ class PostgresCluster:
         except psutil.NoSuchProcess:
             children = []
         for child in children:
-            child.kill()
+            # A child may end between the listing and the kill.
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
         self._end(signal.SIGKILL)
         psutil.wait_procs(children, timeout=self.timeout)
 

@@ -1,9 +1,9 @@
 """A full disk: the data directory (transcripts cannot be written) and a
 session's own disk (its code filled it).
 
-The data directory's thread folder is a 2 MiB tmpfs here, filled by the test:
-runs go on, each says its messages are held, and once space is freed every
-held message is written, in order, none twice.
+The data directory is a 64 MiB tmpfs here, filled by the test: runs go on,
+each says its messages are held, a new session is refused with the reason,
+and once space is freed every held message is written, in order, none twice.
 """
 
 from __future__ import annotations
@@ -25,35 +25,38 @@ from .transcripts import held_notices, run_until_stored, stored_runs
 
 
 @pytest.fixture(scope="module")
-def small_threads() -> Iterator[tuple[Server, Path]]:
-    """A server whose ``DATA_DIR/threads`` is a 2 MiB tmpfs; the server and that folder."""
+def small_data_dir() -> Iterator[Server]:
+    """A server whose data directory is a 64 MiB tmpfs (``server.data_dir``)."""
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs for the data directory needs root")
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
         os.chmod(tmp, 0o711)  # sandbox users pass through to their session folders
         data_dir = Path(tmp) / "data"
-        threads = data_dir / "threads"
-        threads.mkdir(parents=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(threads)], check=True)
+        data_dir.mkdir()
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(data_dir)], check=True
+        )
         try:
+            os.chmod(data_dir, 0o755)
             args = ("--pool-size", "0", "--max-sessions", "4")
             with _running(data_dir, args, TOKEN) as server:
-                yield server, threads
+                yield server
         finally:
-            subprocess.run(["umount", str(threads)], check=True)
+            subprocess.run(["umount", str(data_dir)], check=True)
 
 
 def _fill(folder: Path) -> Path:
     """Write a file in ``folder`` until its filesystem is full; the file."""
     filler = folder / "filler"
     chunk = b"\0" * (64 << 10)
-    with filler.open("wb") as file:
-        try:
-            while True:
-                file.write(chunk)
-                file.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC, exc
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        while True:
+            os.write(fd, chunk)
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC, exc
+    finally:
+        os.close(fd)
     return filler
 
 
@@ -71,38 +74,41 @@ def _run_until_held(server: Server, session_id: str) -> tuple[list[dict[str, Any
 
 
 def test_a_full_data_directory_holds_transcripts_and_writes_them_once_freed(
-    small_threads: tuple[Server, Path],
+    small_data_dir: Server,
 ) -> None:
     """Guards against transcripts dropped silently when the data directory is full
     (they were logged and lost while every run looked stored)."""
-    server, threads = small_threads
+    server = small_data_dir
     first = server.create()
     assert output(server.execute(first, "print('before')")) == "before\n"
-    filler = _fill(threads)
+    filler = _fill(server.data_dir)
     try:
         # The last page of the thread's file may still take a run or two.
         during, written = _run_until_held(server, first)
         (notice,) = held_notices(during)
         assert "No space left on device" in notice["content"], notice
         assert notice["extras"]["held"] >= 3 and notice["extras"]["dropped"] == 0, notice
-        # A session made now works too; its thread is made later.
-        second = server.create()
-        again = server.execute(second, "print('made while full')")
-        assert final_status(again) == "ok" and held_notices(again), again
+        # A new session cannot start: refused at once, saying why.
+        with server.client() as client:
+            refused = client.post("/v1/sessions", json={})
+        assert refused.status_code == 503, refused.text
+        assert "No space left on device" in refused.json()["error"]["message"], refused.text
     finally:
         filler.unlink()
     runs = run_until_stored(server, first, "after")
-    run_until_stored(server, second, "second")
+    second = server.create()
+    assert output(server.execute(second, "print('made after')")) == "made after\n"
 
     store = JanThreadStore(server.data_dir)
     expected = ["print('before')", *written]
     expected += [f"print('after-{n}')" for n in range(1, runs + 1)]
     assert stored_runs(store, first) == expected
-    assert stored_runs(store, second)[0] == "print('made while full')"
     contents = [m.content for m in store.messages(first)]
     last = written[-1].removeprefix("print('").removesuffix("')") + "\n"
     assert contents.count(last) == 1, contents
     store.close()
+    server.delete(first)
+    server.delete(second)
 
 
 FILL_SESSION_DISK = (
@@ -117,12 +123,10 @@ FILL_SESSION_DISK = (
 )
 
 
-def test_a_session_whose_disk_is_full_still_answers_in_every_way(
-    small_threads: tuple[Server, Path],
-) -> None:
+def test_a_session_whose_disk_is_full_still_answers_in_every_way(small_data_dir: Server) -> None:
     """The disk stays full: Python and the shell run, the files API refuses an
     upload with a JSON reason, and removing the file frees the disk."""
-    server, _ = small_threads
+    server = small_data_dir
     sid = server.create(languages=["python", "shell"], limits={"disk_bytes": 16 << 20})
     filled = server.execute(sid, FILL_SESSION_DISK)
     assert "STOPPED" in output(filled), filled

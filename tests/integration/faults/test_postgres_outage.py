@@ -64,6 +64,9 @@ def test_runs_go_on_while_postgres_is_down_and_are_stored_once_it_is_back(
     assert time.monotonic() - started < 20, "the run waited too long for the database"
     during = server.execute(sid, "print('during')")
     assert output(during).startswith("during\n") and held_notices(during), during
+    # A session made while the database is down works; its thread is made later.
+    later = server.create(title="made while down")
+    assert held_notices(server.execute(later, "print('new')")), "the new run was not held"
 
     cluster.start()
     runs = run_until_stored(server, sid, "back")
@@ -74,5 +77,7 @@ def test_runs_go_on_while_postgres_is_down_and_are_stored_once_it_is_back(
         assert stored_runs(store, sid) == expected
         said = "".join(str(m.content) for m in store.messages(sid) if m.format == "output")
         assert said.count("during\n") == 1 and "ended\n" in said, said
+        assert store.get(later).title == "made while down"
+        assert stored_runs(store, later) == ["print('new')"]
     finally:
         store.close()
