@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections import OrderedDict
@@ -82,10 +83,9 @@ class SessionManager:
             parallel=cores,
             cooldown=settings.pool_cooldown,
         )
-        self.pool = Pool(demand, self._start_pooled, self._room, held=self._clients_waiting)
+        self.pool = Pool(demand, self._start_pooled, self._room)
         self.shutting_down = False
         self._starting = 0
-        self._creating = 0
         self._start_gate = anyio.Semaphore(cores)
         self._task_group: TaskGroup | None = None
         #: The data directory's lock, when the caller already holds it.
@@ -105,10 +105,6 @@ class SessionManager:
 
     def _room(self) -> bool:
         return not self.shutting_down and self.sandboxes < self.settings.max_sessions
-
-    def _clients_waiting(self) -> bool:
-        """Clients wait for their sessions: those go first, the pool refills after."""
-        return self._creating > 0
 
     def states(self) -> Iterator[str]:
         """The state of every client's session, and ``pooled`` for each warm one."""
@@ -232,24 +228,26 @@ class SessionManager:
     async def create(self, request: CreateSession) -> ServiceSession:
         """A new session, from the pool when it fits; :class:`CapacityExceeded`
         past ``max_sessions``."""
-        self._creating += 1
-        try:
-            return await self._create(request)
-        finally:
-            self._creating -= 1
-            self.pool.wake()
-
-    async def _create(self, request: CreateSession) -> ServiceSession:
         if self.shutting_down:
             raise ShuttingDown()
         policy = self._policy(request)
         languages = self._languages(request.languages)
         cwd = _checked_cwd(request.cwd)
+        pooled = policy == self._default_policy and not cwd
+        with self.pool.serving() if pooled else contextlib.nullcontext():
+            return await self._create(request, policy, languages, cwd, pooled=pooled)
+
+    async def _create(
+        self,
+        request: CreateSession,
+        policy: SandboxPolicy,
+        languages: list[str],
+        cwd: str,
+        *,
+        pooled: bool,
+    ) -> ServiceSession:
         if len(self.sessions) + self._starting >= self.settings.max_sessions:
             raise CapacityExceeded(self.settings.max_sessions)
-        pooled = policy == self._default_policy and not cwd
-        if pooled:
-            self.pool.asked()
         session = self.pool.take() if pooled else None
         if session is None and self.sandboxes >= self.settings.max_sessions:
             self.pool.evict()  # a warm session gives up its room

@@ -8,11 +8,12 @@ ending warm sessions no one took, once bursts have stopped for the cool-down.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 import anyio
 
@@ -47,8 +48,9 @@ class Pool:
     ``room()`` says whether the service has room for one more session of any
     kind: warm sessions count against the service's maximum like the others, so
     the pool shrinks when clients need the room and refills when they leave.
-    ``held()``: clients' sessions are starting, which go first (no refill then).
     ``memory()``: whether the host has memory for a warm session past the floor.
+    Clients the pool could serve go first: it refills once none is waiting
+    (:meth:`serving`), so that a burst served from the pool gets the CPU.
     """
 
     def __init__(
@@ -57,14 +59,13 @@ class Pool:
         start: Callable[[], Awaitable[ServiceSession]],
         room: Callable[[], bool] = lambda: True,
         *,
-        held: Callable[[], bool] = lambda: False,
         memory: Callable[[], bool] = host_has_memory,
     ) -> None:
         self.demand = demand
         self._start = start
         self._room = room
-        self._held = held
         self._memory = memory
+        self._waiting = 0
         self._ready: deque[ServiceSession] = deque()
         self._wanted = anyio.Event()
         self._closing = False
@@ -92,10 +93,17 @@ class Pool:
         self._ready.popleft().stop("its room was needed for a new session")
         return True
 
-    def asked(self) -> None:
-        """A session the pool could have served was asked for: demand grows."""
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """While a client the pool could serve waits for its session (demand grows
+        by one; no refill starts until no such client waits)."""
         self.demand.arrived(anyio.current_time())
-        self._wanted.set()
+        self._waiting += 1
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+            self._wanted.set()
 
     def take(self) -> ServiceSession | None:
         """A warm session, or None if none is ready."""
@@ -130,7 +138,6 @@ class Pool:
                 wake_at = min(self.demand.falls_at(now) or math.inf, self._later(now))
                 with anyio.move_on_at(wake_at):
                     await self._wanted.wait()
-            tg.cancel_scope.cancel()
 
     def _later(self, now: float) -> float:
         """When a failed start may be tried again (infinity: not waiting for that)."""
@@ -140,7 +147,7 @@ class Pool:
         have = len(self._ready) + self.starting
         if have >= target or self.starting >= self.demand.parallel or now < self._retry_at:
             return False
-        if self._held() or not self._room():
+        if self._waiting or not self._room():
             return False
         return have < self.demand.floor or self._memory()
 

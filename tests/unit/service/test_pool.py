@@ -95,14 +95,12 @@ async def test_the_pool_starts_at_most_one_session_per_core_at_a_time() -> None:
 async def test_the_pool_waits_while_clients_wait_then_refills() -> None:
     starts = _Starts()
     starts.release.set()
-    waiting = [True]
-    pool = _pool(starts, floor=2, ceiling=2, held=lambda: waiting[0])
+    pool = _pool(starts, floor=2, ceiling=2)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(pool.run)
-        await anyio.wait_all_tasks_blocked()
-        assert starts.made == [] and pool.starting == 0
-        waiting[0] = False
-        pool.wake()
+        with pool.serving():
+            tg.start_soon(pool.run)
+            await anyio.wait_all_tasks_blocked()
+            assert starts.made == [] and pool.starting == 0
         await starts.until(lambda: pool.ready_count == 2)
         pool.drain()
         tg.cancel_scope.cancel()
@@ -116,7 +114,8 @@ async def test_a_burst_grows_the_pool_which_shrinks_after_the_cooldown() -> None
         tg.start_soon(pool.run)
         await starts.until(lambda: pool.ready_count == 1)
         for _ in range(4):
-            pool.asked()
+            with pool.serving():
+                pass
         assert pool.target == 4
         await starts.until(lambda: pool.ready_count == 4)
         # No more creations: after the cool-down, back to the floor.
@@ -135,7 +134,8 @@ async def test_past_its_floor_the_pool_grows_only_with_memory_to_spare() -> None
     async with anyio.create_task_group() as tg:
         tg.start_soon(pool.run)
         for _ in range(4):
-            pool.asked()
+            with pool.serving():
+                pass
         await starts.until(lambda: pool.ready_count == 1)
         await anyio.wait_all_tasks_blocked()
         assert pool.ready_count == 1 and pool.target == 4
