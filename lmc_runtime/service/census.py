@@ -3,7 +3,8 @@
 A :class:`Census` of a server process counts what it and its sessions hold:
 the processes of its tree (and any other process whose command line or cgroup
 names its data directory or its sessions' cgroups), their open file
-descriptors and resident memory, the server's own descriptors and threads, the
+descriptors and resident memory, the server's own descriptors (but for the
+connections clients hold open at that moment) and threads, the
 files under its temporary folders and its data directory's ``sessions/``, the
 mounts that name the data directory or bwrap, and the sessions' cgroup folders
 (``lmc-<session>-<8 hex>``) under the server's own cgroups. Two censuses taken
@@ -71,10 +72,12 @@ class Census:
 def take_census(target: CensusTarget) -> Census:
     """Count what ``target``'s server holds now; psutil.NoSuchProcess if it is gone."""
     server = psutil.Process(target.pid)
+    clients = _client_connections(server)
     with server.oneshot():
-        server_fds, server_threads = server.num_fds(), server.num_threads()
+        server_fds = server.num_fds() - clients
+        server_threads = server.num_threads()
     tree = _processes(server, target)
-    fds = rss = 0
+    fds, rss = -clients, 0
     for process in tree:
         try:
             fds += process.num_fds()
@@ -93,6 +96,18 @@ def take_census(target: CensusTarget) -> Census:
         mounts=_mounts(target),
         cgroups=len(_cgroup_dirs(target)),
         rss_bytes=rss,
+    )
+
+
+def _client_connections(server: psutil.Process) -> int:
+    """The server's sockets of connections clients hold open now: theirs, not
+    the server's to close (one a client has left, in CLOSE_WAIT, is not)."""
+    connections = server.net_connections(kind="inet")
+    ports = {c.laddr.port for c in connections if c.status == psutil.CONN_LISTEN and c.laddr}
+    return sum(
+        1
+        for c in connections
+        if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port in ports
     )
 
 

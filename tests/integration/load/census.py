@@ -1,0 +1,70 @@
+"""Counting what a test's ``lmc serve`` holds, and waiting for it to go back.
+
+:class:`~lmc_runtime.service.census.Census` counts; this adds the test's
+server (its replica name picks its sessions' cgroups out of the host's; its
+own ``TMPDIR`` holds only its temporary files) and a bounded wait until every
+count is back at or below a baseline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lmc_runtime.service.census import Census, CensusTarget, take_census
+
+from ..service.server import Server
+
+__all__ = ["Served", "settled"]
+
+#: How often the counts are read while they settle.
+_EVERY = 0.2
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running test server, its replica name and its temporary folder."""
+
+    server: Server
+    replica: str
+    temp: Path
+
+    @property
+    def target(self) -> CensusTarget:
+        return CensusTarget(
+            self.server.process.pid,
+            self.server.data_dir,
+            temp_dirs=(self.temp,),
+            cgroup_prefix=f"lmc-{self.replica}-",
+        )
+
+    def census(self) -> Census:
+        return take_census(self.target)
+
+
+def settled(
+    served: Served,
+    baseline: Census,
+    bound: float,
+    *,
+    poke: Callable[[], object] = lambda: None,
+    ignored: tuple[str, ...] = (),
+) -> Census:
+    """The census once no count (but the ``ignored``) is above ``baseline``
+    (processes end, the pool refills, idle worker threads retire); fails naming
+    the counts still above after ``bound`` seconds. ``poke`` runs before each
+    look (a request that hands the server's worker threads work, so that AnyIO
+    retires the idle ones)."""
+    deadline = time.monotonic() + bound
+    while True:
+        poke()
+        census = served.census()
+        above = {k: v for k, v in census.above(baseline).items() if k not in ignored}
+        if not above:
+            return census
+        if time.monotonic() > deadline:
+            counts = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in above.items())
+            raise AssertionError(f"not back within {bound} s: {counts}; now {census}")
+        time.sleep(_EVERY)

@@ -1,0 +1,142 @@
+"""1,000 executions and 100 session lifetimes leave a real ``lmc serve`` as they found it.
+
+What it guards: every execution (Python, shell and JavaScript, ok and in
+error) and every session's whole life (made, run once, deleted; shell-only
+ones and Python ones from the pool) gives back what it took: the server's
+descriptors and threads, processes (its tree, and any process naming its data
+directory or its sessions' cgroups), temporary files (its own ``TMPDIR`` and
+the data directory's ``sessions/``), mounts and cgroups. Counted before and
+after with the same sessions open (the pool's one, and a probe session); each
+count is waited for, bounded, until it is back.
+
+Threads: AnyIO retires a worker thread only when another is handed work and
+it has been idle for 10 s, so the wait keeps listing the probe's folder (one
+worker thread at a time) until the idle ones are gone. The baseline is taken
+right after the warm-up, with its idle workers alive: the end may only be at
+or below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from itertools import cycle
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from lmc_runtime.service.loadwire import MIXES, execute, load_client
+
+from ..service.server import TOKEN, wait_for_pool
+from .census import Served, settled
+
+LANGUAGES = ["python", "shell", "javascript"]
+EXECUTIONS = 1000
+RUNNERS = 4
+CYCLES = 100
+PYTHON_CYCLES = 10
+CYCLERS = 3
+#: How long the counts may take to go back (idle worker threads need 10 s).
+SETTLE = 45.0
+
+
+class Work:
+    """The client, and what went wrong (every status not the expected one)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self.problems: list[str] = []
+        self.executions = 0
+        self.cycles = 0
+
+    async def run(self, session_id: str, language: str, code: str, expected: str) -> None:
+        _, status = await execute(self.client, session_id, code, language)
+        self.executions += 1
+        if status != expected:
+            self.problems.append(f"{language} {code!r}: {status!r}, not {expected!r}")
+
+    async def create(self, languages: list[str]) -> str:
+        created = await self.client.post("/v1/sessions", json={"languages": languages})
+        assert created.status_code == 201, created.text
+        return str(created.json()["id"])
+
+    async def delete(self, session_id: str) -> None:
+        deleted = await self.client.delete(f"/v1/sessions/{session_id}")
+        assert deleted.status_code == 204, deleted.text
+
+
+async def _runner(work: Work, count: int) -> None:
+    """One session of every language; ``count`` executions of the mixes in turn."""
+    session_id = await work.create(LANGUAGES)
+    steps = cycle(
+        (language, code, expected) for language in LANGUAGES for code, expected in MIXES[language]
+    )
+    for _ in range(count):
+        await work.run(session_id, *next(steps))
+    await work.delete(session_id)
+
+
+async def _cycler(work: Work, kinds: list[str]) -> None:
+    """Sessions made, run once and deleted, one after the other."""
+    for language in kinds:
+        session_id = await work.create([language])
+        code, expected = MIXES[language][0]
+        await work.run(session_id, language, code, expected)
+        await work.delete(session_id)
+        work.cycles += 1
+
+
+async def _load(url: str) -> Work:
+    # The Python ones spread out: each takes the pool's session, which refills meanwhile.
+    kinds = ["python" if i % (CYCLES // PYTHON_CYCLES) == 0 else "shell" for i in range(CYCLES)]
+    async with load_client(url, TOKEN, 16) as client:
+        work = Work(client)
+        with anyio.fail_after(300):
+            async with anyio.create_task_group() as tg:
+                for _ in range(RUNNERS):
+                    tg.start_soon(_runner, work, EXECUTIONS // RUNNERS)
+                for index in range(CYCLERS):
+                    tg.start_soon(_cycler, work, kinds[index::CYCLERS])
+    return work
+
+
+async def _warm_up(url: str) -> None:
+    """Every interpreter and both kinds of session once, so that what is made
+    once for good (imports, caches) is in the baseline."""
+    async with load_client(url, TOKEN, 4) as client:
+        work = Work(client)
+        await _runner(work, len(LANGUAGES) * len(MIXES["python"]))
+        await _cycler(work, ["shell", "python"])
+        assert work.problems == []
+
+
+@pytest.mark.timeout(300)
+def test_executions_and_session_lifetimes_leave_no_descriptor_thread_process_file_mount_or_cgroup(
+    serve: Callable[..., AbstractContextManager[Served]],
+) -> None:
+    pool = ("--pool-size", "1", "--pool-max", "1")
+    with serve(*pool, "--max-sessions", str(RUNNERS + CYCLERS + 4)) as served:
+        server = served.server
+        wait_for_pool(server, 1)
+        probe = server.create(languages=["shell"])
+        anyio.run(_warm_up, server.url)
+        wait_for_pool(server, 1)
+        baseline = served.census()
+
+        work = anyio.run(_load, server.url)
+        assert work.problems == [], work.problems[:5]
+        assert work.executions == EXECUTIONS + CYCLES
+        assert work.cycles == CYCLES
+
+        wait_for_pool(server, 1)
+        with server.client() as client:
+
+            def poke() -> None:  # a worker thread lists the probe's folder
+                assert client.get(f"/v1/sessions/{probe}/list").status_code == 200
+
+            after = settled(served, baseline, SETTLE, poke=poke)
+        report: dict[str, Any] = {"before": baseline.to_dict(), "after": after.to_dict()}
+        assert after.cgroups == baseline.cgroups > 0, report
+        assert after.processes == baseline.processes > 0, report
