@@ -173,7 +173,7 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         "pool_size",
         at_least(integer, 0),
         _SERVICE.pool_size,
-        "warm Python sessions kept ready",
+        "warm Python sessions kept ready, at least (0: no pool)",
         metavar="N",
     ),
     Option(
