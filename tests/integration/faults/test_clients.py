@@ -8,8 +8,10 @@ client that never reads a large stream.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -75,14 +77,30 @@ def test_a_client_that_disconnects_mid_stream_stops_the_code_and_keeps_the_state
     server.delete(sid)
 
 
-def _request(server: Server, session_id: str, code: str) -> bytes:
+def _opening(server: Server, session_id: str, code: str, transport: str) -> tuple[bytes, bytes]:
+    """What a raw client sends to run ``code`` in the shell over ``transport``: the
+    request, and what goes once it is answered (a WebSocket's frame)."""
     payload = json.dumps(body(code, "shell")).encode()
+    host = f"Host: 127.0.0.1:{server.port}\r\n"
+    if transport == "http":
+        head = (
+            f"POST /v1/sessions/{session_id}/execute HTTP/1.1\r\n{host}"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n"
+        )
+        return head.encode() + payload, b""
+    key = base64.b64encode(os.urandom(16)).decode()
     head = (
-        f"POST /v1/sessions/{session_id}/execute HTTP/1.1\r\n"
-        f"Host: 127.0.0.1:{server.port}\r\nAuthorization: Bearer {TOKEN}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+        f"GET /v1/sessions/{session_id}/ws?token={TOKEN} HTTP/1.1\r\n{host}"
+        "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
-    return head.encode() + payload
+    # One masked text frame (a client's frames are masked), its length in 16 bits.
+    assert len(payload) < 1 << 16
+    mask = os.urandom(4)
+    masked = bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
+    frame = bytes([0x81, 0x80 | 126]) + len(payload).to_bytes(2, "big") + mask + masked
+    return head.encode(), frame
 
 
 def _read(sock: socket.socket, at_least: int) -> bytes:
@@ -100,8 +118,9 @@ def _read(sock: socket.socket, at_least: int) -> bytes:
 FLOOD = "yes \"$(printf 'x%.0s' $(seq 1023))\" | head -c 209715200; echo; echo flood-done"
 
 
+@pytest.mark.parametrize("transport", ["http", "websocket"])
 def test_a_client_that_never_reads_a_large_stream_holds_the_server_to_bounded_memory(
-    server: Server,
+    server: Server, transport: str
 ) -> None:
     """Guards against buffering a stream its client does not read: the server's
     memory would grow by what the code prints (here 200 MiB). The stream goes on
@@ -112,8 +131,11 @@ def test_a_client_that_never_reads_a_large_stream_holds_the_server_to_bounded_me
     peak = before
     with socket.create_connection(("127.0.0.1", server.port)) as stalled:
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
-        stalled.sendall(_request(server, sid, FLOOD))
-        assert stalled.recv(4096).startswith(b"HTTP/1.1 200"), "the run did not start"
+        request, then = _opening(server, sid, FLOOD, transport)
+        stalled.sendall(request)
+        answer = stalled.recv(4096)
+        assert answer.startswith((b"HTTP/1.1 200", b"HTTP/1.1 101")), answer
+        stalled.sendall(then)
         # The code writes until the stream's buffers are full, then waits; the
         # server's memory is sampled while it does.
         deadline = time.monotonic() + 5
@@ -125,10 +147,9 @@ def test_a_client_that_never_reads_a_large_stream_holds_the_server_to_bounded_me
         grown = (peak - before) / MIB
         assert grown < 100, f"the server grew by {grown:.0f} MiB for a client that did not read"
         # Read now: the stream goes on, line after line of the flood.
-        body = _read(stalled, 16 * MIB).split(b"\n")[1:-1]
-        said = [json.loads(line)["content"] for line in body if b'"format": "output"' in line]
-        assert len(said) > 100 and set("".join(said)) == {"x", "\n"}
-    logger.info("server RSS grew by %.1f MiB while the client did not read", grown)
+        data = _read(stalled, 16 * MIB)
+        assert data.count(b'"format": "output"') > 100 and data.count(b"x" * 1023) > 10_000
+    logger.info("%s: server RSS grew by %.1f MiB while the client did not read", transport, grown)
     _wait_idle(server, sid)  # the client left mid-run: the code is stopped
     after = server.execute(sid, "echo still here", language="shell")
     assert output(after) == "still here\n" and final_status(after) == "ok", after
