@@ -55,15 +55,23 @@ def ms(value: float | None) -> float | None:
 
 
 async def execute(
-    client: httpx.AsyncClient, session_id: str, code: str, language: str = "python"
+    client: httpx.AsyncClient,
+    session_id: str,
+    code: str,
+    language: str = "python",
+    *,
+    timeout: float | None = None,
 ) -> tuple[float, Any]:
-    """Run ``code`` in the session: the round trip to its final message, and the
-    final message's status; RuntimeError if it answered otherwise than 200 or its
-    stream did not end with the final message."""
+    """Run ``code`` in the session (stopped after ``timeout`` seconds, if given):
+    the round trip to its final message, and the final message's status;
+    RuntimeError if it answered otherwise than 200 or its stream did not end with
+    the final message."""
     body = {"role": "assistant", "type": "code", "format": language, "content": code}
+    params = {"timeout": timeout} if timeout is not None else {}
+    url = f"/v1/sessions/{session_id}/execute"
     started = time.perf_counter()
     last: dict[str, Any] = {}
-    async with client.stream("POST", f"/v1/sessions/{session_id}/execute", json=body) as resp:
+    async with client.stream("POST", url, json=body, params=params) as resp:
         if resp.status_code != 200:
             await resp.aread()
             raise RuntimeError(f"execute answered {resp.status_code}: {resp.text[:200]}")

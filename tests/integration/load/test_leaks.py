@@ -1,7 +1,8 @@
 """1,000 executions and 100 session lifetimes leave a real ``lmc serve`` as they found it.
 
 What it guards: every execution (Python, shell and JavaScript, ok and in
-error) and every session's whole life (made, run once, deleted; shell-only
+error, and some stopped by their timeout or by their client going away) and
+every session's whole life (made, run once, deleted; shell-only
 ones and Python ones from the pool) gives back what it took: the server's
 descriptors and threads, processes (its tree, and any process naming its data
 directory or its sessions' cgroups), temporary files (its own ``TMPDIR`` and
@@ -38,6 +39,14 @@ RUNNERS = 4
 CYCLES = 100
 PYTHON_CYCLES = 10
 CYCLERS = 3
+#: A run of each language is stopped after every this many executions of a runner.
+STOP_EVERY = 50
+#: Runs that last until they are stopped; each prints "started" first.
+LONG = {
+    "python": "import time\nprint('started', flush=True)\ntime.sleep(60)",
+    "shell": "echo started; sleep 60",
+    "javascript": "console.log('started'); await new Promise(r => setTimeout(r, 60000))",
+}
 #: How long the counts may take to go back (idle worker threads need 10 s).
 SETTLE = 45.0
 
@@ -57,6 +66,25 @@ class Work:
         if status != expected:
             self.problems.append(f"{language} {code!r}: {status!r}, not {expected!r}")
 
+    async def time_out(self, session_id: str, language: str) -> None:
+        """A run stopped by its timeout (the stop ladder)."""
+        _, status = await execute(self.client, session_id, LONG[language], language, timeout=0.5)
+        if status != "timeout":
+            self.problems.append(f"{language}: a run past its timeout ended {status!r}")
+
+    async def abandon(self, session_id: str, language: str) -> None:
+        """A run whose client goes away once it has started, then waits (bounded)
+        until the session has stopped it and is idle again."""
+        body = {"role": "assistant", "type": "code", "format": language, "content": LONG[language]}
+        url = f"/v1/sessions/{session_id}/execute"
+        async with self.client.stream("POST", url, json=body) as resp:
+            async for line in resp.aiter_lines():
+                if '"started' in line:
+                    break
+        with anyio.fail_after(30):
+            while (await self.client.get(f"/v1/sessions/{session_id}")).json()["state"] != "idle":
+                await anyio.sleep(0.05)
+
     async def create(self, languages: list[str]) -> str:
         created = await self.client.post("/v1/sessions", json={"languages": languages})
         assert created.status_code == 201, created.text
@@ -68,13 +96,19 @@ class Work:
 
 
 async def _runner(work: Work, count: int) -> None:
-    """One session of every language; ``count`` executions of the mixes in turn."""
+    """One session of every language; ``count`` executions of the mixes in turn,
+    and after every ``STOP_EVERY`` of them, a run stopped in each language: by
+    its timeout, or by its client going away."""
     session_id = await work.create(LANGUAGES)
     steps = cycle(
         (language, code, expected) for language in LANGUAGES for code, expected in MIXES[language]
     )
-    for _ in range(count):
+    for done in range(1, count + 1):
         await work.run(session_id, *next(steps))
+        if done % STOP_EVERY == 0:
+            for language in LANGUAGES:
+                stop = work.time_out if done // STOP_EVERY % 2 else work.abandon
+                await stop(session_id, language)
     await work.delete(session_id)
 
 
@@ -107,7 +141,7 @@ async def _warm_up(url: str) -> None:
     once for good (imports, caches) is in the baseline."""
     async with load_client(url, TOKEN, 4) as client:
         work = Work(client)
-        await _runner(work, len(LANGUAGES) * len(MIXES["python"]))
+        await _runner(work, STOP_EVERY * 2)
         await _cycler(work, ["shell", "python"])
         assert work.problems == []
 
