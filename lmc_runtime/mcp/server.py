@@ -23,6 +23,7 @@ from .. import __version__
 from .calls import call_tool
 from .pool import Workspaces
 from .results import error_result
+from .stdio import Intake, diverted_stdin
 from .tools import parse_arguments, tool_list
 from .workspace import Opener
 
@@ -122,10 +123,19 @@ def build_server(workspaces: Workspaces, caller: Caller) -> Server[Any]:
 
 async def serve_stdio(opener: Opener) -> None:
     """Serve one client over stdin and stdout until its input ends, then close
-    its workspace and everything its code started."""
+    its workspace and everything its code started. Every request is answered,
+    also one that is not a valid message (see :mod:`.stdio`)."""
     from mcp.server.stdio import stdio_server
 
     workspaces = Workspaces(opener)
     server = build_server(workspaces, StdioCaller())
-    async with workspaces.running(), stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    with diverted_stdin() as stdin:
+        intake = Intake(anyio.wrap_file(stdin))
+        async with (
+            workspaces.running(),
+            stdio_server(stdin=intake.as_file()) as (read, write),
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(intake.answer, write)
+            await server.run(read, write, server.create_initialization_options())
+            tg.cancel_scope.cancel()

@@ -31,6 +31,7 @@ __all__ = [
     "GUARD",
     "NOT_UNDERSTOOD",
     "Tally",
+    "answers",
     "check_dicts",
     "check_replies",
     "descendants",
@@ -130,6 +131,23 @@ def check_replies(replies: list[Message], expect: Case | Wire) -> None:
         assert replies[-1].status == "ok", replies[-1]
         output = "".join(str(m.content) for m in replies if m.format == "output")
         assert output == expect.output, (output[:300], expect.output)
+
+
+def answers(messages: list[Message]) -> list[list[Message]]:
+    """``messages`` as answers: each refusal alone, each run up to its final."""
+    groups: list[list[Message]] = []
+    run: list[Message] = []
+    for message in messages:
+        if not run and message.format == "output" and message.status in NOT_UNDERSTOOD:
+            groups.append([message])
+            continue
+        run.append(message)
+        if message.is_final:
+            groups.append(run)
+            run = []
+    if run:
+        groups.append(run)
+    return groups
 
 
 def check_dicts(lines: Iterable[Any], expect: Case | Wire) -> None:

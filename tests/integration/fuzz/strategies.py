@@ -36,6 +36,7 @@ __all__ = [
     "garbage_texts",
     "invalid_utf8",
     "lone_surrogate",
+    "mix",
     "number_texts",
     "odd_strings",
     "wires",
@@ -87,6 +88,15 @@ class Wire:
 def code_message(language: str, content: Any, **fields: Any) -> dict[str, Any]:
     """An assistant code message in ``language``."""
     return {"role": "assistant", "type": "code", "format": language, "content": content, **fields}
+
+
+def mix(*kinds: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """One of ``kinds``, each as likely (list one twice to weigh it double).
+
+    ``st.one_of`` would do, but it leans toward the kinds whose examples are
+    small: hostile inputs are often large, and would come up rarely.
+    """
+    return st.integers(0, len(kinds) - 1).flatmap(lambda index: kinds[index])
 
 
 # -- small values, each usable in any field ---------------------------------------
@@ -249,7 +259,7 @@ def cases(json_only: bool = False) -> st.SearchStrategy[Case]:
     kinds = [valid_code(), wrong_types(), huge(), deep(depth), odd(), unknown(), context()]
     if not json_only:
         kinds.append(numbers())
-    return st.one_of(*kinds)
+    return mix(*kinds)
 
 
 # -- wire-level input --------------------------------------------------------------
@@ -370,7 +380,8 @@ def _invalid_utf8_on_the_wire(draw: st.DrawFn) -> Wire:
 
 def wires() -> st.SearchStrategy[Wire]:
     """Every kind of :class:`Wire`: the JSON cases, and what only a wire can carry."""
-    return st.one_of(
+    return mix(
+        cases(json_only=True).map(_wire_of),
         cases(json_only=True).map(_wire_of),
         _numbers_on_the_wire(),
         _deep_on_the_wire(),

@@ -64,7 +64,7 @@ def _still_fine(replies: list[Message]) -> None:
     assert replies[-1].is_final and replies[-1].status == "ok", replies[-1]
 
 
-@fuzz_settings(12)
+@fuzz_settings(20)
 @given(batch=st.lists(cases(), min_size=1, max_size=5))
 def test_run_answers_every_message_with_a_final_reply_or_a_refusal(
     computer: Computer, batch: list[Case]
@@ -83,7 +83,7 @@ async def _collect(computer: Computer, value: Any) -> list[Message]:
     return [reply async for reply in computer.arun(value)]
 
 
-@fuzz_settings(10)
+@fuzz_settings(15)
 @given(batch=st.lists(cases(), min_size=1, max_size=5))
 def test_arun_answers_every_message_object_with_a_final_reply_or_a_refusal(
     portal_computer: tuple[BlockingPortal, Computer], batch: list[Case]

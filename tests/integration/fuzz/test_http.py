@@ -48,7 +48,7 @@ def _check_execute(fuzzed: Target, wire: Wire, content_type: str | None, query: 
 _QUERIES = st.none() | st.sampled_from(["nan", "inf", "-1", "0", "1e400", "abc", "", "30"])
 
 
-@fuzz_settings(10)
+@fuzz_settings(15)
 @given(
     batch=st.lists(
         st.tuples(wires(), content_types(), st.none() | _QUERIES), min_size=1, max_size=6

@@ -30,9 +30,9 @@ from lmc_runtime.chunks import ChunkAssembler
 from lmc_runtime.messages import parse_message
 
 from ..service.server import TOKEN
-from .checks import GUARD, NOT_UNDERSTOOD, Tally, check_replies, fuzz_settings
+from .checks import GUARD, Tally, answers, check_replies, fuzz_settings
 from .service import Target
-from .strategies import Wire, bad_values, code_message, odd_strings, wires
+from .strategies import Wire, bad_values, code_message, mix, odd_strings, wires
 
 pytestmark = pytest.mark.integration
 
@@ -100,8 +100,11 @@ def _chunks(draw: st.DrawFn) -> Frame:
 
 
 def frames() -> st.SearchStrategy[Frame]:
-    return st.one_of(
-        st.builds(_from_wire, wires(), st.just(False)),
+    text = st.builds(_from_wire, wires(), st.just(False))
+    return mix(
+        text,
+        text,
+        text,
         st.builds(_from_wire, wires(), st.just(True)),
         _control(),
         _hello(),
@@ -160,30 +163,13 @@ async def _connected(fuzzed: Target) -> AsyncIterator[_Socket]:
         yield _Socket(ws)
 
 
-def _groups(messages: list[Message]) -> list[list[Message]]:
-    """``messages`` as answers: each refusal alone, each run up to its final."""
-    groups: list[list[Message]] = []
-    run: list[Message] = []
-    for message in messages:
-        if not run and message.format == "output" and message.status in NOT_UNDERSTOOD:
-            groups.append([message])
-            continue
-        run.append(message)
-        if message.is_final:
-            groups.append(run)
-            run = []
-    if run:
-        groups.append(run)
-    return groups
-
-
 def _check_answer(frame: Frame, answer: list[Message]) -> None:
     if frame.expect == "none":
         assert not answer, f"a {frame.label} frame was answered: {answer!r:.300}"
         return
     assert answer or frame.expect == "maybe", f"no answer to a {frame.label} frame"
     wire = frame.wire
-    groups = _groups(answer)
+    groups = answers(answer)
     if wire is not None and len(frame.data) == 1:
         assert len(groups) == 1, f"{len(groups)} answers to one frame: {answer!r:.300}"
         expected = wire if frame.label != "ws: binary" else Wire(b"", "refuse", "binary")
@@ -216,7 +202,7 @@ async def _fuzz(fuzzed: Target, batch: list[Frame], tally: Tally) -> None:
         await socket_cm.__aexit__(None, None, None)
 
 
-@fuzz_settings(12)
+@fuzz_settings(15)
 @given(batch=st.lists(frames(), min_size=1, max_size=8))
 def test_every_frame_is_answered_and_the_connection_kept(
     fuzzed: Target, batch: list[Frame]
