@@ -120,8 +120,11 @@ def _processes(server: psutil.Process, target: CensusTarget) -> list[psutil.Proc
     marks = [f"/{target.cgroup_prefix}"]
     if target.data_dir is not None:
         marks.append(str(target.data_dir))
+    # Not this process or its parents, whose command lines may name the data directory.
+    here = psutil.Process()
+    counting = {here.pid, *(parent.pid for parent in here.parents())}
     for process in psutil.process_iter():
-        if process.pid not in found and _names(process.pid, marks):
+        if process.pid not in found and process.pid not in counting and _names(process.pid, marks):
             found[process.pid] = process
     return list(found.values())
 

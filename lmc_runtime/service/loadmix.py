@@ -139,6 +139,8 @@ class _Load:
         self.deadline = self.began + report.duration
         self.waiting_warm = report.sessions
         self.all_warm = anyio.Event()
+        #: Set once the last sample under load is taken: sessions are deleted after it.
+        self.sampled = anyio.Event()
         #: Warm sessions in the pool at the start (None: unknown).
         self.pool_start: int | None = None
 
@@ -201,6 +203,8 @@ async def _session(client: httpx.AsyncClient, load: _Load) -> None:
             load.warmed()  # counted once, whatever happened, so no one waits forever
         if session_id is not None:
             with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(SETTLE_BOUND):
+                    await load.sampled.wait()
                 await _delete(client, report, session_id)
 
 
@@ -233,17 +237,20 @@ async def _warmed_up(client: httpx.AsyncClient, load: _Load) -> bool:
 async def _sampler(client: httpx.AsyncClient, load: _Load, every: float) -> None:
     """Count the server tree every ``every`` seconds until the deadline, and once
     at it; the first count after warm-up is the warm one."""
-    while True:
-        sample = await load.sample()
-        if sample is None:
-            return
-        load.report.samples.append(sample)
-        if load.report.warm is None and await _warmed_up(client, load):
-            load.report.warm = sample
-        left = load.deadline - time.monotonic()
-        if left <= 0:
-            return
-        await anyio.sleep(min(every, left))  # the sampling period, not a wait for a state
+    try:
+        while True:
+            sample = await load.sample()
+            if sample is None:
+                return
+            load.report.samples.append(sample)
+            if load.report.warm is None and await _warmed_up(client, load):
+                load.report.warm = sample
+            left = load.deadline - time.monotonic()
+            if left <= 0:
+                return
+            await anyio.sleep(min(every, left))  # the sampling period, not a wait for a state
+    finally:
+        load.sampled.set()
 
 
 async def _settled(load: _Load) -> Census | None:
