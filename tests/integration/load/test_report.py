@@ -41,7 +41,7 @@ def test_memory_that_levels_off_after_warm_up_is_flat() -> None:
         "start": 200.0,
         "warm": 1000.0,
         "warm_at_s": 10.0,
-        "middle": 1050.0,
+        "middle": 1040.0,
         "end": 1060.0,
     }
 
