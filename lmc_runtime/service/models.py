@@ -28,9 +28,12 @@ __all__ = [
 
 
 class LimitsModel(BaseModel):
-    """Per-session limits; a field left out takes the service's default."""
+    """Per-session limits; a field left out takes the service's default.
 
-    model_config = ConfigDict(extra="forbid")
+    Strict: a number is a JSON number, never ``true`` (which lax validation took
+    as 1, a limit no interpreter starts under) or a string."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     memory_bytes: int | None = Field(default=None, gt=0)
     cpu_seconds: float | None = Field(default=None, gt=0)
@@ -70,9 +73,10 @@ def checked_env(env: dict[str, str]) -> dict[str, str]:
 
 class CreateSession(BaseModel):
     """``POST /v1/sessions``: the languages the session will use, its limits, where
-    its code runs and the variables every interpreter of it starts with."""
+    its code runs and the variables every interpreter of it starts with (strict:
+    ``network`` is a JSON boolean, not ``"no"`` or 0)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     languages: list[str] = Field(default_factory=lambda: ["python"], max_length=16)
     network: bool | None = None

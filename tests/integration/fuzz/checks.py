@@ -65,12 +65,14 @@ def campaign() -> bool:
     return os.environ.get("LMC_FUZZ_PROFILE") == "campaign"
 
 
-def fuzz_settings(ci_examples: int) -> settings:
-    """The settings of a fuzz test: ``ci_examples`` examples in CI, the campaign's
-    ``LMC_FUZZ_EXAMPLES`` under it."""
+def fuzz_settings(ci_examples: int, campaign_share: float = 1.0) -> settings:
+    """The settings of a fuzz test: ``ci_examples`` examples in CI; under the
+    campaign, ``campaign_share`` of its ``LMC_FUZZ_EXAMPLES`` (a test whose
+    examples each start a process takes a share)."""
     if campaign():
         examples = int(os.environ.get("LMC_FUZZ_EXAMPLES", "200"))
-        return settings(settings.get_profile("campaign"), max_examples=examples)
+        share = max(1, round(examples * campaign_share))
+        return settings(settings.get_profile("campaign"), max_examples=share)
     return settings(settings.get_profile("fuzz-ci"), max_examples=ci_examples)
 
 
@@ -92,8 +94,11 @@ class Tally:
         """Count one input; under the campaign, a failed check is counted, not raised."""
         try:
             yield
-        except AssertionError as exc:
-            self._write(label=label, failed=True, reason=str(exc)[:500], input=_short(shown))
+        except Exception as exc:  # under the campaign, a hang or a crash is counted too
+            if not isinstance(exc, AssertionError) and not campaign():
+                raise
+            reason = f"{type(exc).__name__}: {exc}"[:500]
+            self._write(label=label, failed=True, reason=reason, input=_short(shown))
             if not campaign():
                 raise
         else:

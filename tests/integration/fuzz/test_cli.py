@@ -93,13 +93,13 @@ def _check(batch: list[Wire], path: Path | None, tally: Tally) -> None:
             check_replies(group, wire)
 
 
-@fuzz_settings(2)
+@fuzz_settings(2, campaign_share=0.1)
 @given(batch=st.lists(lines, min_size=1, max_size=12))
 def test_a_jsonl_file_gets_one_answer_per_line(tmp_path: Path, batch: list[Wire]) -> None:
     _check(batch, tmp_path / "batch.jsonl", Tally("lmc run FILE"))
 
 
-@fuzz_settings(2)
+@fuzz_settings(2, campaign_share=0.1)
 @given(batch=st.lists(lines, min_size=1, max_size=12))
 def test_stdin_gets_one_answer_per_line(batch: list[Wire]) -> None:
     _check(batch, None, Tally("lmc run (stdin)"))

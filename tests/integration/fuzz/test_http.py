@@ -38,7 +38,9 @@ def _check_execute(fuzzed: Target, wire: Wire, content_type: str | None, query: 
     if response.status_code != 200:
         problem = problem_of(response)
         too_large = len(wire.data) > MAX_REQUEST_BYTES
-        assert wire.expect != "run" or too_large or query is not None, (wire.label, problem)
+        bad_header = content_type is not None and not content_type.isprintable()
+        refused = too_large or bad_header or query is not None
+        assert wire.expect != "run" or refused, (wire.label, problem)
         return
     assert response.headers["content-type"].startswith("application/x-ndjson")
     assert wire.expect != "context", "ran a message that is not code"
@@ -59,7 +61,7 @@ def test_execute_answers_every_body_with_replies_or_a_problem(
 ) -> None:
     tally = Tally("serve: POST execute")
     for wire, content_type, query in batch:
-        with tally.trying(wire.label, wire.data):
+        with tally.trying(wire.label, (wire.data, content_type, query)):
             _check_execute(fuzzed, wire, content_type, query)
     with tally.trying("health", "print(1) after the batch"):
         fuzzed.assert_healthy()
@@ -114,3 +116,19 @@ def test_a_request_http_cannot_parse_gets_a_json_problem(fuzzed: Target) -> None
     assert b"content-type: application/json" in head.lower(), head
     problem = json.loads(body)["error"]
     assert problem["code"] == "bad_request" and "not a valid HTTP request" in problem["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"limits": {"file_size_bytes": True}}, {"limits": {"processes": "64"}}, {"network": "no"}],
+)
+def test_a_limit_or_flag_of_the_wrong_json_type_is_refused(
+    fuzzed: Target, body: dict[str, Any]
+) -> None:
+    """Regression: lax validation took ``true`` as the limit 1 (a 1-byte file size,
+    under which no kernel starts: a 503 after the start failed), and strings as
+    numbers or booleans; a JSON value of the wrong type is a 400."""
+    with bounded_client(fuzzed.server) as client:
+        response = client.post("/v1/sessions", json=body)
+    assert response.status_code == 400, response.text
+    assert problem_of(response)["code"] == "bad_request"

@@ -30,7 +30,7 @@ from lmc_runtime.chunks import ChunkAssembler
 from lmc_runtime.messages import parse_message
 
 from ..service.server import TOKEN
-from .checks import GUARD, Tally, answers, check_replies, fuzz_settings
+from .checks import GUARD, NOT_UNDERSTOOD, Tally, answers, check_replies, fuzz_settings
 from .service import Target
 from .strategies import Wire, bad_values, code_message, mix, odd_strings, wires
 
@@ -143,8 +143,9 @@ class _Socket:
             message = await self.message()
             if message.in_reply_to != sentinel:
                 others.append(message)
-                other_ended = other_ended or message.is_final
-                if message.is_final and waiting:  # what kept the sentinel busy has ended
+                ends = message.is_final or message.status in NOT_UNDERSTOOD  # a refusal ends too
+                other_ended = other_ended or ends
+                if ends and waiting:  # what kept the sentinel busy has ended
                     waiting = False
                     await self.ws.send(text)
             elif message.status == "busy":  # a fuzzed message runs: again once it ends
