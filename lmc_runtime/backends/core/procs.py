@@ -24,6 +24,7 @@ import anyio
 __all__ = [
     "PORTABLE",
     "describe_exit",
+    "end_session",
     "kill_session",
     "linux_procfs",
     "nonblocking_pipe",
@@ -157,6 +158,12 @@ def kill_session(sid: int) -> None:
     for pid in session_members(sid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+async def end_session(sid: int) -> None:
+    """:func:`kill_session` in a worker thread: it reads every process of the host
+    from ``/proc``, which must not hold up the event loop (milliseconds a close)."""
+    await anyio.to_thread.run_sync(kill_session, sid)
 
 
 def describe_exit(code: int | None, who: str) -> str:

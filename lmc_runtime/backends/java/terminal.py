@@ -22,7 +22,7 @@ import anyio
 
 from ...errors import KernelStartError
 from ..core import Gone, StdinChannel
-from ..core.procs import describe_exit, kill_session, read_available, signal_group, wait_for_exit
+from ..core.procs import describe_exit, end_session, read_available, signal_group, wait_for_exit
 from ..core.pty import spawn_pty
 from .stream import Event, TagParser, init_script
 
@@ -58,7 +58,7 @@ class JshellTerminal:
 
     async def kill(self) -> None:
         if self.pid > 0:
-            kill_session(self.pid)
+            await end_session(self.pid)
             signal_group(self.pid, signal.SIGKILL)
             with anyio.move_on_after(_DRAIN_GRACE + 3):
                 await self._ended.wait()
@@ -141,7 +141,7 @@ class JshellTerminal:
         await wait_for_exit(self.pid, lambda: child.wait())
         with contextlib.suppress(Exception):
             child.isalive()  # reaps it and records how it ended
-        kill_session(self.pid)
+        await end_session(self.pid)
         with anyio.move_on_after(_DRAIN_GRACE):
             await self._closed.wait()
         code = -child.signalstatus if child.signalstatus is not None else child.exitstatus

@@ -12,7 +12,7 @@ from typing import Any
 
 from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
 
-from ..core.procs import kill_session, signal_group, wait_for_exit
+from ..core.procs import end_session, signal_group, wait_for_exit
 
 __all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
 
@@ -85,7 +85,7 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         """SIGKILL the group, and every process of the kernel's session that left it."""
         await self.send_signal(signal.SIGKILL)
         if self.pid > 0:
-            kill_session(self.pid)
+            await end_session(self.pid)
 
     async def terminate(self, restart: bool = False) -> None:
         await self.send_signal(signal.SIGTERM)

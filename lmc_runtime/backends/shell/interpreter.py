@@ -29,7 +29,7 @@ from ..base import ExecutionOptions, SessionSettings
 from ..core import Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
 from ..core.procs import (
     describe_exit,
-    kill_session,
+    end_session,
     read_available,
     readable_now,
     signal_group,
@@ -151,7 +151,7 @@ class ShellInterpreter:
         """Kill every process of the shell's session, reap the shell, close the PTY."""
         self._scope.cancel()
         if self.pid > 0:
-            kill_session(self.pid)
+            await end_session(self.pid)
             if not self._reaped:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signal.SIGKILL)
@@ -252,7 +252,7 @@ class ShellInterpreter:
                     await wait_for_exit(self.pid, self._wait_blocking)
                     self._note_exit()
                     # The shell is gone; its jobs go too, and they release the terminal.
-                    kill_session(self.pid)
+                    await end_session(self.pid)
                     with anyio.move_on_after(_DRAIN_GRACE):
                         await self._pty_closed.wait()
                     tg.cancel_scope.cancel()
