@@ -26,7 +26,7 @@ import psutil
 
 from ..sandbox.cgroups import cgroup_parents
 
-__all__ = ["Census", "CensusTarget", "take_census"]
+__all__ = ["Census", "CensusTarget", "server_pid", "take_census"]
 
 #: The counts a leak check compares (RSS is a measure, not a count).
 COUNTS = ("processes", "fds", "server_fds", "server_threads", "files", "mounts", "cgroups")
@@ -174,3 +174,12 @@ def _children(parent: Path, prefix: str) -> Iterable[Path]:
             return [Path(e.path) for e in entries if e.name.startswith(prefix) and e.is_dir()]
     except OSError:
         return []
+
+
+def server_pid(port: int) -> int | None:
+    """The pid of the process listening on TCP ``port`` here, if any."""
+    for conn in psutil.net_connections(kind="tcp"):
+        listening = conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
+        if listening and conn.pid is not None:
+            return conn.pid
+    return None

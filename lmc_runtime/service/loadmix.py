@@ -21,112 +21,23 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 import httpx
 import psutil
 
 from .census import Census, CensusTarget, take_census
-from .loadwire import MIXES, execute, load_client, ms, percentile
+from .loadreport import MixReport, Sample
+from .loadwire import MIXES, execute, load_client
 
-__all__ = ["MixReport", "Sample", "pool_ready", "run_mixed", "server_pid"]
+__all__ = ["MixReport", "Sample", "pool_ready", "run_mixed"]
 
 #: How long the processes and descriptors may take to go back after the deletes.
 SETTLE_BOUND = 60.0
 #: How often they are counted meanwhile.
 SETTLE_EVERY = 0.25
-
-
-@dataclass(frozen=True)
-class Sample:
-    """The server tree at one moment of the load (seconds since it began)."""
-
-    at: float
-    census: Census
-
-
-@dataclass
-class MixReport:
-    """What one timed mixed load measured."""
-
-    sessions: int
-    languages: list[str]
-    duration: float
-    flat_percent: float
-    executions: int = 0
-    latencies: list[float] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    samples: list[Sample] = field(default_factory=list)
-    start: Census | None = None
-    warm: Sample | None = None
-    after: Census | None = None
-
-    def _middle(self) -> Sample | None:
-        if not self.samples:
-            return None
-        return min(self.samples, key=lambda sample: abs(sample.at - self.duration / 2))
-
-    @property
-    def rss_growth_percent(self) -> float | None:
-        """How far the RSS at the end of the load is above the value after warm-up."""
-        if self.warm is None or not self.samples or not self.warm.census.rss_bytes:
-            return None
-        end = self.samples[-1].census.rss_bytes
-        return (end / self.warm.census.rss_bytes - 1) * 100
-
-    @property
-    def flat(self) -> bool | None:
-        growth = self.rss_growth_percent
-        return None if growth is None else growth <= self.flat_percent
-
-    def leaked(self) -> dict[str, tuple[int, int]]:
-        """Processes or descriptors more after the deletes than at the start."""
-        if self.start is None or self.after is None:
-            return {}
-        above = self.after.above(self.start)
-        return {name: above[name] for name in ("processes", "fds") if name in above}
-
-    def to_dict(self) -> dict[str, Any]:
-        middle = self._middle()
-        growth = self.rss_growth_percent
-        return {
-            "sessions": self.sessions,
-            "languages": self.languages,
-            "duration_s": self.duration,
-            "executions": self.executions,
-            "errors": len(self.errors),
-            "error_samples": self.errors[:5],
-            "p50_ms": ms(percentile(self.latencies, 50)),
-            "p99_ms": ms(percentile(self.latencies, 99)),
-            "rss_mib": {
-                "start": _mib(self.start),
-                "warm": _mib(self.warm.census if self.warm else None),
-                "warm_at_s": round(self.warm.at, 1) if self.warm else None,
-                "middle": _mib(middle.census if middle else None),
-                "end": _mib(self.samples[-1].census if self.samples else None),
-            },
-            "rss_growth_percent": None if growth is None else round(growth, 1),
-            "flat": self.flat,
-            "flat_percent": self.flat_percent,
-            "start": self.start.to_dict() if self.start else None,
-            "after_delete": self.after.to_dict() if self.after else None,
-            "leaked": {name: list(counts) for name, counts in self.leaked().items()},
-        }
-
-
-def _mib(census: Census | None) -> float | None:
-    return None if census is None else round(census.rss_bytes / 2**20, 1)
-
-
-def server_pid(port: int) -> int | None:
-    """The pid of the process listening on TCP ``port`` here, if any."""
-    for conn in psutil.net_connections(kind="tcp"):
-        listening = conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
-        if listening and conn.pid is not None:
-            return conn.pid
-    return None
+#: Counts this far apart that agree are taken as steady (the start's).
+STEADY_GAP = 0.5
 
 
 class _Load:
@@ -253,6 +164,25 @@ async def _sampler(client: httpx.AsyncClient, load: _Load, every: float) -> None
         load.sampled.set()
 
 
+async def _steady(load: _Load) -> Census | None:
+    """The census once two counts :data:`STEADY_GAP` apart agree (a kernel's
+    client sockets connect a moment after it is ready), or the last after
+    :data:`SETTLE_BOUND` seconds."""
+    census = await load.census()
+    with anyio.move_on_after(SETTLE_BOUND):
+        while census is not None:
+            await anyio.sleep(STEADY_GAP)
+            again = await load.census()
+            if again is None or _counts(again) == _counts(census):
+                break
+            census = again
+    return census
+
+
+def _counts(census: Census) -> dict[str, int]:
+    return {name: value for name, value in census.to_dict().items() if name != "rss_bytes"}
+
+
 async def _settled(load: _Load) -> Census | None:
     """The census once processes and descriptors are back at their level at the
     start, or the last one counted after :data:`SETTLE_BOUND` seconds."""
@@ -284,7 +214,7 @@ async def run_mixed(
     load = _Load(report, target)
     async with load_client(url, token, sessions * 2 + 4) as client:
         load.pool_start = await pool_ready(client)
-        report.start = await load.census()
+        report.start = await _steady(load)
         load.began = time.monotonic()
         load.deadline = load.began + duration
         with anyio.fail_after(duration + 600):

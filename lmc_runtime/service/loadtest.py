@@ -35,8 +35,8 @@ from typing import Any
 import anyio
 import httpx
 
-from .census import CensusTarget
-from .loadmix import run_mixed, server_pid
+from .census import CensusTarget, server_pid
+from .loadmix import run_mixed
 from .loadwire import MIX, MIXES, execute, load_client, ms, percentile
 from .replicas import replica_of
 

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lmc_runtime.service.census import Census, CensusTarget, take_census
 
 from ..service.server import Server
 
-__all__ = ["Served", "settled"]
+__all__ = ["Served", "settled", "steady"]
 
 #: How often the counts are read while they settle.
 _EVERY = 0.2
+#: Counts this far apart that agree are steady.
+_STEADY_GAP = 0.5
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,21 @@ class Served:
 
     def census(self) -> Census:
         return take_census(self.target)
+
+
+def steady(served: Served, bound: float = 30) -> Census:
+    """The census once two counts :data:`_STEADY_GAP` apart agree: a kernel's
+    client sockets connect a moment after it is ready (a baseline taken in
+    that moment would be one connection short)."""
+    deadline = time.monotonic() + bound
+    census = served.census()
+    while True:
+        time.sleep(_STEADY_GAP)
+        again = served.census()
+        if replace(again, rss_bytes=0) == replace(census, rss_bytes=0):
+            return again
+        assert time.monotonic() < deadline, f"the counts did not hold still for {bound} s"
+        census = again
 
 
 def settled(

@@ -3,21 +3,21 @@
 What it guards: every execution (Python, shell and JavaScript, ok and in
 error, and some stopped by their timeout or by their client going away) and
 every session's whole life (made, run once, deleted; shell-only ones, Python
-ones, and shell ones through RemoteComputer over a WebSocket with a file
-uploaded and downloaded) gives back what it took: the server's
+ones from the pool, and shell ones through RemoteComputer over a WebSocket
+with a file uploaded and downloaded) gives back what it took: the server's
 descriptors and threads, processes (its tree, and any process naming its data
 directory or its sessions' cgroups), temporary files (its own ``TMPDIR`` and
 the data directory's ``sessions/``), mounts and cgroups. Counted before and
-after with the same session open (a probe) and no pool: a warm kernel made to
-refill the pool may hold one IPC connection to the server more or less than
-the one it replaces, which would blur an exact count. Each count is waited
-for, bounded, until it is back.
+after with the same sessions open (the pool's, and a probe); the baseline
+once the counts hold still (a new kernel's client sockets connect a moment
+after it is ready), the end once every count is back at or below it, each
+wait bounded.
 
 Threads: AnyIO retires a worker thread only when another is handed work and
 it has been idle for 10 s, so the wait keeps listing the probe's folder (one
-worker thread at a time) until the idle ones are gone. The baseline is taken
-right after the warm-up, with its idle workers alive: the end may only be at
-or below it.
+worker thread at a time) until the idle ones are gone. The baseline, after
+the warm-up, has the warm-up's idle workers alive: the end may only be at or
+below it.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ import pytest
 from lmc_runtime.remote import RemoteComputer
 from lmc_runtime.service.loadwire import MIXES, execute, load_client
 
-from ..service.server import TOKEN
-from .census import Served, settled
+from ..service.server import TOKEN, wait_for_pool
+from .census import Served, settled, steady
 
 LANGUAGES = ["python", "shell", "javascript"]
 EXECUTIONS = 1000
@@ -151,7 +151,7 @@ async def _remote(work: Work) -> None:
 
 
 async def _load(url: str) -> Work:
-    # The Python ones spread out: each starts a kernel, while the others go on.
+    # The Python ones spread out: each takes the pool's session, which refills meanwhile.
     kinds = [_KINDS.get(i % (CYCLES // PYTHON_CYCLES), "shell") for i in range(CYCLES)]
     async with load_client(url, TOKEN, 16) as client:
         work = Work(client)
@@ -178,17 +178,22 @@ async def _warm_up(url: str) -> None:
 def test_executions_and_session_lifetimes_leave_no_descriptor_thread_process_file_mount_or_cgroup(
     serve: Callable[..., AbstractContextManager[Served]],
 ) -> None:
-    with serve("--pool-size", "0", "--max-sessions", str(RUNNERS + CYCLERS + 2)) as served:
+    pool = ("--pool-size", "1", "--pool-max", "1")
+    with serve(*pool, "--max-sessions", str(RUNNERS + CYCLERS + 4)) as served:
         server = served.server
+        wait_for_pool(server, 1)
         probe = server.create(languages=["shell"])
         server.execute(probe, "echo up", language="shell")  # its shell runs throughout
         anyio.run(_warm_up, server.url)
-        baseline = served.census()
+        wait_for_pool(server, 1)
+        baseline = steady(served)
 
         work = anyio.run(_load, server.url)
         assert work.problems == [], work.problems[:5]
         assert work.executions == EXECUTIONS + CYCLES
         assert work.cycles == CYCLES
+
+        wait_for_pool(server, 1)
 
         with server.client() as client:
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lmc_runtime.service.census import Census
-from lmc_runtime.service.loadmix import MixReport, Sample
+from lmc_runtime.service.loadreport import MixReport, Sample
 
 START = Census(
     processes=10,
