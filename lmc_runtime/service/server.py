@@ -14,6 +14,7 @@ its processes. Connections have deadlines and a cap (:mod:`.connections`).
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import sys
 from collections.abc import Callable
@@ -134,6 +135,10 @@ def serve(
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
+        # An idle connection stays open as long as its next headers may take:
+        # past the 5 s after which httpx (RemoteComputer's client too) drops
+        # one, so a client never reuses a connection just as it is closed.
+        timeout_keep_alive=math.ceil(limits.header_timeout),
         server_header=False,
     )
     logger.info("serving at most %d connections at once", connection_cap(limits))
