@@ -4,8 +4,9 @@ N sessions, each created with every language of the mix, run the load test's
 short executions in turn (a Python one, then a shell one, then a JavaScript
 one, ...) until ``duration`` seconds have passed, and are then deleted. When
 the server runs on this host (its pid is known), a :class:`~.census.Census`
-of it is taken before the sessions are made, every ``sample_every`` seconds
-during the load, and after the sessions are deleted, once the processes and
+of it is taken before the sessions are made (once its counts hold still),
+every ``sample_every`` seconds during the load (the last one before any
+session is deleted), and after the sessions are deleted, once the processes and
 descriptors are back at their level at the start (or a bound has passed).
 
 Reported: executions, errors (an unexpected status, an HTTP error, a stream
