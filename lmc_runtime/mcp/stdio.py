@@ -58,8 +58,14 @@ def diverted_stdin() -> Iterator[TextIOWrapper]:
 
 
 def _request_id(data: Any) -> str | int | None:
+    """The id to answer ``data`` with: None for one that could not be written back
+    (a lone surrogate, which no UTF-8 holds, made the writer fail and the server end)."""
     value = data.get("id") if isinstance(data, dict) else None
     if isinstance(value, str) and len(value) <= _MAX_ID_CHARS:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
         return value
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63:
         return value

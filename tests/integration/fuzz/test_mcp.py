@@ -211,7 +211,8 @@ def test_every_line_leaves_the_server_answering(
 def test_a_request_that_is_not_a_valid_message_is_answered(mcp: Mcp) -> None:
     """Regression: a request whose params were not an object (or any line the SDK's
     reader could not validate) was dropped without a response, and its client
-    waited forever; garbage gets a parse error with a null id."""
+    waited forever; garbage gets a parse error with a null id, and so does a
+    request whose id holds a lone surrogate."""
     mcp.issued.add("bad-params")
     mcp.send(b'{"jsonrpc": "2.0", "id": "bad-params", "method": "tools/call", "params": false}')
     response = mcp.wait_for("bad-params")
@@ -219,3 +220,8 @@ def test_a_request_that_is_not_a_valid_message_is_answered(mcp: Mcp) -> None:
     assert "params" in response["error"]["message"]
     mcp.send(b"not json at all")
     assert "result" in mcp.request("ping")
+    # An id holding a lone surrogate cannot be written back: answered with null,
+    # where the error's id made the writer fail and the server end.
+    mcp.send(b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/call", "params": 1}')
+    assert "result" in mcp.request("ping")
+    assert mcp.process.poll() is None
