@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 from collections.abc import AsyncIterator, Iterator
 from io import TextIOWrapper
@@ -118,7 +117,8 @@ class Intake:
 
     def __init__(self, lines: anyio.AsyncFile[str]) -> None:
         self._lines = lines
-        self._send, self._errors = anyio.create_memory_object_stream[types.JSONRPCError](math.inf)
+        # Bounded: a client that sends garbage faster than it reads the answers waits.
+        self._send, self._errors = anyio.create_memory_object_stream[types.JSONRPCError](64)
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async with self._send:
@@ -128,7 +128,8 @@ class Intake:
                     yield line
                 else:
                     logger.debug("answered a line that is not a JSON-RPC message")
-                    self._send.send_nowait(error)
+                    with contextlib.suppress(anyio.BrokenResourceError):  # no more answers
+                        await self._send.send(error)
 
     def as_file(self) -> anyio.AsyncFile[str]:
         """This, typed as what the SDK's ``stdio_server`` reads (it only iterates it)."""

@@ -37,6 +37,7 @@ __all__ = [
     "descendants",
     "fuzz_settings",
     "new_processes",
+    "servers",
 ]
 
 #: Bounds a wait that only a hang comes near.
@@ -160,15 +161,38 @@ def check_dicts(lines: Iterable[Any], expect: Case | Wire) -> None:
     check_replies([parse_message(line) for line in lines], expect)
 
 
-def new_processes(before: set[int], root: int) -> set[int]:
+def new_processes(before: set[int], root: int, apart: set[int] | None = None) -> set[int]:
     """The processes under ``root`` now (bounded wait for leftovers to end) that were
-    not there ``before``: what a batch left behind."""
+    not there ``before``: what a batch left behind. Those under a process in
+    ``apart`` (another fixture's server, which may start processes of its own)
+    are not counted."""
     deadline = time.monotonic() + 10
     while True:
-        left = descendants(root) - before
+        left = {pid for pid in descendants(root) - before if not _under(pid, apart or set())}
         if not left or time.monotonic() > deadline:
             return left
         psutil.wait_procs(_processes(left), 0.2)
+
+
+def _under(pid: int, apart: set[int]) -> bool:
+    try:
+        return any(parent.pid in apart for parent in psutil.Process(pid).parents())
+    except psutil.NoSuchProcess:
+        return False
+
+
+def servers(pids: set[int]) -> set[int]:
+    """Those of ``pids`` that are lmc's own servers (``lmc serve``, ``lmc mcp``)
+    started by other tests' fixtures."""
+    found = set()
+    for process in _processes(pids):
+        try:
+            command = " ".join(process.cmdline())
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+        if "lmc_runtime serve" in command or "lmc_runtime mcp" in command:
+            found.add(process.pid)
+    return found
 
 
 def _processes(pids: set[int]) -> list[psutil.Process]:
