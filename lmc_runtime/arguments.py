@@ -143,10 +143,26 @@ def check_options(options: RunOptions) -> tuple[float | None, dict[str, str]]:
     if unknown:
         raise ArgumentTypeError(f"unexpected keyword argument {min(unknown)!r}")
     timeout = options.get("timeout")
-    if timeout is not None and not (
-        isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
-    ):
+    if timeout is not None and not _seconds(timeout):
+        shown = _shown(timeout)
         raise ArgumentValueError(
-            f"timeout must be a positive number of seconds or None, not {timeout!r}"
+            f"timeout must be a positive number of seconds or None, not {shown}"
         )
     return timeout, check_env(options.get("env"))
+
+
+def _shown(value: object) -> str:
+    """``value`` for an error message: a huge integer by its number of digits."""
+    if isinstance(value, int) and abs(value) > 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return repr(value)[:100]
+
+
+def _seconds(value: object) -> bool:
+    """Whether ``value`` is a finite positive number (an integer past a float's range is not)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and value > 0
+    except OverflowError:
+        return False

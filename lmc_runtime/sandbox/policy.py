@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-__all__ = ["ENV_ALLOWLIST", "SandboxPolicy", "SessionLimits", "session_env"]
+__all__ = [
+    "ENV_ALLOWLIST",
+    "MINIMUMS",
+    "SandboxPolicy",
+    "SessionLimits",
+    "session_env",
+]
 
 #: Host variables a session may see (shell patterns); nothing else gets in.
 ENV_ALLOWLIST: tuple[str, ...] = (
@@ -25,7 +31,24 @@ ENV_ALLOWLIST: tuple[str, ...] = (
 )
 
 
-def _check(name: str, value: float | None, minimum: float) -> None:
+#: The least each limit may be: below these a sandboxed Python kernel cannot
+#: start (it needs 16 tasks, some 40 MiB, and writes small files as it starts).
+MINIMUMS: Mapping[str, float] = MappingProxyType(
+    {
+        "memory_bytes": 64 << 20,
+        "cpu_seconds": 0.1,
+        "wall_seconds": 0.1,
+        "processes": 24,
+        "file_size_bytes": 512,
+        "disk_bytes": 1 << 20,
+        "output_bytes": 64,
+        "cpu_quota": 0.01,
+    }
+)
+
+
+def _check(name: str, value: float | None) -> None:
+    minimum = MINIMUMS[name]
     if value is not None and not value >= minimum:
         raise ValueError(f"{name} must be at least {minimum:g} or None, got {value!r}")
 
@@ -54,14 +77,8 @@ class SessionLimits:
     cpu_quota: float | None = 1.0
 
     def __post_init__(self) -> None:
-        _check("memory_bytes", self.memory_bytes, 32 << 20)
-        _check("cpu_seconds", self.cpu_seconds, 0.1)
-        _check("wall_seconds", self.wall_seconds, 0.1)
-        _check("processes", self.processes, 8)
-        _check("file_size_bytes", self.file_size_bytes, 1)
-        _check("disk_bytes", self.disk_bytes, 1 << 20)
-        _check("output_bytes", self.output_bytes, 64)
-        _check("cpu_quota", self.cpu_quota, 0.01)
+        for name in MINIMUMS:
+            _check(name, getattr(self, name))
 
 
 @dataclass(frozen=True)

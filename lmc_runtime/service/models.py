@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..arguments import env_problem
+from ..sandbox.policy import MINIMUMS
 
 __all__ = [
     "CodeExtras",
@@ -31,18 +32,19 @@ class LimitsModel(BaseModel):
     """Per-session limits; a field left out takes the service's default.
 
     Strict: a number is a JSON number, never ``true`` (which lax validation took
-    as 1, a limit no interpreter starts under) or a string."""
+    as 1, a limit no interpreter starts under) or a string. Each is at least
+    its :data:`~lmc_runtime.sandbox.policy.MINIMUMS` value."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    memory_bytes: int | None = Field(default=None, gt=0)
-    cpu_seconds: float | None = Field(default=None, gt=0)
-    wall_seconds: float | None = Field(default=None, gt=0)
-    processes: int | None = Field(default=None, gt=0)
-    file_size_bytes: int | None = Field(default=None, gt=0)
-    disk_bytes: int | None = Field(default=None, gt=0)
-    output_bytes: int | None = Field(default=None, ge=64)
-    cpu_quota: float | None = Field(default=None, gt=0)
+    memory_bytes: int | None = Field(default=None, ge=MINIMUMS["memory_bytes"])
+    cpu_seconds: float | None = Field(default=None, ge=MINIMUMS["cpu_seconds"])
+    wall_seconds: float | None = Field(default=None, ge=MINIMUMS["wall_seconds"])
+    processes: int | None = Field(default=None, ge=MINIMUMS["processes"])
+    file_size_bytes: int | None = Field(default=None, ge=MINIMUMS["file_size_bytes"])
+    disk_bytes: int | None = Field(default=None, ge=MINIMUMS["disk_bytes"])
+    output_bytes: int | None = Field(default=None, ge=MINIMUMS["output_bytes"])
+    cpu_quota: float | None = Field(default=None, ge=MINIMUMS["cpu_quota"])
 
 
 #: What a variable name of a session's environment must look like.

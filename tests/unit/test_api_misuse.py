@@ -68,6 +68,9 @@ def test_misuse_raises_type_error_before_anything_runs(args: tuple[Any, ...], ph
         ({"timeout": 0}, ValueError, "positive number"),
         ({"timeout": float("nan")}, ValueError, "positive number"),
         ({"timeout": "5"}, ValueError, "positive number"),
+        # Regression: an integer past a float's range raised OverflowError.
+        ({"timeout": 10**400}, ValueError, "an integer of 401 digits"),
+        ({"timeout": True}, ValueError, "positive number"),
         ({"env": ["A=1"]}, TypeError, "mapping of str to str"),
         ({"env": {"A": 1}}, ValueError, "A must be a string"),
         ({"env": {"": "x"}}, ValueError, "invalid variable name"),
