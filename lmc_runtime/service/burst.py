@@ -28,9 +28,9 @@ from typing import Any
 import anyio
 import httpx
 
-__all__ = ["BurstReport", "main", "run_bursts"]
+from .loadwire import execute
 
-_PRINT_ONE = {"role": "assistant", "type": "code", "format": "python", "content": "print(1)"}
+__all__ = ["BurstReport", "main", "run_bursts"]
 
 
 def _percentile(values: list[float], pct: float) -> float | None:
@@ -42,22 +42,6 @@ def _percentile(values: list[float], pct: float) -> float | None:
 
 def _ms(value: float | None) -> float | None:
     return None if value is None else round(value * 1000, 1)
-
-
-async def _print_one(client: httpx.AsyncClient, session_id: str) -> Any:
-    """Run ``print(1)``; the status of its final message (RuntimeError if none came)."""
-    last: dict[str, Any] = {}
-    url = f"/v1/sessions/{session_id}/execute"
-    async with client.stream("POST", url, json=_PRINT_ONE) as response:
-        if response.status_code != 200:
-            await response.aread()
-            raise RuntimeError(f"execute answered {response.status_code}: {response.text[:200]}")
-        async for line in response.aiter_lines():
-            if line:
-                last = json.loads(line)
-    if last.get("format") != "active_line" or last.get("content") is not None:
-        raise RuntimeError(f"the stream did not end with its final message: {last}")
-    return (last.get("extras") or {}).get("status")
 
 
 @dataclass
@@ -97,7 +81,7 @@ async def _one(client: httpx.AsyncClient, report: BurstReport, began: float) -> 
         info = created.json()
         report.created.append(str(info["id"]))
         report.pooled += bool(info.get("pooled"))
-        status = await _print_one(client, str(info["id"]))
+        _, status = await execute(client, str(info["id"]), "print(1)")
         if status != "ok":
             report.errors.append(f"print(1) ended {status!r}")
             return

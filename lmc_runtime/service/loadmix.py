@@ -29,7 +29,7 @@ import psutil
 
 from .census import Census, CensusTarget, take_census
 from .loadreport import MixReport, Sample
-from .loadwire import MIXES, execute, load_client
+from .loadwire import MIXES, load_client, tallied
 
 __all__ = ["MixReport", "Sample", "pool_ready", "run_mixed"]
 
@@ -93,18 +93,11 @@ async def _session(client: httpx.AsyncClient, load: _Load) -> None:
         seen: set[str] = set()
         index = 0
         while time.monotonic() < load.deadline:
-            language, code, expected = items[index % len(items)]
+            step = items[index % len(items)]
             index += 1
-            try:
-                elapsed, status = await execute(client, session_id, code, language)
-            except (httpx.HTTPError, RuntimeError, ValueError) as exc:
-                report.errors.append(f"execute {language}: {exc!r}")
+            if not await tallied(report, client, session_id, step):
                 continue
-            report.executions += 1
-            report.latencies.append(elapsed)
-            if status != expected:
-                report.errors.append(f"{language}: status {status!r}, not {expected!r}: {code!r}")
-            seen.add(language)
+            seen.add(step[0])
             if not warm and len(seen) == len(report.languages):
                 warm = True
                 load.warmed()

@@ -37,7 +37,7 @@ import httpx
 
 from .census import CensusTarget, server_pid
 from .loadmix import run_mixed
-from .loadwire import MIX, MIXES, execute, load_client, ms, percentile
+from .loadwire import MIX, MIXES, load_client, ms, percentile, tallied
 from .replicas import replica_of
 
 __all__ = ["MIX", "MIXES", "LoadReport", "hold_sessions", "main", "run_load"]
@@ -126,15 +126,7 @@ async def _one_session(
         await made.all_idle.wait()
         for _ in range(rounds):
             for code, expected in MIXES[language]:
-                try:
-                    elapsed, status = await execute(client, session_id, code, language)
-                except (httpx.HTTPError, RuntimeError, ValueError) as exc:
-                    report.errors.append(f"execute: {exc!r}")
-                    continue
-                report.executions += 1
-                report.latencies.append(elapsed)
-                if status != expected:
-                    report.errors.append(f"status {status!r} instead of {expected!r} for {code!r}")
+                await tallied(report, client, session_id, (language, code, expected))
         arrived = True
         barrier.arrive()
         await barrier.all_idle.wait()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
-__all__ = ["MIX", "MIXES", "execute", "load_client", "ms", "percentile"]
+__all__ = ["MIX", "MIXES", "Tally", "execute", "load_client", "ms", "percentile", "tallied"]
 
 #: (code, expected final status)
 MIX: tuple[tuple[str, str], ...] = (
@@ -82,6 +82,36 @@ async def execute(
     if last.get("format") != "active_line" or last.get("content") is not None:
         raise RuntimeError(f"the stream did not end with active_line null: {last}")
     return elapsed, (last.get("extras") or {}).get("status")
+
+
+class Tally(Protocol):
+    """Where executions are counted: how many, their round trips, what went wrong."""
+
+    executions: int
+    latencies: list[float]
+    errors: list[str]
+
+
+async def tallied(
+    tally: Tally,
+    client: httpx.AsyncClient,
+    session_id: str,
+    step: tuple[str, str, str],
+) -> bool:
+    """Run ``step`` (language, code, expected status) in the session and count it in
+    ``tally``: its round trip, or an error for a failure or an unexpected status.
+    Whether it ran to its final message."""
+    language, code, expected = step
+    try:
+        elapsed, status = await execute(client, session_id, code, language)
+    except (httpx.HTTPError, RuntimeError, ValueError) as exc:
+        tally.errors.append(f"execute {language}: {exc!r}")
+        return False
+    tally.executions += 1
+    tally.latencies.append(elapsed)
+    if status != expected:
+        tally.errors.append(f"{language}: status {status!r}, not {expected!r}: {code!r}")
+    return True
 
 
 def load_client(url: str, token: str | None, connections: int) -> httpx.AsyncClient:
