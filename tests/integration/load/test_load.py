@@ -25,7 +25,7 @@ from .census import Served, settled
 
 SESSIONS = 12
 POOL = 4
-DURATION = 45.0
+DURATION = 60.0
 #: How far RSS may rise from warm-up to the end (measured: under 1 %).
 FLAT_PERCENT = 20.0
 
