@@ -159,14 +159,18 @@ def test_the_pools_ceiling(size: int, most: int, sessions: int, ceiling: int) ->
     assert settings.pool_ceiling == ceiling
 
 
+_DATA = "/tmp/lmc-pool-cfg"
+
+
 def test_pool_max_and_cooldown_come_from_flags_env_and_file(tmp_path: Path) -> None:
     parser = argparse.ArgumentParser(prog="lmc serve")
     configure_parser(parser)
     file = tmp_path / "serve.toml"
     file.write_text("pool_cooldown = 30\n")
-    argv = ["--data-dir", str(tmp_path), "--config", str(file), "--pool-max", "12"]
+    # The data directory is only named (never made): short, as unix sockets need.
+    argv = ["--data-dir", _DATA, "--config", str(file), "--pool-max", "12"]
     settings = load(parser.parse_args(argv), {"LMC_TOKEN": "t"}).settings
     assert (settings.pool_max, settings.pool_cooldown) == (12, 30.0)
     env = {"LMC_TOKEN": "t", "LMC_SERVE_POOL_MAX": "5"}
-    settings = load(parser.parse_args(["--data-dir", str(tmp_path)]), env).settings
+    settings = load(parser.parse_args(["--data-dir", _DATA]), env).settings
     assert (settings.pool_max, settings.pool_cooldown) == (5, 300.0)
