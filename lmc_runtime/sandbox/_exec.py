@@ -49,17 +49,13 @@ re-raising the signal on itself. Without a report (bwrap failed before the
 wrapper ran) it ends the way bwrap did.
 """
 
+import contextlib
 import os
 import resource
 import select
 import signal
 import sys
-
-# Not imported when it runs: ``typing`` and ``contextlib`` would cost each start
-# of a sandboxed process a few milliseconds of CPU, twice (outside and inside).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, NoReturn
+from typing import Any, NoReturn
 
 __all__: list[str] = []
 
@@ -78,7 +74,7 @@ _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, sig
 _STOPPING = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
 
-def _fail(text: str) -> "NoReturn":
+def _fail(text: str) -> NoReturn:
     sys.stderr.write(f"lmc sandbox: {text}\n")
     sys.stderr.flush()
     os._exit(127)
@@ -91,7 +87,7 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _start(argv: list[str], env: dict[str, str], sigint: "Any") -> int:
+def _start(argv: list[str], env: dict[str, str], sigint: Any) -> int:
     """Fork and exec ``argv`` (with SIGINT disposition ``sigint``, unless None);
     this process ignores SIGINT and forwards the other signals it is sent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -105,10 +101,8 @@ def _start(argv: list[str], env: dict[str, str], sigint: "Any") -> int:
             _fail(f"cannot run {argv[0]}: {exc}")
 
     def forward(number: int, _frame: object) -> None:
-        try:  # noqa: SIM105 (no contextlib: see the imports)
+        with contextlib.suppress(ProcessLookupError):
             os.kill(child, number)
-        except ProcessLookupError:
-            pass
 
     for signum in _FORWARDED:
         signal.signal(signum, forward)
@@ -124,8 +118,8 @@ def _status_pipe(env: dict[str, str]) -> tuple[int, int]:
 
 
 def _supervise(
-    argv: list[str], env: dict[str, str], parent: int, sigint: "Any", pipe: tuple[int, int]
-) -> "NoReturn":
+    argv: list[str], env: dict[str, str], parent: int, sigint: Any, pipe: tuple[int, int]
+) -> NoReturn:
     """Run ``argv`` as a child; end with it, and end it if process ``parent`` ends."""
     parent_fd = _pidfd(parent)
     if os.getppid() != parent:  # the runtime ended before (or while) this one started
@@ -159,7 +153,7 @@ def _reported(fd: int) -> int | None:
     return status
 
 
-def _report(argv: list[str], env: dict[str, str], sigint: "Any") -> None:
+def _report(argv: list[str], env: dict[str, str], sigint: Any) -> None:
     """Inside the sandbox: run ``argv`` as a child, write how it ended, end the same way.
     Returns (for a plain exec) only if there is no descriptor to report on."""
     try:
@@ -169,14 +163,12 @@ def _report(argv: list[str], env: dict[str, str], sigint: "Any") -> None:
         return
     child = _start(argv, env, sigint)
     _, status = os.waitpid(child, 0)
-    try:  # noqa: SIM105 (no contextlib: see the imports)
+    with contextlib.suppress(OSError):
         os.write(fd, b"%d\n" % status)
-    except OSError:
-        pass
     exit_like(status)
 
 
-def exit_like(status: int) -> "NoReturn":
+def exit_like(status: int) -> NoReturn:
     """End this process the way a child with wait ``status`` ended: the same exit
     code, or the same signal (re-raised on itself with its default action)."""
     code = os.waitstatus_to_exitcode(status)
@@ -184,17 +176,13 @@ def exit_like(status: int) -> "NoReturn":
         os._exit(code & 0xFF)
     signum = -code
     if signum not in _STOPPING:
-        try:  # noqa: SIM105 (no contextlib: see the imports)
+        with contextlib.suppress(OSError, ValueError):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core of this process
-        except (OSError, ValueError):
-            pass
-        try:
+        with contextlib.suppress(OSError, ValueError):
             if signum != signal.SIGKILL:
                 signal.signal(signum, signal.SIG_DFL)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
             os.kill(os.getpid(), signum)
-        except (OSError, ValueError):
-            pass
     os._exit((128 + signum) & 0xFF)  # a signal that does not end this process
 
 
