@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -12,8 +13,16 @@ from lmc_runtime import sync
 from lmc_runtime.sync import start_portal
 
 
-def _portal_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "lmc-portal"]
+def _portal_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "lmc-portal"}
+
+
+@pytest.fixture
+def new_portal_threads() -> Callable[[], set[threading.Thread]]:
+    """The portal threads started since the test began and still alive: a Computer
+    another test left open keeps its own portal, which is not this test's to end."""
+    before = _portal_threads()
+    return lambda: _portal_threads() - before
 
 
 class _InterruptedOnce(Future[Any]):
@@ -30,7 +39,7 @@ class _InterruptedOnce(Future[Any]):
 
 @pytest.mark.timeout(30)
 def test_ctrl_c_while_the_portal_starts_stops_it_and_is_raised(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, new_portal_threads: Callable[[], set[threading.Thread]]
 ) -> None:
     """Regression: anyio's start_blocking_portal joined a portal thread that was never
     told to stop, so a Ctrl-C during ``Computer()``'s start hung the process."""
@@ -38,16 +47,20 @@ def test_ctrl_c_while_the_portal_starts_stops_it_and_is_raised(
     with pytest.raises(KeyboardInterrupt), start_portal():
         pytest.fail("the body must not run after an interrupted start")
     assert _InterruptedOnce.interrupted
-    assert _portal_threads() == []
+    assert new_portal_threads() == set()
 
 
-def test_the_portal_runs_calls_and_its_thread_ends_on_exit() -> None:
+def test_the_portal_runs_calls_and_its_thread_ends_on_exit(
+    new_portal_threads: Callable[[], set[threading.Thread]],
+) -> None:
     with start_portal() as portal:
         assert portal.call(lambda: threading.current_thread().name) == "lmc-portal"
-    assert _portal_threads() == []
+    assert new_portal_threads() == set()
 
 
-def test_an_error_in_the_body_stops_the_portal_too() -> None:
+def test_an_error_in_the_body_stops_the_portal_too(
+    new_portal_threads: Callable[[], set[threading.Thread]],
+) -> None:
     with pytest.raises(ValueError, match="boom"), start_portal():
         raise ValueError("boom")
-    assert _portal_threads() == []
+    assert new_portal_threads() == set()
