@@ -11,6 +11,7 @@ misuse of its API. Every one derives from :class:`LMCError`::
     │   └── ArgumentValueError    an argument with a value it does not take (a ValueError)
     ├── MissingExtra          an optional part's packages are not installed (an ImportError)
     ├── SandboxError          a session's sandbox could not be set up or used
+    │   ├── ForkFailed            a kernel could not be forked into its sandbox
     │   ├── SandboxUnavailable    bubblewrap is missing or cannot create namespaces
     │   └── UnsafePath            a path into a session could escape it (``..``, links)
     ├── StoreError            a thread store failed (I/O, corrupt records)
@@ -58,6 +59,7 @@ __all__ = [
     "DirectoryNotEmpty",
     "DiskLimitExceeded",
     "FileExists",
+    "ForkFailed",
     "GatewayError",
     "HostNotAllowed",
     "InvalidRequest",
@@ -228,6 +230,11 @@ class ThreadExists(StoreError):
 
 class SandboxError(LMCError):
     """A session's sandbox could not be set up, used or torn down."""
+
+
+class ForkFailed(SandboxError):
+    """A kernel could not be forked into its sandbox by the fork server (the
+    runtime then starts it the usual way)."""
 
 
 class SandboxUnavailable(SandboxError):

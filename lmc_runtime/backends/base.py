@@ -18,6 +18,8 @@ __all__ = [
     "Availability",
     "Backend",
     "ExecutionOptions",
+    "ForkingLauncher",
+    "KernelProcess",
     "Launcher",
     "Session",
     "SessionSettings",
@@ -47,6 +49,32 @@ class Launcher(Protocol):
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` under this launcher."""
+        ...
+
+
+class KernelProcess(Protocol):
+    """A started interpreter as a provisioner keeps it: what it uses of ``Popen``."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, signum: int) -> None: ...
+
+
+@runtime_checkable
+class ForkingLauncher(Launcher, Protocol):
+    """A launcher that can also start some command lines faster than by running
+    them: forked from a process that has done their imports already."""
+
+    async def fork(
+        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str, stdout: int, stderr: int
+    ) -> KernelProcess | None:
+        """``argv`` started under this launcher, or None if it cannot be forked
+        (the caller then runs :meth:`wrap`'s command line)."""
         ...
 
 

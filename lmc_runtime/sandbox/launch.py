@@ -14,18 +14,23 @@ interpreter killed by a signal as killed by that signal. Without bubblewrap
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bwrap import bwrap_args
+from ..errors import ForkFailed
+from .bwrap import SANDBOX_GID, SANDBOX_UID, bwrap_args
+from .forks import HOLDER_CODE, ForkedKernel, ForkServer, forkable, start_holder
 from .identity import Identity
 from .network import netns_command, require_network_tools
 from .policy import allowed
 
 __all__ = ["EXEC_WRAPPER", "SandboxLauncher"]
+
+logger = logging.getLogger(__name__)
 
 #: The exec wrapper script (stdlib only, run with ``python -I -S``).
 EXEC_WRAPPER = Path(__file__).with_name("_exec.py")
@@ -55,9 +60,25 @@ class SandboxLauncher:
     identity: Identity | None = None
     #: The size of each memory-backed folder the code can write (None: no cap).
     tmp_bytes: int | None = None
+    #: Forks Python kernels into their sandboxes (see :mod:`.forks`); None: never.
+    forks: ForkServer | None = None
 
     def _wrapper(self) -> list[str]:
         return [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
+
+    def _removed(self, name: str) -> bool:
+        """Whether the host's variable ``name`` is kept out of the sandbox."""
+        return name in _DENIED or not (
+            allowed(name, self.env_allowlist) or name in self.session_names
+        )
+
+    def sandbox_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """What is left of ``env`` inside the sandbox (as the outer wrapper leaves it)."""
+        return {
+            name: value
+            for name, value in env.items()
+            if name not in _DENIED and not (name in os.environ and self._removed(name))
+        }
 
     def host_options(self) -> list[str]:
         """The outer wrapper's options: cgroup, rlimits, environment."""
@@ -67,9 +88,7 @@ class SandboxLauncher:
         for name, value in sorted(self.rlimits.items()):
             options += ["--rlimit", f"{name}={value}"]
         for name in sorted(os.environ):
-            if name in _DENIED or not (
-                allowed(name, self.env_allowlist) or name in self.session_names
-            ):
+            if self._removed(name):
                 options += ["--unset", name]
         for name in _DENIED:
             options += ["--unset", name]
@@ -99,3 +118,36 @@ class SandboxLauncher:
             return [*supervised, "--", *helper, "--", *sandbox, "--", *inner]
         supervised = [*outer, "--sigint", "ignore", "--bwrap-env", *supervise]
         return [*supervised, "--", *sandbox, "--", *inner]
+
+    async def fork(
+        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str, stdout: int, stderr: int
+    ) -> ForkedKernel | None:
+        """``python SCRIPT ...`` forked by the fork server into a sandbox of its own
+        (a holder's, started through :meth:`wrap`); None when it cannot be, and the
+        caller starts ``wrap(argv)`` instead."""
+        if self.forks is None or self.bwrap is None or not forkable(argv):
+            return None
+        holder_argv = self.wrap([sys.executable, "-I", "-S", "-c", HOLDER_CODE])
+        try:
+            holder, holder_socket, holder_pidfd = await start_holder(holder_argv, env, cwd, stderr)
+        except ForkFailed as exc:
+            logger.warning("starting the kernel the usual way: %s", exc)
+            return None
+        request = {
+            "argv": list(argv),
+            "env": self.sandbox_env(env),
+            "cwd": cwd,
+            "cgroups": [str(procs) for procs in self.cgroup_procs],
+            "rlimits": dict(self.rlimits),
+            "uid": SANDBOX_UID,
+            "gid": SANDBOX_GID,
+        }
+        try:
+            pid, pidfd, broker = await self.forks.spawn(request, holder_pidfd, stdout, stderr)
+        except ForkFailed as exc:
+            logger.warning("starting the kernel the usual way: %s", exc)
+            ForkedKernel.end_holder(holder, holder_socket)
+            return None
+        finally:
+            os.close(holder_pidfd)
+        return ForkedKernel(pid, pidfd, broker, holder, holder_socket)

@@ -19,6 +19,7 @@ from .bwrap import exposed_by, find_bwrap, private_entries, sandbox_available, s
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer
 from .disk import WorkDisk
+from .forks import ForkServer
 from .guard import Guard
 from .hostprep import unreachable_paths
 from .identity import Identity, Lease, UidRange, UserReaper
@@ -60,12 +61,15 @@ class Sandbox:
         *,
         enabled: bool = True,
         uids: UidRange | None = None,
+        forks: ForkServer | None = None,
     ) -> None:
         """``uids``: where a server running as root leases the session's host uid
-        (by default the range ``lmc setup`` reserved)."""
+        (by default the range ``lmc setup`` reserved); ``forks``: the fork server
+        that starts its Python kernels (None: they start the usual way)."""
         self.root = Path(root).absolute()
         self.policy = policy
         self.enabled = enabled
+        self._forks = forks
         self._uids = uids
         self._lease: Lease | None = None
         self._disk = WorkDisk(self.root / "disk", self.root / "disk.img", policy.limits.disk_bytes)
@@ -186,6 +190,7 @@ class Sandbox:
             network=self.policy.network,
             identity=self.identity,
             tmp_bytes=limits.disk_bytes,
+            forks=self._forks if bwrap is not None and self.identity is not None else None,
         )
 
     def _make_layout(self) -> None:

@@ -33,6 +33,7 @@ from ..errors import (
 )
 from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
 from ..sandbox.files import safe_parts
+from ..sandbox.forks import ForkServer
 from ..sandbox.stale import clean_stale_sessions
 from .datadir import DataDirLock
 from .demand import Demand
@@ -93,6 +94,8 @@ class SessionManager:
         self._default_policy = SandboxPolicy(
             network=settings.network_default, limits=settings.limits
         )
+        #: Forks the sessions' Python kernels (a server running as root only).
+        self.forks = ForkServer() if settings.sandbox and ForkServer.supported() else None
 
     @property
     def sessions_dir(self) -> Path:
@@ -130,12 +133,17 @@ class SessionManager:
                 self.lost[name] = f"{self._who} stopped without a shutdown while it ran"
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
+                if self.forks is not None:
+                    tg.start_soon(self.forks.prepare)
                 if self.settings.pool_ceiling:
                     tg.start_soon(self.pool.run)
                 task_status.started()
                 await anyio.sleep_forever()
         finally:
             self._task_group = None
+            if self.forks is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.forks.aclose()
             lock.release()
 
     async def shutdown(self) -> None:
@@ -186,7 +194,8 @@ class SessionManager:
         self, policy: SandboxPolicy, languages: list[str], *, pooled: bool, cwd: str = ""
     ) -> ServiceSession:
         session_id = new_session_id(self.settings.replica)
-        sandbox = Sandbox(self.sessions_dir / session_id, policy, enabled=self.settings.sandbox)
+        root, enabled = self.sessions_dir / session_id, self.settings.sandbox
+        sandbox = Sandbox(root, policy, enabled=enabled, forks=self.forks)
         return ServiceSession(
             session_id,
             sandbox,

@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
 
 from ...errors import KernelStalled, KernelStartError
-from ..base import ExecutionOptions, SessionSettings
+from ..base import ExecutionOptions, ForkingLauncher, SessionSettings
 from ..core import Deliver, Gone, Output, Route
 from ..core.procs import describe_exit
 from .channels import Channels
@@ -67,7 +67,13 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
             self._km.host_ip = str(work_dir / sockets)
         self._shared, self._work_dir = shared_dir, work_dir
         wrap = settings.command if settings.launcher is not None else None
-        self._launch_args = {"cwd": str(settings.cwd), "env": dict(env), "wrap_command": wrap}
+        fork = settings.launcher.fork if isinstance(settings.launcher, ForkingLauncher) else None
+        self._launch_args = {
+            "cwd": str(settings.cwd),
+            "env": dict(env),
+            "wrap_command": wrap,
+            "fork_command": fork,
+        }
         self._startup_timeout = settings.timeouts.startup
         self._native_output = native_output
         self._native: NativeOutput | None = None

@@ -1,6 +1,8 @@
 """The kernel provisioner of the shipped kernelspecs (``lmc-provisioner`` in
 ``kernel.json``): the kernel's command line through the session's launcher, in a
-session and process group of its own; :meth:`LmcProvisioner.wait` waits on a pidfd."""
+session and process group of its own; :meth:`LmcProvisioner.wait` waits on a pidfd.
+A launcher that can fork the command line (:class:`~..base.ForkingLauncher`)
+is asked to first."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 
 from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
 
+from ..base import KernelProcess
 from ..core.procs import end_session, signal_group, wait_for_exit
 
 __all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
@@ -21,11 +24,14 @@ PROVISIONER_NAME = "lmc-provisioner"
 
 class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
     """A kernel process in its own session; the launch keyword ``wrap_command``
-    turns its command line into the one to run (``stdout``/``stderr`` as for Popen)."""
+    turns its command line into the one to run (``stdout``/``stderr`` as for Popen),
+    and ``fork_command``, if given, may start it instead (see the module)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: KernelProcess | None = None
+        self._fork: Any = None
+        self._argv: list[str] = []
         self.pid = 0
         self.exit_code: int | None = None
 
@@ -39,17 +45,31 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         assert manager is not None, "a provisioner is made by its kernel manager"
         extra = kwargs.pop("extra_arguments", [])
         wrap = kwargs.pop("wrap_command", None)
+        self._fork = kwargs.pop("fork_command", None)
         manager.write_connection_file()
         # The kernel may run as another user (the sandbox's); only the host writes the folder.
         os.chmod(manager.connection_file, 0o644)
         self.connection_info = manager.get_connection_info()
         cmd = manager.format_kernel_cmd(extra_arguments=extra)
+        self._argv = list(cmd)
         if wrap is not None:
             cmd = wrap(cmd)
         result: dict[str, Any] = await super().pre_launch(cmd=cmd, **kwargs)
         return result
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
+        stdout, stderr = kwargs.get("stdout"), kwargs.get("stderr")
+        if self._fork is not None and isinstance(stdout, int) and isinstance(stderr, int):
+            self.process = await self._fork(
+                self._argv,
+                env=kwargs.get("env") or dict(os.environ),
+                cwd=kwargs.get("cwd") or os.getcwd(),
+                stdout=stdout,
+                stderr=stderr,
+            )
+            if self.process is not None:
+                self.pid, self.exit_code = self.process.pid, None
+                return self.connection_info
         self.process = subprocess.Popen(
             cmd,
             cwd=kwargs.get("cwd"),
@@ -91,4 +111,5 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         await self.send_signal(signal.SIGTERM)
 
     async def cleanup(self, restart: bool = False) -> None:
-        """Nothing to clean: :meth:`wait` reaps the process."""
+        """Nothing to clean: :meth:`wait` reaps the process (a forked kernel's
+        sandbox too)."""

@@ -1,0 +1,306 @@
+"""Python kernels forked into their sandboxes by a fork server (``_zygote.py``).
+
+A Python kernel spends most of its start importing ipykernel and IPython. The
+fork server imports them once; each kernel is then forked from it, already
+imported, into a sandbox made for it. The sandbox is made as for any process
+of the session (``wrap``: its cgroup, rlimits, user, and a bwrap of its own),
+but runs a *holder*: a small process that sends the runtime a pidfd of
+itself, then waits until the runtime closes its socket. The fork server's
+broker enters the holder's namespaces through that pidfd, so the kernel lives
+in exactly the sandbox a kernel started the usual way would: same namespaces,
+same user, no capabilities, ``no_new_privs``, the same cgroup and rlimits.
+
+:class:`ForkedKernel` stands for the kernel where the provisioner keeps a
+``Popen``: its pid, ``poll``, ``wait`` and ``send_signal``. Ending it ends its
+holder, and with it the sandbox's PID namespace and everything left in it.
+
+Only a server running as root forks kernels (the broker joins cgroups and
+namespaces on the host); elsewhere, or if the fork server fails, kernels start
+the usual way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..backends.core.procs import signal_group
+from ..errors import ForkFailed
+
+__all__ = ["HOLDER_CODE", "ForkServer", "ForkedKernel", "forkable", "start_holder"]
+
+logger = logging.getLogger(__name__)
+
+ZYGOTE = Path(__file__).with_name("_zygote.py")
+#: The holder: a pidfd of itself to the runtime on stdout (a socket), then wait.
+HOLDER_CODE = (
+    "import os, socket\n"
+    "s = socket.socket(fileno=1)\n"
+    "socket.send_fds(s, [b'ready'], [os.pidfd_open(os.getpid())])\n"
+    "s.recv(1)\n"
+)
+#: Variables of the server's environment the fork server keeps (its locale).
+_ZYGOTE_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "PATH")
+#: How long a holder or a broker may take to answer, in seconds.
+_ANSWER = 30.0
+
+
+def forkable(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` is ``python SCRIPT.py ...`` with this interpreter, which
+    the fork server can run."""
+    return (
+        len(argv) >= 2
+        and os.path.realpath(argv[0]) == os.path.realpath(sys.executable)
+        and argv[1].endswith(".py")
+        and not argv[1].startswith("-")
+    )
+
+
+async def _receive(conn: socket.socket, what: str) -> tuple[dict[str, Any], list[int]]:
+    """One JSON message and its descriptors from ``conn``, within :data:`_ANSWER`."""
+    try:
+        with anyio.fail_after(_ANSWER):
+            await anyio.wait_readable(conn)
+        data, fds, _, _ = socket.recv_fds(conn, 4096, 2)
+    except (OSError, TimeoutError) as exc:
+        raise ForkFailed(f"{what} did not answer: {exc}") from exc
+    try:
+        message = json.loads(data) if data and data != b"ready" else {}
+    except ValueError as exc:
+        message = {"error": f"a bad answer: {exc}"}
+    if not isinstance(message, dict) or "error" in message or (not data and not fds):
+        for fd in fds:
+            os.close(fd)
+        reason = message.get("error") if isinstance(message, dict) else None
+        raise ForkFailed(f"{what} failed: {reason or 'it ended'}")
+    return message, fds
+
+
+async def start_holder(
+    command: Sequence[str], env: Mapping[str, str], cwd: str, stderr: int
+) -> tuple[subprocess.Popen[bytes], socket.socket, int]:
+    """Start ``command`` (a wrapped holder) and take the pidfd it sends: the
+    process, the socket that keeps it alive, and the pidfd."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        process = subprocess.Popen(
+            list(command),
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=theirs.fileno(),
+            stderr=stderr,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        ours.close()
+        raise ForkFailed(f"the sandbox could not be started: {exc}") from exc
+    finally:
+        theirs.close()
+    try:
+        _, fds = await _receive(ours, "the sandbox")
+        if len(fds) != 1:
+            raise ForkFailed("the sandbox sent no pidfd")
+    except BaseException:
+        ours.close()
+        signal_group(process.pid, signal.SIGKILL)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(process.wait)
+        raise
+    return process, ours, fds[0]
+
+
+class ForkedKernel:
+    """A forked kernel, as the provisioner uses a ``Popen``."""
+
+    def __init__(
+        self,
+        pid: int,
+        pidfd: int,
+        broker: socket.socket,
+        holder: subprocess.Popen[bytes],
+        holder_socket: socket.socket,
+    ) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd = pidfd
+        self._broker = broker
+        self._holder = holder
+        #: Keeps the holder, and so the sandbox, alive.
+        self._holder_socket: socket.socket | None = holder_socket
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                signal.pidfd_send_signal(self._pidfd, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._read_status(wait=False)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Block until the kernel has ended; its exit code, as ``Popen.wait`` gives it."""
+        while self.returncode is None:
+            self._read_status(wait=True, timeout=timeout)
+        return self.returncode
+
+    def _read_status(self, *, wait: bool, timeout: float | None = None) -> None:
+        ready, _, _ = select.select([self._broker], [], [], timeout if wait else 0)
+        if not ready:
+            if wait and timeout is not None:
+                raise subprocess.TimeoutExpired(["forked kernel"], timeout)
+            return
+        try:
+            data = self._broker.recv(4096)
+            status = int(json.loads(data)["status"]) if data else None
+        except (OSError, ValueError, KeyError, TypeError):
+            status = None
+        if status is None:  # the broker is gone without a word: the kernel goes too
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            self.returncode = -signal.SIGKILL
+        else:
+            self.returncode = os.waitstatus_to_exitcode(status)
+        self._release()
+
+    @staticmethod
+    def end_holder(holder: subprocess.Popen[bytes], holder_socket: socket.socket) -> None:
+        """End a holder, its sandbox and whatever is left in it."""
+        holder_socket.close()
+        signal_group(holder.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            holder.wait(timeout=_ANSWER)
+
+    def _release(self) -> None:
+        """The kernel has ended: end its sandbox and close the descriptors."""
+        if self._holder_socket is not None:
+            self.end_holder(self._holder, self._holder_socket)
+            self._holder_socket = None
+        self._broker.close()
+        with contextlib.suppress(OSError):
+            os.close(self._pidfd)
+        self._pidfd = -1
+
+
+class ForkServer:
+    """The fork server of one runtime process: started on first use, ended by
+    :meth:`aclose` (or when this process ends: its socket closes)."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+        self._lock = anyio.Lock()
+        self._broken: str | None = None
+
+    @staticmethod
+    def supported() -> bool:
+        """Whether this process may fork kernels into sandboxes (it runs as root)."""
+        return sys.platform == "linux" and os.geteuid() == 0 and hasattr(os, "pidfd_open")
+
+    async def _ensure(self) -> socket.socket:
+        if self._broken is not None:
+            raise ForkFailed(self._broken)
+        if self._control is not None and self._process is not None:
+            if self._process.poll() is None:
+                return self._control
+            logger.warning(
+                "the fork server ended (%s); starting it again", self._process.returncode
+            )
+            self._control.close()
+            self._control = self._process = None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {name: os.environ[name] for name in _ZYGOTE_ENV if name in os.environ}
+        try:
+            process = subprocess.Popen(
+                [sys.executable, str(ZYGOTE), str(theirs.fileno())],
+                env=env,
+                cwd="/",
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                pass_fds=[theirs.fileno()],
+                start_new_session=True,
+            )
+        except OSError as exc:
+            ours.close()
+            self._broken = f"the fork server could not be started: {exc}"
+            raise ForkFailed(self._broken) from exc
+        finally:
+            theirs.close()
+        assert process.stdout is not None
+        try:
+            with anyio.fail_after(60):
+                await anyio.wait_readable(process.stdout.fileno())
+            line = process.stdout.readline()
+        except TimeoutError:
+            line = b""
+        process.stdout.close()
+        if line != b"ready\n":
+            ours.close()
+            process.kill()
+            await anyio.to_thread.run_sync(process.wait)
+            self._broken = "the fork server did not start (it could not import ipykernel?)"
+            raise ForkFailed(self._broken)
+        self._process, self._control = process, ours
+        return ours
+
+    async def prepare(self) -> None:
+        """Start the fork server now, so the first kernel does not wait for it."""
+        try:
+            async with self._lock:
+                await self._ensure()
+        except ForkFailed as exc:
+            logger.warning("Python kernels will start the usual way: %s", exc)
+
+    async def spawn(
+        self, request: Mapping[str, Any], holder: int, stdout: int, stderr: int
+    ) -> tuple[int, int, socket.socket]:
+        """Fork a kernel into the sandbox of pidfd ``holder``: its pid, a pidfd of
+        it and the broker's socket (which reports how it ended)."""
+        payload = json.dumps(dict(request)).encode()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            async with self._lock:
+                control = await self._ensure()
+                try:
+                    socket.send_fds(control, [b"k"], [theirs.fileno()])
+                except OSError as exc:
+                    raise ForkFailed(f"the fork server is gone: {exc}") from exc
+            theirs.close()
+            socket.send_fds(ours, [payload], [holder, stdout, stderr])
+            message, fds = await _receive(ours, "the fork server")
+            if len(fds) != 1 or not isinstance(message.get("pid"), int):
+                raise ForkFailed("the fork server sent no kernel")
+        except BaseException:
+            theirs.close()
+            ours.close()
+            raise
+        return int(message["pid"]), fds[0], ours
+
+    async def aclose(self) -> None:
+        """End the fork server (the kernels it forked are not its: they stay)."""
+        control, process = self._control, self._process
+        self._control = self._process = None
+        if control is not None:
+            control.close()
+        if process is not None:
+            with anyio.move_on_after(5):
+                await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+            if process.poll() is None:
+                process.kill()
+                await anyio.to_thread.run_sync(process.wait)
