@@ -17,6 +17,7 @@ from ..messages import Message
 __all__ = [
     "Availability",
     "Backend",
+    "EndsAsync",
     "ExecutionOptions",
     "ForkingLauncher",
     "KernelProcess",
@@ -63,6 +64,14 @@ class KernelProcess(Protocol):
     def wait(self, timeout: float | None = None) -> int: ...
 
     def send_signal(self, signum: int) -> None: ...
+
+
+@runtime_checkable
+class EndsAsync(Protocol):
+    """A :class:`KernelProcess` whose end is awaited in the event loop (after
+    :meth:`ended`, ``wait`` returns at once)."""
+
+    async def ended(self) -> None: ...
 
 
 @runtime_checkable

@@ -182,7 +182,10 @@ class HostDir:
                         delay = min(delay * 2, 0.25)
         finally:
             if notify is not None:
-                os.close(notify)
+                # Closing an inotify descriptor waits for an RCU grace period
+                # (some 10 ms): in a worker thread, not in the event loop.
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(os.close, notify)
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

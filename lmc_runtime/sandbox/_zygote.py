@@ -1,36 +1,31 @@
-"""The fork server: Python kernels forked into a sandbox, not started afresh.
+"""The fork server: Python kernels forked into their sandboxes, already imported.
 
-Run as ``python _zygote.py FD`` by :class:`~.forks.ForkServer`, with an empty
-environment (but the locale) and, as descriptor FD, its end of a
-``SOCK_SEQPACKET`` pair. It
-imports what a Python kernel imports at start (most of a kernel's start time),
-says ``ready`` on stdout, then waits. Each message on descriptor 3 carries one
-descriptor: a connection from the runtime for one kernel. For each, it forks a
-*broker* and goes back to waiting; it never reads a request itself, so nothing
-of one session (its environment, its paths) is ever in the memory the next
-kernel is forked from.
+Run as ``python _zygote.py FD`` by :class:`~.forks.ForkServer`, with no
+environment but the locale; FD is its end of a ``SOCK_SEQPACKET`` pair. It
+imports what a kernel imports at start, says ``ready``, and for each descriptor
+FD brings (a connection for one kernel) forks a *broker*. It never reads a
+request itself: nothing of one session is ever in the memory the next kernel
+is forked from.
 
-The broker, still on the host and still root, reads the request on its
-connection: the command line, environment and working directory; the cgroups
-and rlimits of the session; and, as descriptors, a pidfd of a process already
-in the session's sandbox (the *holder*) and the kernel's stdout and stderr.
-It drops its supplementary groups, joins the cgroups, sets the rlimits, enters
-every namespace of the holder at once (``setns`` on the pidfd), and forks the
-kernel, which is so born in the sandbox's PID namespace. It sends the kernel's
-pid (and a pidfd of it) back, drops to the sandbox's user itself, and stays:
-it tells the runtime how the kernel ended, and kills the kernel if the
-runtime's end of the connection closes first.
+The broker (on the host, root) reads the request: command line, environment,
+working directory, the session's cgroups and rlimits, and as descriptors a
+pidfd of the *holder* (a process already in the session's sandbox) and the
+kernel's stdout and stderr. It drops its supplementary groups, joins the
+cgroups, sets the rlimits, enters every namespace of the holder at once
+(``setns`` on the pidfd) and forks the kernel, born in the sandbox's PID
+namespace. It sends back the kernel's pid and a pidfd of it, drops to the
+sandbox's user, reports how the kernel ended, and kills it if the runtime's
+end closes first.
 
-The kernel takes the sandbox's user and group (its own user namespace's ids),
-drops every capability (effective, permitted, inheritable, ambient and the
-bounding set) and sets ``no_new_privs``, as bubblewrap does; it checks that in
-``/proc/self/status`` and ends at once if not. It starts a session of its own,
-keeps no descriptor but its stdio, takes the request's environment and working
-directory, and runs the command line (``python SCRIPT ARGS...``) as
-``runpy.run_path`` would with ``sys.argv`` set: as ``python SCRIPT ARGS``.
+The kernel becomes the sandbox's user, drops every capability (the bounding
+and ambient sets too), sets ``no_new_privs`` as bubblewrap does, checks all of
+it in ``/proc/self/status`` (else it ends at once), starts a session of its
+own, keeps no descriptor but its stdio, and runs ``python SCRIPT ARGS`` as
+``runpy.run_path``. What kernels forked from one server share: its address
+layout and its string hash seed (``random`` reseeds itself at fork).
 
-Stdlib only, besides the kernel's own imports; ``ctypes`` for ``setns``,
-``capset`` and ``prctl``.
+Stdlib only (``ctypes`` for ``setns``, ``capset``, ``prctl``), besides the
+kernel's imports.
 """
 
 import contextlib
@@ -183,6 +178,7 @@ def _python_environment(script: str, env: dict[str, str]) -> None:
 
 
 def _kernel(request: dict[str, Any], stdout: int, stderr: int) -> NoReturn:
+    os.dup2(stderr, 2)  # from here on, what goes wrong is in the kernel's log
     try:
         uid, gid = int(request["uid"]), int(request["gid"])
         _drop_privileges(uid, gid)

@@ -4,9 +4,14 @@ A Python kernel spends most of its start importing ipykernel and IPython. The
 fork server imports them once; each kernel is then forked from it, already
 imported, into a sandbox made for it. The sandbox is made as for any process
 of the session (``wrap``: its cgroup, rlimits, user, and a bwrap of its own),
-but runs a *holder*: a small process that sends the runtime a pidfd of
-itself, then waits until the runtime closes its socket. The fork server's
-broker enters the holder's namespaces through that pidfd, so the kernel lives
+but runs a *holder*, a shell that says ``ready`` and sleeps. bwrap's
+``--info-fd`` names the sandbox's init process, of which the runtime takes a
+pidfd (checked against the namespaces bwrap reported) once the holder has
+said ``ready``: bwrap writes that report as soon as it has made the
+namespaces, before it has mapped the sandbox's user, mounted its root or made
+its nested user namespace; the holder runs only once all that is done, so a
+kernel never enters a half-made sandbox. The fork server's broker enters the
+namespaces of that pidfd, so the kernel lives
 in exactly the sandbox a kernel started the usual way would: same namespaces,
 same user, no capabilities, ``no_new_privs``, the same cgroup and rlimits.
 
@@ -30,7 +35,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +44,16 @@ import anyio
 from ..backends.core.procs import signal_group
 from ..errors import ForkFailed
 
-__all__ = ["HOLDER_CODE", "ForkServer", "ForkedKernel", "forkable", "start_holder"]
+__all__ = ["HOLDER", "ForkServer", "ForkedKernel", "forkable", "start_holder"]
 
 logger = logging.getLogger(__name__)
 
 ZYGOTE = Path(__file__).with_name("_zygote.py")
-#: The holder: a pidfd of itself to the runtime on stdout (a socket), then wait.
-HOLDER_CODE = (
-    "import os, socket\n"
-    "s = socket.socket(fileno=1)\n"
-    "socket.send_fds(s, [b'ready'], [os.pidfd_open(os.getpid())])\n"
-    "s.recv(1)\n"
-)
+#: The holder: what the sandbox runs while a forked kernel lives in it (it
+#: says ``ready`` once it runs: the sandbox is complete then).
+HOLDER = ("sh", "-c", "echo ready && exec sleep infinity")
+#: The most bwrap's ``--info-fd`` report may take.
+_INFO_BYTES = 1 << 16
 #: Variables of the server's environment the fork server keeps (its locale).
 _ZYGOTE_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "PATH")
 #: How long a holder or a broker may take to answer, in seconds.
@@ -88,38 +91,83 @@ async def _receive(conn: socket.socket, what: str) -> tuple[dict[str, Any], list
     return message, fds
 
 
+async def _bwrap_info(fd: int) -> dict[str, Any]:
+    """The JSON object bwrap writes on its ``--info-fd`` (its pipe's read end ``fd``)."""
+    data = b""
+    with anyio.fail_after(_ANSWER):
+        while len(data) < _INFO_BYTES:
+            await anyio.wait_readable(fd)
+            piece = os.read(fd, _INFO_BYTES)
+            if not piece:
+                break
+            data += piece
+            with contextlib.suppress(ValueError):
+                info = json.loads(data)
+                if isinstance(info, dict):
+                    return info
+    raise ForkFailed(f"the sandbox did not say where it runs: {data[:200]!r}")
+
+
+def _pidfd_of(info: dict[str, Any]) -> int:
+    """A pidfd of the sandbox's init process that ``info`` names, checked to be in
+    the namespaces ``info`` reports (so not another process that took its pid)."""
+    pid = info.get("child-pid")
+    if not isinstance(pid, int) or pid <= 1:
+        raise ForkFailed(f"the sandbox named no process: {info!r}")
+    pidfd = os.pidfd_open(pid)
+    try:
+        for key, inode in info.items():
+            kind = key.removesuffix("-namespace")
+            if kind != key and os.stat(f"/proc/{pid}/ns/{kind}").st_ino != inode:
+                raise ForkFailed(f"process {pid} is not in the sandbox's {kind} namespace")
+        signal.pidfd_send_signal(pidfd, 0)  # still the same process, after the checks
+    except BaseException:
+        os.close(pidfd)
+        raise
+    return pidfd
+
+
 async def start_holder(
-    command: Sequence[str], env: Mapping[str, str], cwd: str, stderr: int
-) -> tuple[subprocess.Popen[bytes], socket.socket, int]:
-    """Start ``command`` (a wrapped holder) and take the pidfd it sends: the
-    process, the socket that keeps it alive, and the pidfd."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    command: Callable[[int], list[str]], env: Mapping[str, str], cwd: str, stderr: int
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command(info_fd)`` (a holder in its sandbox, run by bwrap with
+    ``--info-fd info_fd``): the process and a pidfd of the sandbox's init."""
+    report, info_fd = os.pipe()
+    ready, said = os.pipe()
     try:
         process = subprocess.Popen(
-            list(command),
+            command(info_fd),
             env=dict(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
-            stdout=theirs.fileno(),
+            stdout=said,
             stderr=stderr,
+            pass_fds=[info_fd],
             start_new_session=True,
         )
     except OSError as exc:
-        ours.close()
+        os.close(report)
+        os.close(ready)
         raise ForkFailed(f"the sandbox could not be started: {exc}") from exc
     finally:
-        theirs.close()
+        os.close(info_fd)
+        os.close(said)
     try:
-        _, fds = await _receive(ours, "the sandbox")
-        if len(fds) != 1:
-            raise ForkFailed("the sandbox sent no pidfd")
-    except BaseException:
-        ours.close()
-        signal_group(process.pid, signal.SIGKILL)
+        info = await _bwrap_info(report)
+        with anyio.fail_after(_ANSWER):
+            await anyio.wait_readable(ready)
+        if os.read(ready, 16) != b"ready\n":
+            raise ForkFailed("the sandbox's holder did not start")
+        return process, _pidfd_of(info)
+    except BaseException as exc:
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(process.wait)
+            await anyio.to_thread.run_sync(ForkedKernel.end_holder, process)
+        if isinstance(exc, (OSError, TimeoutError)):
+            raise ForkFailed(f"the sandbox could not be entered: {exc}") from exc
         raise
-    return process, ours, fds[0]
+    finally:
+        os.close(report)
+        os.close(ready)
 
 
 class ForkedKernel:
@@ -131,15 +179,12 @@ class ForkedKernel:
         pidfd: int,
         broker: socket.socket,
         holder: subprocess.Popen[bytes],
-        holder_socket: socket.socket,
     ) -> None:
         self.pid = pid
         self.returncode: int | None = None
         self._pidfd = pidfd
         self._broker = broker
-        self._holder = holder
-        #: Keeps the holder, and so the sandbox, alive.
-        self._holder_socket: socket.socket | None = holder_socket
+        self._holder: subprocess.Popen[bytes] | None = holder
 
     def send_signal(self, signum: int) -> None:
         if self.returncode is None:
@@ -148,6 +193,12 @@ class ForkedKernel:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
+
+    async def ended(self) -> None:
+        """Wait in the event loop until the broker reports how the kernel ended."""
+        if self.returncode is None:
+            await anyio.wait_readable(self._broker)
+            self._read_status(wait=False)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -180,18 +231,17 @@ class ForkedKernel:
         self._release()
 
     @staticmethod
-    def end_holder(holder: subprocess.Popen[bytes], holder_socket: socket.socket) -> None:
+    def end_holder(holder: subprocess.Popen[bytes]) -> None:
         """End a holder, its sandbox and whatever is left in it."""
-        holder_socket.close()
         signal_group(holder.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             holder.wait(timeout=_ANSWER)
 
     def _release(self) -> None:
         """The kernel has ended: end its sandbox and close the descriptors."""
-        if self._holder_socket is not None:
-            self.end_holder(self._holder, self._holder_socket)
-            self._holder_socket = None
+        if self._holder is not None:
+            self.end_holder(self._holder)
+            self._holder = None
         self._broker.close()
         with contextlib.suppress(OSError):
             os.close(self._pidfd)
@@ -233,6 +283,7 @@ class ForkServer:
                 cwd="/",
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 pass_fds=[theirs.fileno()],
                 start_new_session=True,
             )
@@ -242,22 +293,45 @@ class ForkServer:
             raise ForkFailed(self._broken) from exc
         finally:
             theirs.close()
-        assert process.stdout is not None
         try:
-            with anyio.fail_after(60):
-                await anyio.wait_readable(process.stdout.fileno())
-            line = process.stdout.readline()
-        except TimeoutError:
-            line = b""
-        process.stdout.close()
+            line = await self._first_line(process)
+        except BaseException:  # cancelled while it started: it goes
+            ours.close()
+            with anyio.CancelScope(shield=True):
+                await self._end(process)
+            raise
         if line != b"ready\n":
             ours.close()
-            process.kill()
-            await anyio.to_thread.run_sync(process.wait)
-            self._broken = "the fork server did not start (it could not import ipykernel?)"
+            await self._end(process)
+            self._broken = f"the fork server did not start: {line.decode(errors='replace')}"
             raise ForkFailed(self._broken)
         self._process, self._control = process, ours
         return ours
+
+    @staticmethod
+    async def _first_line(process: subprocess.Popen[bytes]) -> bytes:
+        """``ready``, or what the fork server said on stderr before it ended."""
+        assert process.stdout is not None and process.stderr is not None
+        with anyio.move_on_after(60) as waited:
+            await anyio.wait_readable(process.stdout.fileno())
+        if waited.cancelled_caught:
+            return b"it was not ready within 60 s"
+        line = process.stdout.readline()
+        process.stdout.close()
+        if line != b"ready\n":
+            process.kill()  # so that its stderr ends
+            line = process.stderr.read()[-2000:].strip() or b"it ended at once"
+        process.stderr.close()  # it writes nothing more there (brokers answer on sockets)
+        return line
+
+    @staticmethod
+    async def _end(process: subprocess.Popen[bytes]) -> None:
+        if process.poll() is None:
+            process.kill()
+        await anyio.to_thread.run_sync(process.wait)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
 
     async def prepare(self) -> None:
         """Start the fork server now, so the first kernel does not wait for it."""
@@ -301,6 +375,4 @@ class ForkServer:
         if process is not None:
             with anyio.move_on_after(5):
                 await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
-            if process.poll() is None:
-                process.kill()
-                await anyio.to_thread.run_sync(process.wait)
+            await self._end(process)

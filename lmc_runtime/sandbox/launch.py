@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import ForkFailed
 from .bwrap import SANDBOX_GID, SANDBOX_UID, bwrap_args
-from .forks import HOLDER_CODE, ForkedKernel, ForkServer, forkable, start_holder
+from .forks import HOLDER, ForkedKernel, ForkServer, forkable, start_holder
 from .identity import Identity
 from .network import netns_command, require_network_tools
 from .policy import allowed
@@ -98,9 +98,15 @@ class SandboxLauncher:
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` inside this session's sandbox."""
-        outer = [*self._wrapper(), *self.host_options()]
         if self.bwrap is None:
-            return [*outer, "--", *argv]
+            return [*self._wrapper(), *self.host_options(), "--", *argv]
+        return self._in_bwrap([*self._wrapper(), "--sigint", "default", "--report", "--", *argv])
+
+    def _in_bwrap(self, inner: Sequence[str], *, info_fd: int | None = None) -> list[str]:
+        """The command line that has bwrap run ``inner`` in this session's sandbox
+        (and report it on ``info_fd``, if given)."""
+        assert self.bwrap is not None, "only with bubblewrap"
+        outer = [*self._wrapper(), *self.host_options()]
         sandbox = bwrap_args(
             self.bwrap,
             readonly=self.readonly,
@@ -110,7 +116,8 @@ class SandboxLauncher:
             network=self.network,
             tmp_bytes=self.tmp_bytes,
         )
-        inner = [*self._wrapper(), "--sigint", "default", "--report", "--", *argv]
+        if info_fd is not None:
+            sandbox += ["--info-fd", str(info_fd)]
         supervise = ["--supervise", str(os.getpid())]
         if self.network:  # a namespace of its own, set up by a helper that starts bwrap
             helper = netns_command(require_network_tools())
@@ -127,9 +134,13 @@ class SandboxLauncher:
         caller starts ``wrap(argv)`` instead."""
         if self.forks is None or self.bwrap is None or not forkable(argv):
             return None
-        holder_argv = self.wrap([sys.executable, "-I", "-S", "-c", HOLDER_CODE])
+
+        # The holder needs no wrapper inside: bwrap runs it directly.
+        def holder_argv(info_fd: int) -> list[str]:
+            return self._in_bwrap(list(HOLDER), info_fd=info_fd)
+
         try:
-            holder, holder_socket, holder_pidfd = await start_holder(holder_argv, env, cwd, stderr)
+            holder, holder_pidfd = await start_holder(holder_argv, env, cwd, stderr)
         except ForkFailed as exc:
             logger.warning("starting the kernel the usual way: %s", exc)
             return None
@@ -146,8 +157,8 @@ class SandboxLauncher:
             pid, pidfd, broker = await self.forks.spawn(request, holder_pidfd, stdout, stderr)
         except ForkFailed as exc:
             logger.warning("starting the kernel the usual way: %s", exc)
-            ForkedKernel.end_holder(holder, holder_socket)
+            ForkedKernel.end_holder(holder)
             return None
         finally:
             os.close(holder_pidfd)
-        return ForkedKernel(pid, pidfd, broker, holder, holder_socket)
+        return ForkedKernel(pid, pidfd, broker, holder)

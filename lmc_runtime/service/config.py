@@ -160,6 +160,7 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             token=token if isinstance(token, str) else None,
             no_auth=no_auth,
             sandbox=not values["no_sandbox"],
+            fork_server=not values["no_fork_server"],
             allow_network=bool(values["allow_network"] or values["network_default"]),
             network_default=bool(values["network_default"]),
             max_sessions=_v(values, "max_sessions"),

@@ -77,25 +77,29 @@ class SessionManager:
         #: Sessions a predecessor on this data directory held when it stopped
         #: without a shutdown, and why they are lost.
         self.lost: OrderedDict[str, str] = OrderedDict()
-        cores = max(1, os.cpu_count() or 1)
+        #: Forks the sessions' Python kernels (a server running as root only).
+        forking = settings.sandbox and settings.fork_server and ForkServer.supported()
+        self.forks = ForkServer() if forking else None
+        # Sessions start a few at a time, so that a burst of creations queues instead
+        # of starving every kernel of CPU: one per core, or two when kernels are
+        # forked (a forked start mostly waits for its sandbox's processes).
+        starts = max(1, os.cpu_count() or 1) * (2 if forking else 1)
         demand = Demand(
             settings.pool_size,
             settings.pool_ceiling,
-            parallel=cores,
+            parallel=starts,
             cooldown=settings.pool_cooldown,
         )
         self.pool = Pool(demand, self._start_pooled, self._room)
         self.shutting_down = False
         self._starting = 0
-        self._start_gate = anyio.Semaphore(cores)
+        self._start_gate = anyio.Semaphore(starts)
         self._task_group: TaskGroup | None = None
         #: The data directory's lock, when the caller already holds it.
         self.data_lock: DataDirLock | None = None
         self._default_policy = SandboxPolicy(
             network=settings.network_default, limits=settings.limits
         )
-        #: Forks the sessions' Python kernels (a server running as root only).
-        self.forks = ForkServer() if settings.sandbox and ForkServer.supported() else None
 
     @property
     def sessions_dir(self) -> Path:

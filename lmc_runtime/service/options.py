@@ -232,6 +232,14 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
     ),
     Option("no_sandbox", boolean, False, "run sessions without bubblewrap (unsafe)", switch=True),
     Option(
+        "no_fork_server",
+        boolean,
+        False,
+        "start every sandboxed Python kernel afresh, not forked from the fork server "
+        "(which a server running as root uses)",
+        switch=True,
+    ),
+    Option(
         "allow_shared_limits",
         boolean,
         False,

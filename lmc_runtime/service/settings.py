@@ -27,10 +27,12 @@ class ServiceSettings:
 
     ``token`` is the bearer token clients must send (None only with ``no_auth``).
     ``sandbox``: run every session under bubblewrap (False is the operator's
-    explicit ``--no-sandbox``). ``allow_network``: whether sessions may ask for
-    network access at all. ``network_default``: whether sessions that do not
-    say otherwise get it (needs ``allow_network``). ``idle_timeout``: seconds of
-    inactivity after which a session is culled (None: never). ``pool_size``:
+    explicit ``--no-sandbox``). ``fork_server``: fork sandboxed Python kernels
+    from a fork server (root only; see :mod:`~..sandbox.forks`).
+    ``allow_network``: whether sessions may ask for network access at all.
+    ``network_default``: whether sessions that do not say otherwise get it
+    (needs ``allow_network``). ``idle_timeout``: seconds of inactivity after
+    which a session is culled (None: never). ``pool_size``:
     Python sessions kept started and ready to hand out, at least (0: no pool);
     ``pool_max``: the most the pool grows to when creations come in bursts
     (see :attr:`pool_ceiling`), shrinking back to ``pool_size`` once none has
@@ -48,6 +50,7 @@ class ServiceSettings:
     token: str | None = None
     no_auth: bool = False
     sandbox: bool = True
+    fork_server: bool = True
     allow_network: bool = False
     network_default: bool = False
     max_sessions: int = 16

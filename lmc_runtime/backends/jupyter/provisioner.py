@@ -14,7 +14,7 @@ from typing import Any
 
 from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
 
-from ..base import KernelProcess
+from ..base import EndsAsync, KernelProcess
 from ..core.procs import end_session, signal_group, wait_for_exit
 
 __all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
@@ -89,7 +89,9 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         """Wait for the kernel process to end (on a pidfd) and reap it; its exit code."""
         process = self.process
         if process is not None:
-            if process.returncode is None:
+            if isinstance(process, EndsAsync):
+                await process.ended()
+            elif process.returncode is None:
                 await wait_for_exit(process.pid, process.wait)
             self.exit_code = process.wait()
             self.process = None

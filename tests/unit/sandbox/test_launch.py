@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lmc_runtime.sandbox.forks import forkable
 from lmc_runtime.sandbox.launch import EXEC_WRAPPER, SandboxLauncher
 from lmc_runtime.sandbox.policy import SandboxPolicy, SessionLimits, session_env
 
@@ -23,6 +24,27 @@ def test_host_secrets_are_unset_and_session_names_kept(monkeypatch: pytest.Monke
     assert options[options.index("LMC_UNIT_SECRET") - 1 :][:2] == ["--unset", "LMC_UNIT_SECRET"]
     assert "PATH" not in options and "HOME" not in options
     assert "JPY_PARENT_PID" in options
+
+
+def test_a_forked_kernel_gets_the_environment_the_wrapper_would_leave(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LMC_UNIT_SECRET", "x")
+    monkeypatch.setenv("HOME", "/root")
+    launcher = SandboxLauncher(
+        bwrap=None, env_allowlist=("PATH",), session_names=frozenset({"HOME"})
+    )
+    env = {"LMC_UNIT_SECRET": "x", "HOME": "/work", "JPY_PARENT_PID": "1", "KERNEL_ONLY": "1"}
+    # A host secret goes, as the wrapper's --unset would take it; what the host does
+    # not have (the kernel's own variables) stays, and so do the session's names.
+    assert launcher.sandbox_env(env) == {"HOME": "/work", "KERNEL_ONLY": "1"}
+
+
+def test_only_python_scripts_of_this_interpreter_are_forked() -> None:
+    assert forkable([sys.executable, "/k/lmc_kernel.py", "-f", "c.json"])
+    assert not forkable([sys.executable, "-m", "ipykernel_launcher"])
+    assert not forkable(["/usr/bin/R", "--slave", "x.py"])
+    assert not forkable([sys.executable])
 
 
 def test_bwrap_command_line_isolates(tmp_path: Path) -> None:
