@@ -30,6 +30,8 @@ kernel's imports.
 
 import contextlib
 import ctypes
+import gc
+import importlib
 import json
 import os
 import resource
@@ -46,6 +48,22 @@ MAX_REQUEST = 1 << 17
 
 #: Imported at a kernel's start for features the runtime never uses (as in lmc_kernel.py).
 _SKIPPED = ("debugpy", "jedi")
+#: What a kernel imports until it answers its first request (not the host's
+#: network interfaces, which jupyter_client looks up then: they are the sandbox's).
+_PRELOADED = (
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "ipykernel.debugger",
+    "IPython.core.completerlib",
+    "faulthandler",
+    "psutil",
+    "pwd",
+    "tornado.gen",
+    "tornado.locks",
+    "tornado.platform.asyncio",
+    "tornado.queues",
+)
 #: Every namespace a holder may have of its own.
 _NAMESPACES = (
     0x10000000  # CLONE_NEWUSER
@@ -105,9 +123,8 @@ def preload() -> None:
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
-        import ipykernel.ipkernel
-        import ipykernel.kernelapp
-        import ipykernel.zmqshell  # noqa: F401
+        for name in _PRELOADED:
+            importlib.import_module(name)
     finally:
         for name in blocked:
             if sys.modules.get(name, False) is None:
@@ -330,6 +347,9 @@ def main() -> None:
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
     preload()
+    # Out of the collector's sight: a collection in a kernel would otherwise write
+    # to (and so copy) every page of these objects it shares with this process.
+    gc.freeze()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     serve(control)
