@@ -57,9 +57,9 @@ import signal
 import sys
 from typing import Any, NoReturn
 
-__all__: list[str] = []
+__all__ = ["RLIMITS"]
 
-_RLIMITS = {
+RLIMITS = {
     "as": resource.RLIMIT_AS,
     "data": resource.RLIMIT_DATA,
     "fsize": resource.RLIMIT_FSIZE,
@@ -205,7 +205,7 @@ def _apply(option: str, value: str, settings: _Settings) -> None:
     elif option == "--rlimit":
         name, _, number = value.partition("=")
         limit = int(number)
-        resource.setrlimit(_RLIMITS[name], (limit, limit))
+        resource.setrlimit(RLIMITS[name], (limit, limit))
     elif option == "--sigint":
         settings.sigint = signal.SIG_IGN if value == "ignore" else signal.SIG_DFL
     elif option == "--supervise":

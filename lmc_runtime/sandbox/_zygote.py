@@ -80,14 +80,6 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAPABILITY_VERSION_3 = 0x20080522
-_RLIMITS = {
-    "as": resource.RLIMIT_AS,
-    "data": resource.RLIMIT_DATA,
-    "fsize": resource.RLIMIT_FSIZE,
-    "cpu": resource.RLIMIT_CPU,
-    "nproc": resource.RLIMIT_NPROC,
-    "core": resource.RLIMIT_CORE,
-}
 
 
 class _CapHeader(ctypes.Structure):
@@ -253,8 +245,8 @@ def _enter(request: dict[str, Any], holder: int) -> None:
     for procs in request.get("cgroups", []):
         with open(procs, "w", encoding="ascii") as file:
             file.write(str(os.getpid()))
-    for name, value in request.get("rlimits", {}).items():
-        resource.setrlimit(_RLIMITS[name], (int(value), int(value)))
+    for number, value in request.get("rlimits", {}).items():  # RLIMIT_* numbers
+        resource.setrlimit(int(number), (int(value), int(value)))
     _check(_libc().setns(holder, _NAMESPACES), "setns")
     os.close(holder)
 

@@ -2,18 +2,11 @@
 
 A Python kernel spends most of its start importing ipykernel and IPython. The
 fork server imports them once; each kernel is then forked from it, already
-imported, into a sandbox made for it. The sandbox is made as for any process
-of the session (``wrap``: its cgroup, rlimits, user, and a bwrap of its own),
-but runs a *holder*, a shell that says ``ready`` and sleeps. bwrap's
-``--info-fd`` names the sandbox's init process, of which the runtime takes a
-pidfd (checked against the namespaces bwrap reported) once the holder has
-said ``ready``: bwrap writes that report as soon as it has made the
-namespaces, before it has mapped the sandbox's user, mounted its root or made
-its nested user namespace; the holder runs only once all that is done, so a
-kernel never enters a half-made sandbox. The fork server's broker enters the
-namespaces of that pidfd, so the kernel lives
-in exactly the sandbox a kernel started the usual way would: same namespaces,
-same user, no capabilities, ``no_new_privs``, the same cgroup and rlimits.
+imported, into a sandbox made for it and held by a holder (see
+:mod:`.holder`). The fork server's broker enters the holder's namespaces, so
+the kernel lives in exactly the sandbox a kernel started the usual way would:
+same namespaces, same user, no capabilities, ``no_new_privs``, the same cgroup
+and rlimits.
 
 :class:`ForkedKernel` stands for the kernel where the provisioner keeps a
 ``Popen``: its pid, ``poll``, ``wait`` and ``send_signal``. Ending it ends its
@@ -35,25 +28,20 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from ..backends.core.procs import signal_group
 from ..errors import ForkFailed
+from .holder import end_holder
 
-__all__ = ["HOLDER", "ForkServer", "ForkedKernel", "forkable", "start_holder"]
+__all__ = ["ForkServer", "ForkedKernel", "forkable"]
 
 logger = logging.getLogger(__name__)
 
 ZYGOTE = Path(__file__).with_name("_zygote.py")
-#: The holder: what the sandbox runs while a forked kernel lives in it (it
-#: says ``ready`` once it runs: the sandbox is complete then).
-HOLDER = ("sh", "-c", "echo ready && exec sleep infinity")
-#: The most bwrap's ``--info-fd`` report may take.
-_INFO_BYTES = 1 << 16
 #: Variables of the server's environment the fork server keeps (its locale).
 _ZYGOTE_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "PATH")
 #: How long a holder or a broker may take to answer, in seconds.
@@ -89,85 +77,6 @@ async def _receive(conn: socket.socket, what: str) -> tuple[dict[str, Any], list
         reason = message.get("error") if isinstance(message, dict) else None
         raise ForkFailed(f"{what} failed: {reason or 'it ended'}")
     return message, fds
-
-
-async def _bwrap_info(fd: int) -> dict[str, Any]:
-    """The JSON object bwrap writes on its ``--info-fd`` (its pipe's read end ``fd``)."""
-    data = b""
-    with anyio.fail_after(_ANSWER):
-        while len(data) < _INFO_BYTES:
-            await anyio.wait_readable(fd)
-            piece = os.read(fd, _INFO_BYTES)
-            if not piece:
-                break
-            data += piece
-            with contextlib.suppress(ValueError):
-                info = json.loads(data)
-                if isinstance(info, dict):
-                    return info
-    raise ForkFailed(f"the sandbox did not say where it runs: {data[:200]!r}")
-
-
-def _pidfd_of(info: dict[str, Any]) -> int:
-    """A pidfd of the sandbox's init process that ``info`` names, checked to be in
-    the namespaces ``info`` reports (so not another process that took its pid)."""
-    pid = info.get("child-pid")
-    if not isinstance(pid, int) or pid <= 1:
-        raise ForkFailed(f"the sandbox named no process: {info!r}")
-    pidfd = os.pidfd_open(pid)
-    try:
-        for key, inode in info.items():
-            kind = key.removesuffix("-namespace")
-            if kind != key and os.stat(f"/proc/{pid}/ns/{kind}").st_ino != inode:
-                raise ForkFailed(f"process {pid} is not in the sandbox's {kind} namespace")
-        signal.pidfd_send_signal(pidfd, 0)  # still the same process, after the checks
-    except BaseException:
-        os.close(pidfd)
-        raise
-    return pidfd
-
-
-async def start_holder(
-    command: Callable[[int], list[str]], env: Mapping[str, str], cwd: str, stderr: int
-) -> tuple[subprocess.Popen[bytes], int]:
-    """Start ``command(info_fd)`` (a holder in its sandbox, run by bwrap with
-    ``--info-fd info_fd``): the process and a pidfd of the sandbox's init."""
-    report, info_fd = os.pipe()
-    ready, said = os.pipe()
-    try:
-        process = subprocess.Popen(
-            command(info_fd),
-            env=dict(env),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=said,
-            stderr=stderr,
-            pass_fds=[info_fd],
-            start_new_session=True,
-        )
-    except OSError as exc:
-        os.close(report)
-        os.close(ready)
-        raise ForkFailed(f"the sandbox could not be started: {exc}") from exc
-    finally:
-        os.close(info_fd)
-        os.close(said)
-    try:
-        info = await _bwrap_info(report)
-        with anyio.fail_after(_ANSWER):
-            await anyio.wait_readable(ready)
-        if os.read(ready, 16) != b"ready\n":
-            raise ForkFailed("the sandbox's holder did not start")
-        return process, _pidfd_of(info)
-    except BaseException as exc:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(ForkedKernel.end_holder, process)
-        if isinstance(exc, (OSError, TimeoutError)):
-            raise ForkFailed(f"the sandbox could not be entered: {exc}") from exc
-        raise
-    finally:
-        os.close(report)
-        os.close(ready)
 
 
 class ForkedKernel:
@@ -230,17 +139,10 @@ class ForkedKernel:
             self.returncode = os.waitstatus_to_exitcode(status)
         self._release()
 
-    @staticmethod
-    def end_holder(holder: subprocess.Popen[bytes]) -> None:
-        """End a holder, its sandbox and whatever is left in it."""
-        signal_group(holder.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            holder.wait(timeout=_ANSWER)
-
     def _release(self) -> None:
         """The kernel has ended: end its sandbox and close the descriptors."""
         if self._holder is not None:
-            self.end_holder(self._holder)
+            end_holder(self._holder)
             self._holder = None
         self._broker.close()
         with contextlib.suppress(OSError):

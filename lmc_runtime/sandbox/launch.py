@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ForkFailed
+from ._exec import RLIMITS
 from .bwrap import SANDBOX_GID, SANDBOX_UID, bwrap_args
-from .forks import HOLDER, ForkedKernel, ForkServer, forkable, start_holder
+from .forks import ForkedKernel, ForkServer, forkable
+from .holder import HOLDER, end_holder, start_holder
 from .identity import Identity
 from .network import netns_command, require_network_tools
 from .policy import allowed
@@ -149,7 +151,7 @@ class SandboxLauncher:
             "env": self.sandbox_env(env),
             "cwd": cwd,
             "cgroups": [str(procs) for procs in self.cgroup_procs],
-            "rlimits": dict(self.rlimits),
+            "rlimits": {RLIMITS[name]: value for name, value in self.rlimits.items()},
             "uid": SANDBOX_UID,
             "gid": SANDBOX_GID,
         }
@@ -157,7 +159,7 @@ class SandboxLauncher:
             pid, pidfd, broker = await self.forks.spawn(request, holder_pidfd, stdout, stderr)
         except ForkFailed as exc:
             logger.warning("starting the kernel the usual way: %s", exc)
-            ForkedKernel.end_holder(holder)
+            end_holder(holder)
             return None
         finally:
             os.close(holder_pidfd)

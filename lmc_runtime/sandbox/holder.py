@@ -1,0 +1,124 @@
+"""A holder: the process a forked kernel's sandbox runs while the kernel lives.
+
+The sandbox is made as for any process of the session (``wrap``: its cgroup,
+rlimits, user, and a bwrap of its own), but runs :data:`HOLDER`, a shell that
+says ``ready`` and sleeps. bwrap's ``--info-fd`` names the sandbox's init
+process, of which the runtime takes a pidfd, checked against the namespaces
+bwrap reported, once the holder has said ``ready``: bwrap writes that report
+as soon as it has made the namespaces, before it has mapped the sandbox's
+user, mounted its root or made its nested user namespace; the holder runs
+only once all that is done, so a kernel never enters a half-made sandbox.
+Ending the holder's process group ends the sandbox, and with its PID
+namespace everything left in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+
+from ..backends.core.procs import signal_group
+from ..errors import ForkFailed
+
+__all__ = ["HOLDER", "end_holder", "start_holder"]
+
+#: The holder: what the sandbox runs while a forked kernel lives in it (it
+#: says ``ready`` once it runs: the sandbox is complete then).
+HOLDER = ("sh", "-c", "echo ready && exec sleep infinity")
+#: How long the sandbox may take to say it runs, in seconds.
+_ANSWER = 30.0
+#: The most bwrap's ``--info-fd`` report may take.
+_INFO_BYTES = 1 << 16
+
+
+async def _bwrap_info(fd: int) -> dict[str, Any]:
+    """The JSON object bwrap writes on its ``--info-fd`` (its pipe's read end ``fd``)."""
+    data = b""
+    with anyio.fail_after(_ANSWER):
+        while len(data) < _INFO_BYTES:
+            await anyio.wait_readable(fd)
+            piece = os.read(fd, _INFO_BYTES)
+            if not piece:
+                break
+            data += piece
+            with contextlib.suppress(ValueError):
+                info = json.loads(data)
+                if isinstance(info, dict):
+                    return info
+    raise ForkFailed(f"the sandbox did not say where it runs: {data[:200]!r}")
+
+
+def _pidfd_of(info: dict[str, Any]) -> int:
+    """A pidfd of the sandbox's init process that ``info`` names, checked to be in
+    the namespaces ``info`` reports (so not another process that took its pid)."""
+    pid = info.get("child-pid")
+    if not isinstance(pid, int) or pid <= 1:
+        raise ForkFailed(f"the sandbox named no process: {info!r}")
+    pidfd = os.pidfd_open(pid)
+    try:
+        for key, inode in info.items():
+            kind = key.removesuffix("-namespace")
+            if kind != key and os.stat(f"/proc/{pid}/ns/{kind}").st_ino != inode:
+                raise ForkFailed(f"process {pid} is not in the sandbox's {kind} namespace")
+        signal.pidfd_send_signal(pidfd, 0)  # still the same process, after the checks
+    except BaseException:
+        os.close(pidfd)
+        raise
+    return pidfd
+
+
+async def start_holder(
+    command: Callable[[int], list[str]], env: Mapping[str, str], cwd: str, stderr: int
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command(info_fd)`` (a holder in its sandbox, run by bwrap with
+    ``--info-fd info_fd``): the process and a pidfd of the sandbox's init."""
+    report, info_fd = os.pipe()
+    ready, said = os.pipe()
+    try:
+        process = subprocess.Popen(
+            command(info_fd),
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=said,
+            stderr=stderr,
+            pass_fds=[info_fd],
+            start_new_session=True,
+        )
+    except OSError as exc:
+        os.close(report)
+        os.close(ready)
+        raise ForkFailed(f"the sandbox could not be started: {exc}") from exc
+    finally:
+        os.close(info_fd)
+        os.close(said)
+    try:
+        info = await _bwrap_info(report)
+        with anyio.fail_after(_ANSWER):
+            await anyio.wait_readable(ready)
+        if os.read(ready, 16) != b"ready\n":
+            raise ForkFailed("the sandbox's holder did not start")
+        return process, _pidfd_of(info)
+    except BaseException as exc:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(end_holder, process)
+        if isinstance(exc, (OSError, TimeoutError)):
+            raise ForkFailed(f"the sandbox could not be entered: {exc}") from exc
+        raise
+    finally:
+        os.close(report)
+        os.close(ready)
+
+
+def end_holder(holder: subprocess.Popen[bytes]) -> None:
+    """End a holder, its sandbox and whatever is left in it."""
+    signal_group(holder.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        holder.wait(timeout=_ANSWER)
