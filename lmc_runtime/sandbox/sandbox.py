@@ -15,13 +15,14 @@ from ..backends.hostfs import remove_tree
 from ..computer import Computer
 from ..config import Limits, Timeouts
 from ..errors import SandboxUnavailable, UsageError
-from .bwrap import exposed_by, find_bwrap, private_entries, sandbox_available, system_paths
+from .bwrap import exposed_by
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer
 from .disk import WorkDisk
 from .forks import ForkServer
 from .guard import Guard
 from .hostprep import unreachable_paths
+from .hostview import HostView
 from .identity import Identity, Lease, UidRange, UserReaper
 from .launch import SandboxLauncher
 from .policy import SandboxPolicy, session_env
@@ -62,14 +63,17 @@ class Sandbox:
         enabled: bool = True,
         uids: UidRange | None = None,
         forks: ForkServer | None = None,
+        host: HostView | None = None,
     ) -> None:
         """``uids``: where a server running as root leases the session's host uid
         (by default the range ``lmc setup`` reserved); ``forks``: the fork server
-        that starts its Python kernels (None: they start the usual way)."""
+        that starts its Python kernels (None: they start the usual way); ``host``:
+        where it finds what sandboxes on this host share (None: looked up anew)."""
         self.root = Path(root).absolute()
         self.policy = policy
         self.enabled = enabled
         self._forks = forks
+        self._host = host or HostView(ttl=0)
         self._uids = uids
         self._lease: Lease | None = None
         self._disk = WorkDisk(self.root / "disk", self.root / "disk.img", policy.limits.disk_bytes)
@@ -123,13 +127,12 @@ class Sandbox:
 
     async def start(self) -> None:
         """Create the directories, the disk limit and the cgroup; build the launcher."""
-        bwrap = None
+        host = await self._host.facts(sandboxed=self.enabled)
+        bwrap = host.bwrap
         if self.enabled:
-            availability = await anyio.to_thread.run_sync(sandbox_available)
-            if not availability.available:
-                raise SandboxUnavailable(availability.reason or "unknown reason")
-            bwrap = find_bwrap()
-            bound = exposed_by(self.root, system_paths())
+            if not host.availability.available:
+                raise SandboxUnavailable(host.availability.reason or "unknown reason")
+            bound = exposed_by(self.root, host.system)
             if bound is not None:
                 raise SandboxUnavailable(
                     f"the session directory {self.root} is inside {bound}, which every "
@@ -139,9 +142,7 @@ class Sandbox:
             logger.warning("cleaning up the stale session directory %s", self.root)
             await clean_session_dir(self.root)
         if self.enabled and os.geteuid() == 0:
-            blocked = await anyio.to_thread.run_sync(
-                unreachable_paths, [*system_paths(), self.root]
-            )
+            blocked = await anyio.to_thread.run_sync(unreachable_paths, [*host.system, self.root])
             if blocked:
                 raise SandboxUnavailable(
                     f"sandbox users cannot pass through {blocked[0]} to reach their files: "
@@ -175,7 +176,6 @@ class Sandbox:
             rlimits["nproc"] = limits.processes
         if rlimits.keys() - {"fsize"}:
             self._limits_by += "; rlimits " + ", ".join(sorted(rlimits))
-        hidden = await anyio.to_thread.run_sync(private_entries, [Path("/etc")])
         env = self._env()
         self._launcher = SandboxLauncher(
             bwrap=bwrap,
@@ -183,8 +183,8 @@ class Sandbox:
             rlimits=rlimits,
             env_allowlist=self.policy.env_allowlist,
             session_names=frozenset(env),
-            readonly=tuple(system_paths()),
-            hidden=tuple(hidden),
+            readonly=host.system,
+            hidden=host.hidden,
             writable=(self.work_dir, self.shared_dir),
             control=(self.control_dir,),
             network=self.policy.network,

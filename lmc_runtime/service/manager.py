@@ -34,6 +34,7 @@ from ..errors import (
 from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
 from ..sandbox.files import safe_parts
 from ..sandbox.forks import ForkServer
+from ..sandbox.hostview import HostView
 from ..sandbox.stale import clean_stale_sessions
 from .datadir import DataDirLock
 from .demand import Demand
@@ -80,6 +81,8 @@ class SessionManager:
         #: Forks the sessions' Python kernels (a server running as root only).
         forking = settings.sandbox and settings.fork_server and ForkServer.supported()
         self.forks = ForkServer() if forking else None
+        #: What every session's sandbox shares, looked up once a minute at most.
+        self.host = HostView()
         # Sessions start a few at a time, so that a burst of creations queues instead
         # of starving every kernel of CPU: one per core, or two when kernels are
         # forked (a forked start mostly waits for its sandbox's processes).
@@ -199,7 +202,7 @@ class SessionManager:
     ) -> ServiceSession:
         session_id = new_session_id(self.settings.replica)
         root, enabled = self.sessions_dir / session_id, self.settings.sandbox
-        sandbox = Sandbox(root, policy, enabled=enabled, forks=self.forks)
+        sandbox = Sandbox(root, policy, enabled=enabled, forks=self.forks, host=self.host)
         return ServiceSession(
             session_id,
             sandbox,
