@@ -88,12 +88,15 @@ class ForkedKernel:
         pidfd: int,
         broker: socket.socket,
         holder: subprocess.Popen[bytes],
+        init: int,
     ) -> None:
+        """``init``: a pidfd of the sandbox's init (it is closed with the kernel)."""
         self.pid = pid
         self.returncode: int | None = None
         self._pidfd = pidfd
         self._broker = broker
         self._holder: subprocess.Popen[bytes] | None = holder
+        self._init = init
 
     def send_signal(self, signum: int) -> None:
         if self.returncode is None:
@@ -104,10 +107,13 @@ class ForkedKernel:
         self.send_signal(signal.SIGKILL)
 
     async def ended(self) -> None:
-        """Wait in the event loop until the broker reports how the kernel ended."""
+        """Wait in the event loop until the broker reports how the kernel ended;
+        its sandbox is ended and reaped in a worker thread."""
         if self.returncode is None:
             await anyio.wait_readable(self._broker)
-            self._read_status(wait=False)
+            self._read_status(wait=False, release=False)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._release)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -120,7 +126,9 @@ class ForkedKernel:
             self._read_status(wait=True, timeout=timeout)
         return self.returncode
 
-    def _read_status(self, *, wait: bool, timeout: float | None = None) -> None:
+    def _read_status(
+        self, *, wait: bool, timeout: float | None = None, release: bool = True
+    ) -> None:
         ready, _, _ = select.select([self._broker], [], [], timeout if wait else 0)
         if not ready:
             if wait and timeout is not None:
@@ -137,13 +145,16 @@ class ForkedKernel:
             self.returncode = -signal.SIGKILL
         else:
             self.returncode = os.waitstatus_to_exitcode(status)
-        self._release()
+        if release:
+            self._release()
 
     def _release(self) -> None:
-        """The kernel has ended: end its sandbox and close the descriptors."""
-        if self._holder is not None:
-            end_holder(self._holder)
-            self._holder = None
+        """The kernel has ended: end its sandbox and close the descriptors (once)."""
+        holder, self._holder = self._holder, None
+        if holder is None:
+            return
+        end_holder(holder, self._init)
+        os.close(self._init)
         self._broker.close()
         with contextlib.suppress(OSError):
             os.close(self._pidfd)

@@ -117,8 +117,21 @@ async def start_holder(
         os.close(ready)
 
 
-def end_holder(holder: subprocess.Popen[bytes]) -> None:
-    """End a holder, its sandbox and whatever is left in it."""
+def end_holder(holder: subprocess.Popen[bytes], init: int | None = None) -> None:
+    """End a holder, its sandbox and whatever is left in it.
+
+    With ``init`` (a pidfd of the sandbox's init), that process is killed: the
+    kernel then ends every process of its PID namespace, and each process of the
+    chain above it reaps the one below (bwrap its init, the wrapper bwrap, this
+    process the wrapper). Regression: killing the holder's process group at once
+    left bwrap and its init to be reaped by PID 1, which a container may never
+    do, as zombies still counted in the session's cgroup."""
+    if init is not None:
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(init, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            holder.wait(timeout=_ANSWER)
+            return
     signal_group(holder.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         holder.wait(timeout=_ANSWER)

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from ..errors import ForkFailed
 from ._exec import RLIMITS
 from .bwrap import SANDBOX_GID, SANDBOX_UID, bwrap_args
@@ -157,10 +159,12 @@ class SandboxLauncher:
         }
         try:
             pid, pidfd, broker = await self.forks.spawn(request, holder_pidfd, stdout, stderr)
-        except ForkFailed as exc:
-            logger.warning("starting the kernel the usual way: %s", exc)
-            end_holder(holder)
-            return None
-        finally:
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(end_holder, holder, holder_pidfd)
             os.close(holder_pidfd)
-        return ForkedKernel(pid, pidfd, broker, holder)
+            if not isinstance(exc, ForkFailed):
+                raise
+            logger.warning("starting the kernel the usual way: %s", exc)
+            return None
+        return ForkedKernel(pid, pidfd, broker, holder, holder_pidfd)
