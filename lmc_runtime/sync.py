@@ -38,7 +38,10 @@ def _wait_uninterrupted(
         try:
             return future.result(), interrupted
         except BaseException as exc:
-            if future.done():  # the event loop failed to start: that is the error
+            # The event loop failed to start: that is the error. Regression: a
+            # Ctrl-C that came as the portal was ready was taken for that failure,
+            # and the portal was never stopped (its thread lived on).
+            if future.done() and future.exception() is not None:
                 raise
             interrupted = interrupted or exc
 
