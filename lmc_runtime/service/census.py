@@ -1,8 +1,8 @@
 """What one ``lmc serve`` holds on its host, counted: for load and leak checks.
 
 A :class:`Census` of a server process counts what it and its sessions hold:
-the processes of its tree (and any other process whose command line or cgroup
-names its data directory or its sessions' cgroups), their open file
+the processes of its tree (and any other live process whose command line or
+cgroup names its data directory or its sessions' cgroups), their open file
 descriptors and resident memory, the server's own descriptors (but for the
 connections clients hold open at that moment) and threads, the
 files under its temporary folders and its data directory's ``sessions/``, the
@@ -124,8 +124,15 @@ def _processes(server: psutil.Process, target: CensusTarget) -> list[psutil.Proc
     here = psutil.Process()
     counting = {here.pid, *(parent.pid for parent in here.parents())}
     for process in psutil.process_iter():
-        if process.pid not in found and process.pid not in counting and _names(process.pid, marks):
-            found[process.pid] = process
+        if process.pid in found or process.pid in counting or not _names(process.pid, marks):
+            continue
+        # A zombie outside the server's tree waits for the init it was handed
+        # to (killed with its parent, a sandbox's bwrap): it holds nothing, and
+        # that init reaps it when it will, not the server.
+        with contextlib.suppress(psutil.Error):
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+        found[process.pid] = process
     return list(found.values())
 
 
