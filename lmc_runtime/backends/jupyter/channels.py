@@ -36,7 +36,15 @@ class Channels:
 
     def __init__(self, client: Any, info: Mapping[str, Any], dispatch: Dispatch) -> None:
         self._client, self._dispatch = client, dispatch
-        client.start_channels(hb=False, stdin=False)
+        # No receive high-water mark: IOPub is PUB/SUB, which drops what passes the
+        # HWM of both ends (1,000 each by default) without a word. Regression: a
+        # reader that fell behind on a busy machine lost 492 of 10,000 displays.
+        context = client.context
+        context.setsockopt(zmq.RCVHWM, 0)
+        try:
+            client.start_channels(hb=False, stdin=False)
+        finally:
+            context.sockopts.pop(zmq.RCVHWM, None)
         stdin = client.context.socket(zmq.DEALER)
         stdin.linger, stdin.identity = 0, client.session.bsession
         self._sockets = {
