@@ -34,6 +34,9 @@ __all__ = ["HOLDER", "end_holder", "start_holder"]
 HOLDER = ("sh", "-c", "echo ready && exec sleep infinity")
 #: How long the sandbox may take to say it runs, in seconds.
 _ANSWER = 30.0
+#: How long the chain above a killed init may take to end before its whole
+#: process group is killed (a frozen cgroup holds it, for one).
+_CHAIN_ENDS = 2.0
 #: The most bwrap's ``--info-fd`` report may take.
 _INFO_BYTES = 1 << 16
 
@@ -130,7 +133,7 @@ def end_holder(holder: subprocess.Popen[bytes], init: int | None = None) -> None
         with contextlib.suppress(OSError):
             signal.pidfd_send_signal(init, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            holder.wait(timeout=_ANSWER)
+            holder.wait(timeout=_CHAIN_ENDS)
             return
     signal_group(holder.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
