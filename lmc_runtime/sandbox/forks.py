@@ -68,7 +68,7 @@ async def _receive(conn: socket.socket, what: str) -> tuple[dict[str, Any], list
     except (OSError, TimeoutError) as exc:
         raise ForkFailed(f"{what} did not answer: {exc}") from exc
     try:
-        message = json.loads(data) if data and data != b"ready" else {}
+        message = json.loads(data) if data else {}
     except ValueError as exc:
         message = {"error": f"a bad answer: {exc}"}
     if not isinstance(message, dict) or "error" in message or (not data and not fds):
@@ -102,9 +102,6 @@ class ForkedKernel:
         if self.returncode is None:
             with contextlib.suppress(ProcessLookupError, OSError):
                 signal.pidfd_send_signal(self._pidfd, signum)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
 
     async def ended(self) -> None:
         """Wait in the event loop until the broker reports how the kernel ended;
