@@ -77,7 +77,9 @@ def _open_store(settings: ServiceSettings) -> ThreadStore:
     """The transcripts' store ``settings.store`` names; StartRefused, in one line
     and without a password, when it is unknown, cannot be reached or lacks its extra."""
     try:
-        store = open_store(settings.store, settings.data_dir)
+        store = open_store(
+            settings.store, settings.data_dir, group_commit=settings.transcript_sync == "group"
+        )
     except (StoreError, MissingExtra) as exc:
         raise StartRefused(f"--store: {exc}") from exc
     where = repr(store) if settings.store else f"the Jan folder {settings.data_dir / 'threads'}"

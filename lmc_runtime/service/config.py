@@ -174,6 +174,7 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             max_upload_bytes=_v(values, "max_upload_bytes"),
             metrics_public=bool(values["metrics_public"]),
             store=_v(values, "store"),
+            transcript_sync=str(values["transcript_sync"]),
             gateway_url=_v(values, "gateway_url"),
             gateway_token=_v(values, "gateway_token"),
             replica=_v(values, "replica"),

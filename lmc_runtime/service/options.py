@@ -27,10 +27,11 @@ from .values import (
     unlimited,
 )
 
-__all__ = ["LOG_FORMATS", "LOG_LEVELS", "OPTIONS", "Option"]
+__all__ = ["LOG_FORMATS", "LOG_LEVELS", "OPTIONS", "TRANSCRIPT_SYNCS", "Option"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
+TRANSCRIPT_SYNCS = ("group", "run")
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,14 @@ _SCALE_OPTIONS: tuple[Option, ...] = (
         "where transcripts go: a postgresql:// URL shared by replicas",
         show="the Jan folder in --data-dir",
         metavar="URL",
+    ),
+    Option(
+        "transcript_sync",
+        choice(*TRANSCRIPT_SYNCS),
+        "group",
+        "fsync a run's record in the Jan folder right after its final message "
+        "(group), or before it (run)",
+        metavar="|".join(TRANSCRIPT_SYNCS),
     ),
     Option(
         "gateway_url",

@@ -39,6 +39,10 @@ class ServiceSettings:
     come for ``pool_cooldown`` seconds. ``metrics_public``:
     ``/metrics`` answers without the token. ``store``: where transcripts go, a
     ``postgresql://`` URL (None: the Jan folder under ``data_dir``).
+    ``transcript_sync``: when a run's record in the Jan folder is fsynced:
+    ``group``, right after its final message (written before it, so visible and
+    safe from a crash of the server; appends made meanwhile share one fsync), or
+    ``run``, before its final message is sent (one fsync on every run's path).
     ``gateway_url``/``gateway_token``: run Jupyter kernels on a Kernel Gateway or
     Enterprise Gateway instead of locally. ``replica``: this instance's name
     among replicas behind a balancer, carried in its session ids (None: alone).
@@ -66,6 +70,7 @@ class ServiceSettings:
     ended_kept: int = 1000
     metrics_public: bool = False
     store: str | None = None
+    transcript_sync: str = "group"
     gateway_url: str | None = None
     gateway_token: str | None = None
     replica: str | None = None
@@ -90,6 +95,10 @@ class ServiceSettings:
             raise ValueError(f"pool_max must be at least 0, got {self.pool_max}")
         if self.pool_cooldown < 0:
             raise ValueError(f"pool_cooldown must be at least 0, got {self.pool_cooldown}")
+        if self.transcript_sync not in ("group", "run"):
+            raise ValueError(
+                f"transcript_sync must be 'group' or 'run', got {self.transcript_sync!r}"
+            )
         if self.replica is not None and not REPLICA_NAME.fullmatch(self.replica):
             raise ValueError(
                 f"replica {self.replica!r}: use 1 to 32 lowercase letters, digits and '-', "

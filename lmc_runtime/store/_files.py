@@ -15,7 +15,14 @@ from typing import Any
 
 from ..errors import StoreError
 
-__all__ = ["append_lines", "fsync_dir", "locked", "read_json_lines", "write_json_atomic"]
+__all__ = [
+    "append_lines",
+    "fsync_dir",
+    "locked",
+    "read_json_lines",
+    "write_json_atomic",
+    "write_lines",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +128,25 @@ def append_lines(path: Path, lines: list[str], timeout: float) -> None:
     disk, EIO) cuts the file back to its size before, so the lines already
     written are not left behind to be written again by a retry.
     """
+    with _appended(path, lines, timeout) as fd:
+        os.fsync(fd)
+
+
+def write_lines(path: Path, lines: list[str], timeout: float) -> int:
+    """Append whole lines to ``path`` as :func:`append_lines` does, but without
+    the fsync: a new descriptor of the file, which the caller fsyncs and closes.
+
+    The lines are visible to readers, and safe from a crash of this process,
+    once this returns; they are on disk once the returned descriptor is fsynced.
+    """
+    with _appended(path, lines, timeout) as fd:
+        return os.dup(fd)
+
+
+@contextlib.contextmanager
+def _appended(path: Path, lines: list[str], timeout: float) -> Iterator[int]:
+    """The file's descriptor, once ``lines`` are written to its end under its lock;
+    the file is cut back to its size before if the block raises OSError."""
     data = "".join(line + "\n" for line in lines).encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -130,7 +156,7 @@ def append_lines(path: Path, lines: list[str], timeout: float) -> None:
                 data = b"\n" + data
             try:
                 _write_all(fd, data)
-                os.fsync(fd)
+                yield fd
             except OSError:
                 _cut_back(fd, size, path)
                 raise

@@ -4,8 +4,10 @@
 ``<root>/threads/<id>/messages.jsonl`` holds one Jan ``thread.message`` per line,
 each carrying its LMC message losslessly in ``metadata.lmc``. Appends are
 append-only, under an exclusive ``flock`` (so concurrent writers, in this
-process or another, never interleave) and fsynced before ``append`` returns. A
-torn last line left by a crash is skipped with a warning on load.
+process or another, never interleave) and fsynced before ``append`` returns;
+with ``group_commit``, ``append`` returns once the lines are written (visible,
+and safe from a crash of the process) and a thread of the store fsyncs them
+right after. A torn last line left by a crash is skipped with a warning on load.
 
 A folder is a thread when its ``thread.json`` holds a JSON object. ``create``
 builds the folder under a hidden name and renames it into place, under a
@@ -31,7 +33,15 @@ from typing import Any
 from ..adapters.jan import from_jan, seconds, to_jan
 from ..errors import MessageError, StoreError, ThreadExists, ThreadNotFound
 from ..messages import Message, new_id
-from ._files import append_lines, fsync_dir, locked, read_json_lines, write_json_atomic
+from ._files import (
+    append_lines,
+    fsync_dir,
+    locked,
+    read_json_lines,
+    write_json_atomic,
+    write_lines,
+)
+from ._group import GroupSync
 from .base import Thread, ThreadStore, matches, stamp, validate_thread_id
 
 __all__ = ["JanThreadStore"]
@@ -42,11 +52,19 @@ ASSISTANT_ID = "lmc-runtime"
 
 
 class JanThreadStore(ThreadStore):
-    """A :class:`~lmc_runtime.store.base.ThreadStore` in Jan's folder layout under ``root``."""
+    """A :class:`~lmc_runtime.store.base.ThreadStore` in Jan's folder layout under ``root``.
 
-    def __init__(self, root: Path | str, *, lock_timeout: float = 10.0) -> None:
+    ``group_commit``: ``append`` does not wait for the disk (see the module);
+    an fsync that failed makes the next ``append`` raise StoreError, and
+    :meth:`close` waits until every append is on disk.
+    """
+
+    def __init__(
+        self, root: Path | str, *, lock_timeout: float = 10.0, group_commit: bool = False
+    ) -> None:
         self.root = Path(root)
         self.lock_timeout = lock_timeout
+        self._group = GroupSync() if group_commit else None
         self._threads = self.root / "threads"
         try:
             self._threads.mkdir(parents=True, exist_ok=True)
@@ -191,8 +209,12 @@ class JanThreadStore(ThreadStore):
             return
         records = to_jan(stamped, thread_id=thread_id, assistant_id=ASSISTANT_ID)
         lines = [_dumps(record) for record in records]
+        path = folder / "messages.jsonl"
         try:
-            append_lines(folder / "messages.jsonl", lines, self.lock_timeout)
+            if self._group is None:
+                append_lines(path, lines, self.lock_timeout)
+            else:
+                self._group_append(path, lines)
         except FileNotFoundError:
             raise ThreadNotFound(thread_id) from None
         except OSError as exc:
@@ -231,8 +253,18 @@ class JanThreadStore(ThreadStore):
                     found.append((tid, message))
         return found
 
+    def _group_append(self, path: Path, lines: builtins.list[str]) -> None:
+        assert self._group is not None
+        failure = self._group.failure()
+        if failure is not None:
+            raise OSError(failure.errno, f"an earlier append did not reach the disk: {failure}")
+        self._group.hand_over(path, write_lines(path, lines, self.lock_timeout))
+
     def close(self) -> None:
-        """Nothing is held open between calls."""
+        """Nothing is held open between calls; with ``group_commit``, wait until
+        every append is on disk."""
+        if self._group is not None:
+            self._group.close()
 
 
 def _thread_json(thread: Thread) -> dict[str, Any]:

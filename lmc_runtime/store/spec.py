@@ -19,10 +19,13 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 CONNECTION_WAIT = 5.0
 
 
-def open_store(spec: str | None, data_dir: Path | str) -> ThreadStore:
+def open_store(
+    spec: str | None, data_dir: Path | str, *, group_commit: bool = False
+) -> ThreadStore:
     """The store ``spec`` names, opened.
 
-    None (or an empty string): the Jan folder layout under ``data_dir``. A
+    None (or an empty string): the Jan folder layout under ``data_dir``, with
+    ``group_commit`` (see :class:`~lmc_runtime.store.jan.JanThreadStore`). A
     ``postgresql://`` or ``postgres://`` URL: a
     :class:`~lmc_runtime.store.postgres.PostgresThreadStore` waiting at most
     :data:`CONNECTION_WAIT` for a connection (MissingExtra without the
@@ -30,7 +33,7 @@ def open_store(spec: str | None, data_dir: Path | str) -> ThreadStore:
     be opened: StoreError, whose one line never shows a password.
     """
     if not spec:
-        return JanThreadStore(data_dir)
+        return JanThreadStore(data_dir, group_commit=group_commit)
     if spec.lower().startswith(POSTGRES_SCHEMES):
         from .postgres import PostgresThreadStore
 

@@ -21,7 +21,9 @@ from ...postgres_cluster import session_cluster
 Reopen = Callable[[], ThreadStore]
 
 
-@pytest.fixture(params=["jan", "sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
+@pytest.fixture(
+    params=["jan", "jan-group", "sqlite", pytest.param("postgres", marks=pytest.mark.integration)]
+)
 def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Reopen]:
     if request.param == "postgres":
         from lmc_runtime.store import PostgresThreadStore
@@ -31,6 +33,8 @@ def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Reopen]:
     def make() -> ThreadStore:
         if request.param == "jan":
             made: ThreadStore = JanThreadStore(tmp_path / "jan")
+        elif request.param == "jan-group":
+            made = JanThreadStore(tmp_path / "jan", group_commit=True)
         elif request.param == "sqlite":
             made = SqliteThreadStore(tmp_path / "t.db")
         else:
