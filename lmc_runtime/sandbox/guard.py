@@ -148,6 +148,7 @@ class Guard:
         # between (a bomb that put itself in the background) is reported next time.
         self._oom_seen = cgroup.oom_kills() if cgroup is not None else 0
         self._pids_seen = cgroup.process_limit_hits() if cgroup is not None else 0
+        self._disk_known = False
 
     async def begin(self) -> Probe:
         """Counters now, before an execution starts."""
@@ -156,7 +157,11 @@ class Guard:
             probe = Probe(None, 0, 0)
         else:
             probe = Probe(cgroup.cpu_seconds(), self._oom_seen, self._pids_seen)
-        await self.disk.measure()
+        if not self._disk_known:
+            # Afterwards, the measurement at the end of the previous execution:
+            # a disk filled in between is reported once, by the next execution.
+            await self.disk.measure()
+            self._disk_known = True
         probe.disk_full = self.disk.full()
         return probe
 
@@ -183,16 +188,15 @@ class Guard:
         if limit is None or self.cgroup is None or probe.cpu_start is None:
             return
         cpus = max(1, os.cpu_count() or 1)
-        while True:
-            now = self.cgroup.cpu_seconds()
-            if now is None:
-                return
+        now: float | None = probe.cpu_start
+        while now is not None:
             remaining = limit - (now - probe.cpu_start)
             if remaining <= 0:
                 probe.cpu_exceeded = True
                 await interrupt()
                 return
             await anyio.sleep(max(remaining / cpus, 0.05))
+            now = self.cgroup.cpu_seconds()
 
     async def finish(self, probe: Probe) -> list[Violation]:
         """The limits this execution ran into, in the order they matter: a process

@@ -261,11 +261,12 @@ class ServiceSession:
     ) -> AsyncGenerator[Message, None]:
         """Run ``message`` under ``claim``; yield and record its replies.
 
-        The run is recorded as a whole, its code message first: durably before its
-        final message is yielded (a run that ends otherwise, as it ends); if the
-        store fails, a notice before the final message says the run is held. Code in
-        a language the session was not created with gets one not-understood reply
-        naming the session's languages."""
+        The run is recorded as a whole, its code message first, before its final
+        message is yielded (a run that ends otherwise, as it ends): a client that
+        has the final message finds the run in the transcript. If the store fails,
+        a notice before the final message says the run is held. Code in a language
+        the session was not created with gets one not-understood reply naming the
+        session's languages, recorded the same way."""
         produced: list[Message] = []
         try:
             computer = self.computer
@@ -274,12 +275,15 @@ class ServiceSession:
                 produced.append(notice)
                 yield notice
                 return
-            # Written with the run's final message: one append and one fsync a run.
+            # Written with the run's final message: one append a run.
             produced.append(message)
             language = computer.registry.resolve(message.format or "")
             if language is None or language not in self.languages:
                 refusal = self._not_its_language(message)
-                produced.append(refusal)
+                batch, produced = [*produced, refusal], []
+                await self._transcripts.append(self.id, batch)
+                if (held := self._transcripts.notice(self.id, message.id)) is not None:
+                    yield held
                 yield refusal
                 return
             started = time.monotonic()
