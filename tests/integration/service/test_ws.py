@@ -134,3 +134,32 @@ def test_a_run_is_recorded_in_order_when_its_final_message_arrives(server: Serve
     assert [m["in_reply_to"] for m in messages[1:]] == ["r-1"] * (len(messages) - 1)
     assert any(m.get("content") == "recorded\n" for m in messages)
     assert messages[-1]["format"] == "active_line" and messages[-1]["content"] is None
+
+
+def test_a_refused_run_is_recorded_before_its_reply(server: Server) -> None:
+    """Guards: code in a language the session does not run is recorded (code,
+    then refusal) before the refusal is sent. It used to be appended after the
+    reply, so a client sending refused code quickly queued appends without bound
+    behind its own replies."""
+    session_id = server.create(languages=["python"])
+    transcript = server.data_dir / "threads" / session_id / "messages.jsonl"
+
+    async def scenario() -> list[int]:
+        counts = []
+        url = f"{server.ws_url}/v1/sessions/{session_id}/ws?token={TOKEN}"
+        async with connect(url) as ws:
+            for n in range(20):
+                code = {**CODE, "format": "ruby", "content": "puts 1", "id": f"x-{n}"}
+                await ws.send(json.dumps(code))
+                with anyio.fail_after(30):
+                    reply = json.loads(await ws.recv())
+                assert reply["in_reply_to"] == f"x-{n}"
+                assert reply["extras"]["status"] == "not_understood", reply
+                counts.append(len(transcript.read_text().splitlines()))
+        return counts
+
+    try:
+        counts = anyio.run(scenario)
+    finally:
+        server.delete(session_id)
+    assert counts == [2 * (n + 1) for n in range(20)]
