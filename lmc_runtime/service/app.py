@@ -17,6 +17,7 @@ from .auth import Authenticator
 from .command import StartRefused
 from .drain import Drain
 from .files import files_router
+from .hot import execute_route
 from .manager import SessionManager
 from .metrics import ServiceMetrics
 from .models import CodeMessage, CreateSession, Health, RestartRequest
@@ -69,6 +70,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.include_router(languages_router())
     app.include_router(files_router())
     app.include_router(ws_router())
+    # Every run comes through it: first, before FastAPI's routes (see .hot).
+    app.router.routes.insert(0, execute_route())
     install_openapi(app, (CreateSession, CodeMessage, RestartRequest))
     return app
 

@@ -10,14 +10,12 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from ..errors import (
     InvalidRequest,
-    MalformedRequest,
-    MessageError,
     ShuttingDown,
     UnknownLanguage,
 )
 from ..execution import language_statuses
-from ..intake import code_message
 from .drain import drain_of
+from .hot import start_execution
 from .models import (
     CodeMessage,
     CreateSession,
@@ -109,20 +107,11 @@ def _add_execution(router: APIRouter) -> None:
         session_id: str,
         timeout: Annotated[float | None, Query(gt=0)] = None,
     ) -> NdjsonExecution:
-        """Run one LMC code message; the reply is one computer message per line."""
-        service = service_of(request)
-        session = service.manager.get(session_id)
-        body = await read_body(request, service.settings.max_request_bytes)
-        try:
-            message = code_message(parse_json(body))
-        except MessageError as exc:
-            raise MalformedRequest(f"not a code message: {exc.reason}") from exc
-        wall = session.policy.limits.wall_seconds
-        if timeout is not None and wall is not None:
-            timeout = min(timeout, wall)
-        claim = session.acquire()
-        stream = session.stream(message, timeout, claim)
-        return NdjsonExecution(stream, claim, drain_of(request), message.id)
+        """Run one LMC code message; the reply is one computer message per line.
+
+        Served by :func:`~lmc_runtime.service.hot.execute_route` in the
+        application; declared here for the OpenAPI document."""
+        return await start_execution(request, session_id, timeout)
 
     @router.post("/{session_id}/interrupt", status_code=202, responses=_ERRORS)
     async def interrupt(request: Request, session_id: str) -> SessionInfo:
