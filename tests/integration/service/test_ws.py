@@ -113,7 +113,8 @@ def test_a_code_message_carries_its_timeout(server: Server) -> None:
 
 def test_a_run_is_recorded_in_order_when_its_final_message_arrives(server: Server) -> None:
     """Guards: a run is appended to the transcript as a whole, its code message
-    first, and is there (fsynced) before the client gets its final message."""
+    first, and is written before the client gets its final message (fsynced right
+    after it, with the default group commit)."""
     session_id = server.create()
     transcript = server.data_dir / "threads" / session_id / "messages.jsonl"
 
