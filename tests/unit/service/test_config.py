@@ -117,6 +117,16 @@ def test_limits_can_be_turned_off_and_idle_timeout_zero_means_never(tmp_path: Pa
     assert config.settings.idle_timeout is None
 
 
+def test_transcript_sync_is_group_unless_asked_to_fsync_each_run(tmp_path: Path) -> None:
+    assert _load([], {}, tmp_path).settings.transcript_sync == "group"
+    assert _load(["--transcript-sync", "run"], {}, tmp_path).settings.transcript_sync == "run"
+    assert (
+        _load([], {"LMC_SERVE_TRANSCRIPT_SYNC": "run"}, tmp_path).settings.transcript_sync == "run"
+    )
+    with pytest.raises(ConfigError, match="transcript"):
+        _load([], {"LMC_SERVE_TRANSCRIPT_SYNC": "never"}, tmp_path)
+
+
 def test_network_default_implies_allow_network_and_v_means_debug(tmp_path: Path) -> None:
     config = load(
         _parser().parse_args(["--network-default", "-v", "--data-dir", DATA]),
