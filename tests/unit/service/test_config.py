@@ -123,7 +123,7 @@ def test_transcript_sync_is_group_unless_asked_to_fsync_each_run(tmp_path: Path)
     assert (
         _load([], {"LMC_SERVE_TRANSCRIPT_SYNC": "run"}, tmp_path).settings.transcript_sync == "run"
     )
-    with pytest.raises(ConfigError, match="transcript"):
+    with pytest.raises(ConfigError, match="TRANSCRIPT_SYNC"):
         _load([], {"LMC_SERVE_TRANSCRIPT_SYNC": "never"}, tmp_path)
 
 
