@@ -102,6 +102,7 @@ def _lifespan(
         try:
             async with anyio.create_task_group() as tg:
                 await tg.start(manager.run)
+                tg.start_soon(transcripts.keep_trying)
                 logger.info(
                     "lmc serve ready: %d pooled sessions wanted", service.settings.pool_size
                 )
@@ -126,6 +127,7 @@ def _add_health(app: FastAPI) -> None:
             status="shutting_down" if manager.shutting_down else "ok",
             sessions=len(manager.sessions),
             pool_ready=manager.pool.ready_count,
+            transcripts_held=manager.transcripts.held,
         )
 
 

@@ -187,6 +187,8 @@ class Health(BaseModel):
     status: Literal["ok", "shutting_down"]
     sessions: int
     pool_ready: int
+    #: Transcript messages held in memory because the store fails (0: none).
+    transcripts_held: int = 0
 
 
 class ErrorDetail(BaseModel):

@@ -3,11 +3,13 @@
 A store that fails (a full data directory, PostgreSQL gone) never breaks an
 execution, and never loses messages silently: what could not be written is
 held in memory, per session and in order, and written before that session's
-next messages once the store works again. While it is held, each run's stream
-says so in a notice (``extras.status`` ``store_unavailable``) before its final
-message. Held messages are bounded (``held_bytes``); past the bound a batch is
-dropped, logged as an error and counted in the notices. What is still held
-when the server stops is logged as lost.
+next messages once the store works again, or sooner: :meth:`Transcripts.keep_trying`
+tries the store again on its own, at a pace that slows while it keeps failing.
+While it is held, each run's stream says so in a notice (``extras.status``
+``store_unavailable``) before its final message. Held messages are bounded
+(``held_bytes``); past the bound a batch is dropped, logged as an error and
+counted in the notices. What is still held when the server stops is logged as
+lost.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Transcripts:
         self._retry_at = 0.0
         self._retry_after = _RETRY_FIRST
         self._lock = anyio.Lock()
+        self._holding = anyio.Event()
 
     @property
     def held(self) -> int:
@@ -84,10 +87,12 @@ class Transcripts:
             except Exception as exc:
                 async with self._lock:
                     self._held[session_id] = held
+                    self._holding.set()
                     self._failed(exc)
                 return
         async with self._lock:
             self._held[session_id] = held
+            self._holding.set()
             await self._flush()
 
     async def append(self, session_id: str, messages: Iterable[Message]) -> None:
@@ -113,6 +118,7 @@ class Transcripts:
     def _hold(self, session_id: str, batch: list[Message]) -> None:
         """Keep ``batch`` for the store, after what ``session_id`` holds, within the bound."""
         held = self._held.setdefault(session_id, _Held())
+        self._holding.set()
         size = _size(batch)
         if sum(h.size for h in self._held.values()) + size > self._held_bytes:
             held.dropped += len(batch)
@@ -194,6 +200,17 @@ class Transcripts:
         self._problem = f"{type(exc).__name__}: {exc}"
         self._retry_at = anyio.current_time() + self._retry_after
         self._retry_after = min(self._retry_after * 2, _RETRY_MOST)
+
+    async def keep_trying(self) -> None:
+        """Write what is held as soon as the store may be tried again, without
+        waiting for a session's next run (the service runs this until it stops)."""
+        while True:
+            await self._holding.wait()
+            await anyio.sleep_until(self._retry_at)
+            async with self._lock:
+                await self._flush()
+                if not self._held:
+                    self._holding = anyio.Event()
 
     async def aclose(self) -> None:
         """Write what is held if the store lets us, then close it."""

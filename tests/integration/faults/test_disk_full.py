@@ -88,6 +88,9 @@ def test_a_full_data_directory_holds_transcripts_and_writes_them_once_freed(
         (notice,) = held_notices(during)
         assert "No space left on device" in notice["content"], notice
         assert notice["extras"]["held"] >= 3 and notice["extras"]["dropped"] == 0, notice
+        with server.client() as client:
+            health = client.get("/healthz").json()
+        assert health["transcripts_held"] >= notice["extras"]["held"], health
         # A new session cannot start: refused at once, saying why.
         with server.client() as client:
             refused = client.post("/v1/sessions", json={})

@@ -105,6 +105,33 @@ def test_messages_held_while_the_store_fails_are_written_in_order_once_it_works(
     assert _texts(failing, "s2") == ["run 9\n"]
 
 
+def test_held_messages_are_written_once_the_store_works_without_another_run(
+    failing: FailingStore,
+) -> None:
+    """Guards: what was held waited for the session's next run (or the server's
+    stop) to be written, however long ago the store came back."""
+
+    async def scenario() -> None:
+        transcripts = Transcripts(failing)  # type: ignore[arg-type]
+        await transcripts.open("s1", title="t", metadata={})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(transcripts.keep_trying)
+            failing.down = True
+            await transcripts.append("s1", _run(1))
+            await transcripts.append("s1", _run(2))
+            assert transcripts.held == 4
+            failing.down = False  # and no run comes any more
+            with anyio.fail_after(30):  # the first retry is due after 0.5 s
+                while transcripts.held:
+                    await anyio.sleep(0.05)
+            assert transcripts.notice("s1", "m2") is None
+            tg.cancel_scope.cancel()
+        await transcripts.aclose()
+
+    anyio.run(scenario)
+    assert _texts(failing, "s1") == ["run 1\n", "run 2\n"]
+
+
 def test_what_is_held_is_bounded_and_what_did_not_fit_is_counted(failing: FailingStore) -> None:
     async def scenario() -> Message | None:
         transcripts = Transcripts(failing, held_bytes=2_000)  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ def client() -> Iterator[TestClient]:
 
 def test_health_and_openapi(client: TestClient) -> None:
     health = client.get("/healthz").json()
-    assert health == {"status": "ok", "sessions": 0, "pool_ready": 0}
+    assert health == {"status": "ok", "sessions": 0, "pool_ready": 0, "transcripts_held": 0}
     paths = client.get("/openapi.json").json()["paths"]
     for path in ("/v1/sessions", "/v1/sessions/{session_id}/execute", "/healthz"):
         assert path in paths
