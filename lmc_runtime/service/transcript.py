@@ -26,6 +26,7 @@ from .. import replies
 from ..errors import ThreadExists, ThreadNotFound
 from ..messages import Message
 from ..store import ThreadStore
+from ..store.base import stamp
 
 __all__ = ["STORE_UNAVAILABLE", "Transcripts"]
 
@@ -48,6 +49,9 @@ class _Held:
     messages: list[Message] = field(default_factory=list)
     size: int = 0
     dropped: int = 0
+    #: Whether an append of these messages failed: it may have stored them all the
+    #: same (a commit whose answer was lost), so they are looked for first.
+    tried: bool = False
 
 
 def _size(messages: Iterable[Message]) -> int:
@@ -98,7 +102,9 @@ class Transcripts:
     async def append(self, session_id: str, messages: Iterable[Message]) -> None:
         """Append ``messages`` to the thread of ``session_id``, after whatever it
         still holds; held for later if the store fails."""
-        batch = list(messages)
+        # Their ids are given here, once: a retry then writes the same messages,
+        # which lets it see what a failed attempt stored after all.
+        batch = stamp(session_id, messages)
         if not batch:
             return
         if self._problem is None and session_id not in self._held:
@@ -109,6 +115,7 @@ class Transcripts:
             except Exception as exc:
                 async with self._lock:
                     self._hold(session_id, batch)
+                    self._held[session_id].tried = True
                     self._failed(exc)
                 return
         async with self._lock:
@@ -188,9 +195,34 @@ class Transcripts:
             with contextlib.suppress(ThreadExists):
                 self._store.create(session_id, title=held.title or "", metadata=held.metadata)
             held.created = True
+        if held.tried:
+            held.messages = self._not_stored(session_id, held.messages)
+            held.size = _size(held.messages)
         if held.messages:
+            held.tried = True  # until it returns
             self._store.append(session_id, held.messages)
             held.messages, held.size = [], 0
+        held.tried = False
+
+    def _not_stored(self, session_id: str, messages: list[Message]) -> list[Message]:
+        """``messages`` without those an append that failed stored all the same.
+
+        Every attempt appends the whole of what is held, all or nothing, and what
+        is held only grows at its end: what a lost attempt stored is a prefix,
+        found among the thread's last messages by id."""
+        stored = self._store.messages(session_id)[-len(messages) :] if messages else []
+        ids = {message.id for message in stored}
+        kept = 0
+        while kept < len(messages) and messages[kept].id in ids:
+            kept += 1
+        if kept:
+            logger.warning(
+                "%d messages of session %s were stored by an append that seemed to fail; "
+                "they are not written again",
+                kept,
+                session_id,
+            )
+        return messages[kept:]
 
     def _failed(self, exc: Exception) -> None:
         if self._problem is None:

@@ -132,6 +132,50 @@ def test_held_messages_are_written_once_the_store_works_without_another_run(
     assert _texts(failing, "s1") == ["run 1\n", "run 2\n"]
 
 
+class LostAnswers(FailingStore):
+    """Stores the next ``lost`` appends, then fails them: a database that
+    committed but whose answer never came back."""
+
+    lost = 0
+
+    def append(self, thread_id: str, messages: Iterable[Message]) -> None:
+        self.inner.append(thread_id, messages)
+        if self.lost:
+            self.lost -= 1
+            raise StoreError("server closed the connection unexpectedly")
+
+
+def test_a_run_stored_by_an_append_that_seemed_to_fail_is_not_written_twice(
+    tmp_path: Path,
+) -> None:
+    """Guards: a retry wrote again what a commit whose answer was lost had stored."""
+    store = LostAnswers(tmp_path)
+
+    async def scenario() -> None:
+        transcripts = Transcripts(store)  # type: ignore[arg-type]
+        await transcripts.open("s1", title="t", metadata={})
+        store.lost = 2  # the run's own append, then the first retry (with run 2)
+        await transcripts.append("s1", _run(1))
+        assert transcripts.held == 2
+        await transcripts.append("s1", _run(2))  # held too: the retry is not due yet
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(transcripts.keep_trying)
+            with anyio.fail_after(30):
+                while transcripts.held:
+                    await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()
+        await transcripts.append("s1", _run(3))
+        await transcripts.aclose()
+
+    try:
+        anyio.run(scenario)
+        assert _texts(store, "s1") == ["run 1\n", "run 2\n", "run 3\n"]
+        ids = [m.id for m in store.messages("s1")]
+        assert len(ids) == len(set(ids)) == 6
+    finally:
+        store.close()
+
+
 def test_what_is_held_is_bounded_and_what_did_not_fit_is_counted(failing: FailingStore) -> None:
     async def scenario() -> Message | None:
         transcripts = Transcripts(failing, held_bytes=2_000)  # type: ignore[arg-type]
