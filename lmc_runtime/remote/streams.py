@@ -184,8 +184,10 @@ async def _close(stream: SocketStream | TLSStream) -> None:
 def _closed_by_peer(stream: SocketStream | TLSStream) -> bool:
     """Whether an idle kept-alive connection has been closed (or sent something unasked)."""
     sock = stream.extra(SocketAttribute.raw_socket)
+    # poll, not select: a client process may hold descriptors past 1024.
+    poller = select.poll()
     try:
-        readable, _, _ = select.select([sock], [], [], 0)
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):
         return True
-    return bool(readable)

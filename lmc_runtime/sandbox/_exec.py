@@ -139,14 +139,17 @@ def _supervise(
     child = _start(argv, env, sigint)
     os.close(write)
     child_fd = _pidfd(child)
-    watched = [fd for fd in (child_fd, parent_fd) if fd is not None]
+    watched = select.poll()
+    for fd in (child_fd, parent_fd):
+        if fd is not None:
+            watched.register(fd, select.POLLIN)
     while child_fd is not None:
-        ready, _, _ = select.select(watched, [], [])
+        ready = [fd for fd, _ in watched.poll()]
         if child_fd in ready:
             break
         if parent_fd in ready:  # the runtime is gone: so is everything it started
             os.kill(child, signal.SIGKILL)
-            watched.remove(parent_fd)
+            watched.unregister(parent_fd)
     _, status = os.waitpid(child, 0)
     reported = _reported(report)
     exit_like(status if reported is None else reported)

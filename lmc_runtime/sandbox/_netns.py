@@ -149,8 +149,9 @@ def _start_slirp(program: str, child: int, ready: int, alive: int) -> int:
 
 
 def _wait_readable(fd: int, timeout: float) -> bytes:
-    ready, _, _ = select.select([fd], [], [], timeout)
-    return os.read(fd, 1) if ready else b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return os.read(fd, 1) if poller.poll(max(0, int(timeout * 1000))) else b""
 
 
 def _parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:

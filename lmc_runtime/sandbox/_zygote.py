@@ -275,8 +275,11 @@ def broker(conn: socket.socket) -> NoReturn:
     try:
         _send(conn, {"pid": child}, (pidfd,))
         _drop_privileges(int(request["uid"]), int(request["gid"]))
+        watched = select.poll()
+        watched.register(conn.fileno(), select.POLLIN)
+        watched.register(pidfd, select.POLLIN)
         while True:
-            ready, _, _ = select.select([conn.fileno(), pidfd], [], [])
+            ready = [fd for fd, _ in watched.poll()]
             if pidfd in ready:
                 break
             if not conn.recv(1):  # the runtime is gone, or gave the kernel up
@@ -309,8 +312,11 @@ def serve(control: socket.socket) -> None:
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    watched = select.poll()
+    watched.register(control.fileno(), select.POLLIN)
+    watched.register(wake_read, select.POLLIN)
     while True:
-        ready, _, _ = select.select([control.fileno(), wake_read], [], [])
+        ready = [fd for fd, _ in watched.poll()]
         if wake_read in ready:
             with contextlib.suppress(OSError):
                 os.read(wake_read, 512)

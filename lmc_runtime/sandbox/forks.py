@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -34,6 +33,7 @@ from typing import Any
 
 import anyio
 
+from ..backends.core.procs import wait_readable
 from ..errors import ForkFailed
 from .holder import end_holder
 
@@ -126,8 +126,7 @@ class ForkedKernel:
     def _read_status(
         self, *, wait: bool, timeout: float | None = None, release: bool = True
     ) -> None:
-        ready, _, _ = select.select([self._broker], [], [], timeout if wait else 0)
-        if not ready:
+        if not wait_readable(self._broker.fileno(), timeout if wait else 0):
             if wait and timeout is not None:
                 raise subprocess.TimeoutExpired(["forked kernel"], timeout)
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import select
 import signal
@@ -35,6 +36,7 @@ __all__ = [
     "session_members",
     "signal_group",
     "wait_for_exit",
+    "wait_readable",
 ]
 
 _PROC = Path("/proc")
@@ -196,12 +198,25 @@ def read_available(fd: int) -> bytes | None:
     return data if data else None
 
 
+def wait_readable(fd: int, timeout: float | None) -> bool:
+    """Whether ``fd`` has something to read (or its end) within ``timeout`` seconds
+    (None: however long it takes); False if it is closed.
+
+    Through ``poll(2)``: a server with many sessions holds descriptors past 1024,
+    where ``select(2)`` stops working."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    wait = None if timeout is None else max(0, math.ceil(timeout * 1000))
+    try:
+        events = poller.poll(wait)
+    except OSError:
+        return False
+    return any(not mask & select.POLLNVAL for _, mask in events)
+
+
 def readable_now(fd: int) -> bool:
     """Whether ``fd`` has something to read at this moment (False if it is closed)."""
-    try:
-        return bool(select.select([fd], [], [], 0)[0])
-    except (OSError, ValueError):
-        return False
+    return wait_readable(fd, 0)
 
 
 def read_tail(path: Path, lines: int = 5, *, skip: str = "") -> str:
