@@ -37,6 +37,7 @@ __all__ = [
     "ConnectionLimits",
     "GuardedConnection",
     "connection_cap",
+    "raise_file_limit",
 ]
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,29 @@ class ConnectionLimits:
             raise ValueError("the header and body timeouts must be positive")
         if self.min_body_rate < 0 or self.max_connections < 1:
             raise ValueError("min_body_rate must be >= 0 and max_connections >= 1")
+
+
+#: How far :func:`raise_file_limit` lifts the soft limit on open files.
+_FILES_WANTED = 65536
+
+
+def raise_file_limit() -> int:
+    """Lift this process's soft limit on open files towards its hard limit (at most
+    65,536), as servers do: many hosts start processes at 1,024, which a few dozen
+    sessions (their kernels' sockets, pipes and pidfds) and their clients use up.
+    The limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= _FILES_WANTED:
+        return soft
+    wanted = _FILES_WANTED if hard == resource.RLIM_INFINITY else min(hard, _FILES_WANTED)
+    if wanted > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except (OSError, ValueError) as exc:
+            logger.warning("could not raise the open-file limit from %d: %s", soft, exc)
+            return soft
+        logger.info("raised the open-file limit from %d to %d", soft, wanted)
+    return max(soft, wanted)
 
 
 def connection_cap(limits: ConnectionLimits) -> int:

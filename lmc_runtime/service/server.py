@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .access import AccessLog
 from .app import create_app
-from .connections import ConnectionLimits, connection_cap
+from .connections import ConnectionLimits, connection_cap, raise_file_limit
 from .datadir import DataDirLock
 from .drain import Drain
 from .guarded import guarded_protocol
@@ -119,6 +119,7 @@ def serve(
     close every session and its processes. ``lock`` is the data directory's,
     held. :class:`StartupFailed` if the application did not start."""
     limits = limits or ConnectionLimits()
+    raise_file_limit()
     app = create_app(settings)
     drain = app.state.drain
     assert isinstance(drain, Drain)

@@ -101,16 +101,23 @@ def final_status(messages: list[dict[str, Any]]) -> Any:
 
 @contextmanager
 def running_server(
-    *args: str, token: str | None = TOKEN, env: dict[str, str] | None = None
+    *args: str,
+    token: str | None = TOKEN,
+    env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    prefix: list[str] | None = None,
 ) -> Iterator[Server]:
-    """Start ``lmc serve`` with ``args`` (and ``env`` added to its environment);
-    wait (bounded) for /healthz; stop it after.
+    """Start ``lmc serve`` with ``args`` (and ``env`` added to its environment,
+    ``pass_fds`` left open in it, run through the command ``prefix``); wait
+    (bounded) for /healthz; stop it after.
 
     The data directory is short (kernels' unix socket paths live inside it).
     """
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
         os.chmod(tmp, 0o711)  # sandboxes run as host uids of their own: let them pass
-        with _running(Path(tmp) / "data", args, token, env=env) as server:
+        with _running(
+            Path(tmp) / "data", args, token, prefix, env=env, pass_fds=pass_fds
+        ) as server:
             yield server
 
 
@@ -121,6 +128,7 @@ def _running(
     token: str | None,
     prefix: list[str] | None = None,
     env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> Iterator[Server]:
     port = free_port()
     argv = [*(prefix or []), sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
@@ -130,7 +138,12 @@ def _running(
     if token:
         environ["LMC_TOKEN"] = token
     process = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environ,
+        pass_fds=pass_fds,
     )
     server = Server(process, port, data_dir)
     try:
