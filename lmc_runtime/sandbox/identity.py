@@ -24,6 +24,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -92,16 +93,15 @@ def kill_user(identity: Identity) -> None:
     kill = shutil.which("kill")
     script = f"import os; os.kill(-1, {int(signal.SIGKILL)})"
     argv = [kill, "-KILL", "--", "-1"] if kill else [sys.executable, "-I", "-S", "-c", script]
+    setpriv = shutil.which("setpriv")
+    # Through setpriv where there is one: a Popen that changes the user itself
+    # cannot vfork, and a fork copies the whole server (its page tables).
+    user: dict[str, Any] = {"user": identity.uid, "group": identity.gid, "extra_groups": []}
+    if setpriv is not None:
+        ids = [f"--reuid={identity.uid}", f"--regid={identity.gid}", "--clear-groups"]
+        argv, user = [setpriv, *ids, "--", *argv], {}
     try:
-        subprocess.run(
-            argv,
-            user=identity.uid,
-            group=identity.gid,
-            extra_groups=[],
-            check=False,
-            capture_output=True,
-            timeout=30,
-        )
+        subprocess.run(argv, check=False, capture_output=True, timeout=30, **user)
     except (OSError, subprocess.SubprocessError) as exc:
         logger.warning("killing the processes of uid %d failed: %s", identity.uid, exc)
 
