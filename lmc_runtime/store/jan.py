@@ -50,6 +50,9 @@ logger = logging.getLogger(__name__)
 
 ASSISTANT_ID = "lmc-runtime"
 
+#: How many found threads :class:`JanThreadStore` remembers.
+_FOUND_MOST = 4096
+
 
 class JanThreadStore(ThreadStore):
     """A :class:`~lmc_runtime.store.base.ThreadStore` in Jan's folder layout under ``root``.
@@ -65,6 +68,10 @@ class JanThreadStore(ThreadStore):
         self.root = Path(root)
         self.lock_timeout = lock_timeout
         self._group = GroupSync() if group_commit else None
+        #: Threads an append found (their ``thread.json`` read once, not on every
+        #: append); forgotten when deleted here, and all at once past a bound. A
+        #: thread deleted elsewhere is a folder renamed away: the append's open fails.
+        self._found: set[str] = set()
         self._threads = self.root / "threads"
         try:
             self._threads.mkdir(parents=True, exist_ok=True)
@@ -204,7 +211,11 @@ class JanThreadStore(ThreadStore):
     def append(self, thread_id: str, messages: Iterable[Message]) -> None:
         folder = self._dir(thread_id)
         stamped = stamp(thread_id, messages)
-        self.get(thread_id)
+        if thread_id not in self._found:
+            self.get(thread_id)
+            if len(self._found) >= _FOUND_MOST:
+                self._found.clear()
+            self._found.add(thread_id)
         if not stamped:
             return
         records = to_jan(stamped, thread_id=thread_id, assistant_id=ASSISTANT_ID)
@@ -222,6 +233,7 @@ class JanThreadStore(ThreadStore):
 
     def delete(self, thread_id: str) -> None:
         folder = self._dir(thread_id)
+        self._found.discard(thread_id)
         with self._store_lock():
             self.get(thread_id)
             # Renamed first, so the thread disappears at once and as a whole.

@@ -82,6 +82,29 @@ def test_jan_thread_folder_deleted_during_use_is_thread_not_found(tmp_path: Path
     assert [t.id for t in store.list()] == []
 
 
+def test_jan_append_reads_thread_json_once_and_still_sees_a_delete_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Appends used to read and parse ``thread.json`` every time (12 us of a
+    service run's path); a thread is now looked up by its first append only."""
+    store, elsewhere = JanThreadStore(tmp_path), JanThreadStore(tmp_path)
+    store.create("t")
+    loads = []
+    real = JanThreadStore._load
+    monkeypatch.setattr(
+        JanThreadStore, "_load", lambda self, tid: loads.append(tid) or real(self, tid)
+    )
+    for n in range(3):
+        store.append("t", [say(f"m{n}")])
+    assert loads == ["t"]
+    elsewhere.delete("t")
+    with pytest.raises(ThreadNotFound):
+        store.append("t", [say("after")])
+    store.create("t")  # made again: appends find it
+    store.append("t", [say("again")])
+    assert [m.content for m in store.messages("t")] == ["again"]
+
+
 def test_jan_thread_without_a_messages_file_yet_reads_empty_and_appends(tmp_path: Path) -> None:
     store = JanThreadStore(tmp_path)
     store.create("fresh")
