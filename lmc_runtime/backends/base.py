@@ -69,7 +69,13 @@ class KernelProcess(Protocol):
 @runtime_checkable
 class EndsAsync(Protocol):
     """A :class:`KernelProcess` whose end is awaited in the event loop (after
-    :meth:`ended`, ``wait`` returns at once)."""
+    :meth:`ended`, ``wait`` returns at once).
+
+    ``ends_its_tree``: whether its end ends every process it started, wherever
+    they went (it is the last of a PID namespace that ends with it), so that no
+    one needs to look for them among the host's processes."""
+
+    ends_its_tree: bool
 
     async def ended(self) -> None: ...
 

@@ -80,7 +80,10 @@ async def _receive(conn: socket.socket, what: str) -> tuple[dict[str, Any], list
 
 
 class ForkedKernel:
-    """A forked kernel, as the provisioner uses a ``Popen``."""
+    """A forked kernel, as the provisioner uses a ``Popen``. Its end ends its
+    sandbox, whose PID namespace takes every process the kernel started with it."""
+
+    ends_its_tree = True
 
     def __init__(
         self,
@@ -97,6 +100,8 @@ class ForkedKernel:
         self._broker = broker
         self._holder: subprocess.Popen[bytes] | None = holder
         self._init = init
+        #: Set when the task reading the broker stops (one task reads; the others wait).
+        self._reading: anyio.Event | None = None
 
     def send_signal(self, signum: int) -> None:
         if self.returncode is None:
@@ -105,10 +110,20 @@ class ForkedKernel:
 
     async def ended(self) -> None:
         """Wait in the event loop until the broker reports how the kernel ended;
-        its sandbox is ended and reaped in a worker thread."""
-        if self.returncode is None:
-            await anyio.wait_readable(self._broker)
-            self._read_status(wait=False, release=False)
+        its sandbox is ended and reaped in a worker thread. Any number of tasks
+        may wait at once (a supervisor's watch and a kill's wait): one reads the
+        broker, the others wait for it; if it is cancelled, another reads."""
+        while self.returncode is None:
+            if self._reading is not None:
+                await self._reading.wait()
+                continue
+            self._reading = reading = anyio.Event()
+            try:
+                await anyio.wait_readable(self._broker)
+                self._read_status(wait=False, release=False)
+            finally:
+                self._reading = None
+                reading.set()
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(self._release)
 

@@ -104,9 +104,11 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
                 self.process.send_signal(signum)
 
     async def kill(self, restart: bool = False) -> None:
-        """SIGKILL the group, and every process of the kernel's session that left it."""
+        """SIGKILL the group, and every process of the kernel's session that left it
+        (found among all the host's processes, unless the kernel's end takes them)."""
         await self.send_signal(signal.SIGKILL)
-        if self.pid > 0:
+        process = self.process
+        if self.pid > 0 and not (isinstance(process, EndsAsync) and process.ends_its_tree):
             await end_session(self.pid)
 
     async def terminate(self, restart: bool = False) -> None:

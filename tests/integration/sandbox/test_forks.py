@@ -284,3 +284,40 @@ async def test_the_sandbox_is_entered_only_once_its_holder_runs(tmp_path: Path) 
     process, pidfd = result[0]
     os.close(pidfd)
     end_holder(process)  # type: ignore[arg-type]
+
+
+async def test_a_process_that_left_the_kernels_session_ends_with_a_forked_kernel(
+    sandboxed: Opener, forks: ForkServer
+) -> None:
+    """A forked kernel's kill does not search the host's processes for its
+    session's (a walk of ``/proc``, milliseconds per close with many sessions):
+    its sandbox's PID namespace ends with it, and takes them all."""
+    escape = (
+        "import subprocess\n"
+        "p = subprocess.Popen(['sleep', '1000'], start_new_session=True)\n"
+        "print('ESCAPED', open(f'/proc/{p.pid}/stat').read().split()[5] != str(p.pid) or p.pid)"
+    )
+    async with sandboxed(forks=forks) as (_, forked):
+        out = await run(forked, escape)
+        assert "ESCAPED" in text(out), out
+        sleepers = _sleepers()
+        assert sleepers, "the escaped sleep is not running"
+        await forked.arestart("python")
+        with anyio.fail_after(30):
+            while _sleepers() & sleepers:
+                await anyio.sleep(0.05)
+        out = await run(forked, "import os\nprint('after', os.getppid())")
+        assert "after 0" in text(out), out
+
+
+def _sleepers() -> set[int]:
+    """Host pids running ``sleep 1000``."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path("/proc", entry, "cmdline").read_bytes() == b"sleep\x001000\x00":
+                    found.add(int(entry))
+            except OSError:
+                continue
+    return found
