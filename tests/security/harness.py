@@ -95,8 +95,9 @@ def as_user(account: Account) -> list[str]:
 
 
 @contextmanager
-def serve_as(account: Account, *args: str) -> Iterator[Server]:
-    """A real ``lmc serve`` running as ``account`` with ``args``."""
+def serve_as(account: Account, *args: str, prefix: tuple[str, ...] = ()) -> Iterator[Server]:
+    """A real ``lmc serve`` running as ``account`` with ``args`` (its command run
+    through ``prefix``, if given)."""
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
         os.chmod(tmp, 0o755)
         data = Path(tmp) / "data"
@@ -105,6 +106,8 @@ def serve_as(account: Account, *args: str) -> Iterator[Server]:
             os.chown(data, account.uid, account.gid)
             if "--max-sessions" in args and "--allow-shared-limits" not in args:
                 args = (*args, "--allow-shared-limits")
-        with _running(data, args, token="test-token-0123456789", prefix=as_user(account)) as s:
+        with _running(
+            data, args, token="test-token-0123456789", prefix=[*prefix, *as_user(account)]
+        ) as s:
             yield s
         shutil.rmtree(data, ignore_errors=True)
