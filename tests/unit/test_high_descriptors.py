@@ -65,6 +65,7 @@ def test_readable_now_is_false_for_a_closed_descriptor() -> None:
     os.close(read)
     os.close(write)
     assert not readable_now(read)
+    assert not readable_now(-1)  # a descriptor already given up
 
 
 def test_a_forked_kernel_past_1024_reads_its_exit(high_fd: Callable[[int], int]) -> None:

@@ -205,11 +205,11 @@ def wait_readable(fd: int, timeout: float | None) -> bool:
     Through ``poll(2)``: a server with many sessions holds descriptors past 1024,
     where ``select(2)`` stops working."""
     poller = select.poll()
-    poller.register(fd, select.POLLIN)
     wait = None if timeout is None else max(0, math.ceil(timeout * 1000))
     try:
+        poller.register(fd, select.POLLIN)  # ValueError for a negative one (closed)
         events = poller.poll(wait)
-    except OSError:
+    except (OSError, ValueError):
         return False
     return any(not mask & select.POLLNVAL for _, mask in events)
 
