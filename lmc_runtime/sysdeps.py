@@ -50,7 +50,7 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("libcairo2", "", "SVG displays rendered by cairosvg (pip install cairosvg)"),
     SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
     SystemPackage("zsh", "zsh", "the zsh shell backend"),
-    SystemPackage("default-jdk-headless", "jshell", "the Java language (jshell)"),
+    SystemPackage("default-jdk-headless", "javac", "the Java language (javac, the JShell API)"),
     SystemPackage("haproxy", "haproxy", "the tests of lmc serve replicas behind a balancer"),
     SystemPackage("postgresql", "", "the tests of the PostgreSQL transcript store"),
 )

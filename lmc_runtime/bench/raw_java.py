@@ -1,7 +1,7 @@
 """The Java baseline: ``jshell`` driven directly on a pexpect PTY with a sentinel prompt.
 
-:class:`RawJshell` is what a careful hand-written driver does: jshell with the
-same JVM flags as lmc-runtime's (code in jshell's own JVM, C1 only, UTF-8),
+:class:`RawJshell` is what a careful hand-written driver does: jshell with
+the JVM flags lmc-runtime gives its own JVM (C1 only, UTF-8) and code in jshell's own JVM,
 ``TERM=dumb`` so nothing is echoed, and a quiet feedback mode whose prompt is
 a sentinel; a statement is typed in and pexpect waits for the sentinel.
 """
@@ -16,11 +16,16 @@ from pathlib import Path
 
 import pexpect
 
-from ..backends.java.backend import JSHELL_FLAGS
 from .raw_shell import SentinelRepl
 from .workloads import BenchError
 
 __all__ = ["PRINT_ONE", "RawJshell"]
+
+#: Code in jshell's own JVM (one JVM starts), C1 alone, UTF-8 whatever the locale.
+JSHELL_FLAGS = (
+    *("--execution", "local", "-J-XX:TieredStopAtLevel=1", "-J-Dfile.encoding=UTF-8"),
+    *("-J-Dsun.stdout.encoding=UTF-8", "-J-Dsun.stderr.encoding=UTF-8", "--feedback", "lmc"),
+)
 
 #: The warm round trip's statement.
 PRINT_ONE = "System.out.println(1);"

@@ -23,6 +23,7 @@ def cmd_languages(args: argparse.Namespace) -> int:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
+    from ..backends.java import build_runner
     from ..backends.typescript import node_packages_dir
     from ..sandbox.hostprep import prepare_host
     from ..sysdeps import ensure_node_packages, ensure_system_packages
@@ -33,6 +34,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
     ensure_system_packages(say=say)
     ensure_node_packages(node_packages_dir(), needed_for="TypeScript", say=say)
+    build_runner(say)
     prepare_host(say)
     return 0
 

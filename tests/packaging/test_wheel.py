@@ -80,6 +80,9 @@ def test_the_wheel_holds_the_license_the_demo_and_one_version(installed: Install
         licenses = [n for n in names if n.endswith("/LICENSE")]
         assert licenses and b"MIT License" in wheel.read(licenses[0])
     assert "lmc_runtime/demo/demo.jsonl" in names
+    # The Java runner ships as source; `lmc setup` builds it where it is installed.
+    assert "lmc_runtime/_kernels/lmc-java/LmcJava.java" in names
+    assert not [n for n in names if "/lmc-java/build/" in n]
     assert metadata["Version"] == lmc_runtime.__version__
     assert {"serve", "repl", "agent", "plot", "all", "test"} <= set(
         metadata.get_all("Provides-Extra") or []

@@ -22,7 +22,7 @@ from ..contract.conftest import (  # noqa: F401  (fixtures and the hook, used by
 from ..contract.languages import Profile
 
 #: One language of each kind of process the runtime handles: a Jupyter kernel, a
-#: shell on a PTY, node and jshell. The portable paths are the core's and each
+#: shell on a PTY, node and the JVM. The portable paths are the core's and each
 #: kind's (R takes Python's Jupyter path, sh and zsh bash's, TypeScript node's),
 #: so running the others again would repeat the same paths at twice the cost.
 PORTABLE_LANGUAGES = ("python", "shell", "javascript", "java")

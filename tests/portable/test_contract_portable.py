@@ -20,8 +20,8 @@ from ..contract.test_endings import *  # noqa: F403
 from ..contract.test_output import *  # noqa: F403
 from ..contract.test_stops import *  # noqa: F403
 
-#: Languages whose interpreter reports its own reads (a Jupyter input request, jshell's
-#: System.in): answered without /proc.
+#: Languages whose interpreter reports its own reads (a Jupyter input request, the Java
+#: runner's System.in): answered without /proc.
 SEES_ITS_READS = ("python", "r", "java")
 
 

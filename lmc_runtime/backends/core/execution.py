@@ -61,7 +61,8 @@ class Execution:
         self.complete = False
         self._abandoned = False
         self._pending: Any = _NOTHING
-        #: The code's stdin and the session whose reads of it the input callback answers.
+        #: The code's stdin, and the session whose reads of it :func:`.feed_stdin` answers
+        #: (-1: none; the backend answers reads it is told of).
         self.stdin: StdinChannel | None = None
         self.stdin_session = -1
         #: Called once the interpreter is done with this run (or was restarted).
@@ -113,7 +114,7 @@ class Execution:
     async def watch(self) -> None:
         """The deadline and the ladder (beside the stdin feeder, if any); frees the turn."""
         try:
-            if self.stdin is None:
+            if self.stdin is None or self.stdin_session < 0:
                 await self._ladder()
             else:
                 async with anyio.create_task_group() as tg:

@@ -1,7 +1,7 @@
 """JavaScript on node: each session is one node process running ``kernels/lmc-node/runner.js``.
 
-See :mod:`.interpreter` for the process and its readers; everything else (turns,
-deadlines, the stop ladder, restarts) is the core's.
+The process and its readers are the core's :class:`~..core.runner.RunnerInterpreter`;
+everything else (turns, deadlines, the stop ladder, restarts) is the core's too.
 """
 
 from __future__ import annotations
@@ -19,17 +19,11 @@ from pathlib import Path
 import anyio
 
 from ..base import Availability, ExecutionOptions, SessionSettings
-from ..core import (
-    Execution,
-    Route,
-    StdinChannel,
-    SupervisedBackend,
-    Supervisor,
-    answers_fifo_reads,
-)
+from ..core import Route, SupervisedBackend, Supervisor, answers_fifo_reads
 from ..core.procs import signal_group
+from ..core.runner import RunnerInterpreter
+from ..core.runs import RunnerExecution
 from ..kernelspecs import kernels_dir
-from .interpreter import NodeInterpreter
 from .interrupt import interrupt_sparing_reads
 
 __all__ = ["NODE_FLAGS", "NodeBackend", "NodeExecution", "runner_path"]
@@ -45,26 +39,24 @@ def runner_path() -> Path:
     return kernels_dir() / "lmc-node" / "runner.js"
 
 
-#: How often an interrupt is sent again until node says the run stopped.
-REINTERRUPT = 0.2
 #: How long a stop request alone may take before a SIGINT follows.
 ASK_FIRST = 0.05
 #: How long ``node --version`` may take, for a node given by its path.
 _PROBE_TIMEOUT = 10.0
 
 
-class NodeExecution(Execution):
+class NodeExecution(RunnerExecution):
     """A run on node: its first line shows at once, then at most 50 lines a second.
 
-    A stop is asked again every :data:`REINTERRUPT` seconds until node reports
-    the run over, on the control FIFO and naming the run: a SIGINT that lands as
-    one statement's ``breakOnSigint`` ends is held by node and raised later, so
-    a second signal could stop the next run instead.
+    A stop goes to the runner by name (see :class:`~..core.runs.RunnerExecution`):
+    a SIGINT that lands as one statement's ``breakOnSigint`` ends is held by node
+    and raised later, so a second signal could stop the next run instead.
 
-    With an input callback, the run holds the write end of node's stdin FIFO.
-    To stop code blocked reading it, the interrupt spares the read (see
-    :mod:`.interrupt`) and at the first re-interrupt the write end closes: the
-    read returns end-of-input and node ends the code there.
+    With an input callback, the run holds the write end of node's stdin FIFO, and
+    its reads are found in ``/proc`` (:func:`~..core.stdin.feed_stdin`). To stop
+    code blocked reading it, the interrupt spares the read (see :mod:`.interrupt`)
+    and at the first re-interrupt the write end closes: the read returns
+    end-of-input and node ends the code there.
     """
 
     dwell = 0.0
@@ -72,17 +64,13 @@ class NodeExecution(Execution):
 
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
-        node = supervisor.current
-        #: The node this run went to.
-        self.node = node if isinstance(node, NodeInterpreter) else None
-        if answers_fifo_reads(options) and self.node is not None:
-            try:
-                self.stdin = StdinChannel.writer(self.node.stdin_path)
-                self.stdin_session = self.node.pid
-            except OSError:  # node is gone: its watcher says so
-                logger.info("node's stdin could not be opened", exc_info=True)
+        if self.stdin is not None and self.runner is not None:
+            self.stdin_session = self.runner.pid
         #: The interrupt spared a read of the code's stdin.
         self._spared = False
+
+    def answers_reads(self) -> bool:
+        return answers_fifo_reads(self.options)
 
     async def interrupt_code(self) -> None:
         """Ask node to stop this run by name; SIGINT only for code that keeps it busy.
@@ -91,11 +79,10 @@ class NodeExecution(Execution):
         one, so it goes only to code still running after :data:`ASK_FIRST`
         seconds; a read of the code's stdin node is blocked in is spared.
         """
-        node, stdin = self.node, self.stdin
+        await super().interrupt_code()
+        node, stdin = self.runner, self.stdin
         if node is None or node is not self.supervisor.current:
-            await super().interrupt_code()
             return
-        await node.stop(self.route)
         with anyio.move_on_after(ASK_FIRST):
             await self.route.finished.wait()
         if self.route.finished.is_set():
@@ -114,18 +101,10 @@ class NodeExecution(Execution):
 
         self._spared = await anyio.to_thread.run_sync(interrupt) or self._spared
 
-    async def insist(self) -> None:
-        target, finished = self.supervisor.current, self.route.finished
-        while target is not None and not finished.is_set():
-            with anyio.move_on_after(REINTERRUPT):
-                await finished.wait()
-            if finished.is_set() or target is not self.supervisor.current:
-                continue
-            if not self._spared and isinstance(target, NodeInterpreter):
-                await target.stop(self.route)
-            self._spared = False
-            if self.stdin is not None:
-                self.stdin.close()
+    async def again(self, runner: RunnerInterpreter) -> None:
+        if not self._spared:
+            await super().again(runner)
+        self._spared = False
 
 
 class NodeBackend(SupervisedBackend):
@@ -172,13 +151,14 @@ class NodeBackend(SupervisedBackend):
     def environment(self, settings: SessionSettings) -> dict[str, str]:
         return {**super().environment(settings), "NO_COLOR": "1", **self.runner_env()}
 
-    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> NodeInterpreter:
-        return NodeInterpreter(
+    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> RunnerInterpreter:
+        return RunnerInterpreter(
             settings.command([self.node() or "node", *NODE_FLAGS, str(runner_path())]),
             cwd=settings.cwd,
             env=env,
             fifo_dir=settings.work_dir,
             startup_timeout=settings.timeouts.startup,
+            who="node",
         )
 
 

@@ -1,18 +1,22 @@
-"""Java on a real jshell: state, output, errors with their line, stops, deaths, input."""
+"""Java on a real JVM (the JShell API): state, output, errors with their line, stops,
+deaths, input."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 
 import pytest
 
 from lmc_runtime import Computer, Timeouts
+from lmc_runtime.backends.java import JavaBackend
 from tests.integration.conftest import Result, run
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(shutil.which("jshell") is None, reason="jshell is not installed"),
+    pytest.mark.skipif(
+        not JavaBackend().availability().available,
+        reason=str(JavaBackend().availability().reason),
+    ),
 ]
 
 
@@ -248,3 +252,46 @@ def test_with_env_an_error_on_the_first_line_shows_that_line_as_written(java: Co
         "incompatible types: java.lang.String cannot be converted to int",
         'int wrong = "text";',
     ]
+
+
+def test_a_cell_is_cut_by_javas_own_parser_not_by_lines(java: Computer) -> None:
+    """Regression: the old line-based cutter of the PTY backend guessed where a snippet
+    ended; JShell's parser knows, whatever strings, comments and layout hold."""
+    code = (
+        'String tricky = "a; /* not a comment */ } {" + // a comment\n'
+        '    "b";\n'
+        "int sum = 0; for (int i = 0; i < 3; i++) sum += i;\n"
+        'System.out.println(tricky + " " + sum)'
+    )
+    result = java_run(java, code)
+    assert (result.status, result.output) == ("ok", "a; /* not a comment */ } {b 3\n")
+
+
+def test_a_jshell_command_is_refused_with_its_line(java: Computer) -> None:
+    result = java_run(java, 'System.out.println("printed");\n/vars')
+    assert result.status == "error"
+    assert "printed" not in result.output
+    assert "Error at line 2:" in stderr(result)
+
+
+def test_a_method_with_a_missing_dependency_is_noted_and_fails_when_called(
+    java: Computer,
+) -> None:
+    declared = java_run(java, "void later() { notYet(); }")
+    assert declared.status == "ok"
+    assert "cannot be used until method notYet() is declared" in stderr(declared)
+    called = java_run(java, "later();")
+    assert called.status == "error"
+    assert "method notYet() is declared" in stderr(called)
+    assert java_run(java, 'void notYet() { System.out.println("now"); }').status == "ok"
+    assert java_run(java, "later();").output == "now\n"
+
+
+def test_the_runner_is_built_once_for_each_source() -> None:
+    from lmc_runtime.backends.java import build_runner, runner_build
+
+    said: list[str] = []
+    assert build_runner(said.append)
+    assert said == ["lmc setup: the Java runner is built"]
+    classes = runner_build() / "LmcJava.class"
+    assert classes.is_file() and classes.stat().st_mode & 0o004

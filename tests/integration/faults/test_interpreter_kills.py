@@ -32,7 +32,7 @@ from ...contract.harness import (
 )
 from ...contract.languages import PROFILES, Profile
 
-#: The interpreters of the brief: a Jupyter kernel, a shell on a PTY, node, jshell.
+#: The interpreters of the brief: a Jupyter kernel, a shell on a PTY, node, the JVM.
 LANGUAGES = ["python", "shell", "javascript", "java"]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from lmc_runtime.backends.core import Finished, Line, Output
-from lmc_runtime.backends.node.protocol import (
+from lmc_runtime.backends.core.wire import (
     PENDING_NOTE,
     Decoder,
     Exiting,

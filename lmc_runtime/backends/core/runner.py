@@ -1,9 +1,11 @@
-"""One node process running ``runner.js``: its FIFOs, its readers and its exit.
+"""A runner: one process that speaks :mod:`.wire` (node's ``runner.js``, the JVM's
+``LmcJava``), with its FIFOs, its readers and its exit.
 
 The runtime holds the events and control FIFOs read-write (no false end of
 file); the runner opens them by path, so no child of the code inherits them.
-The code's stdin is a third FIFO whose read end node holds: with no writer, a
-read gets end-of-input at once (a run with an input callback opens the write end).
+The code's stdin is a third FIFO whose read end the runner holds: with no writer,
+a read gets end-of-input at once (a run with an input callback opens the write end).
+Everything else (turns, deadlines, the stop ladder, restarts) is the core's.
 """
 
 from __future__ import annotations
@@ -20,17 +22,19 @@ from anyio.abc import TaskGroup
 
 from ...errors import KernelStartError
 from ..base import ExecutionOptions
-from ..core import Deliver, Finished, Gone, Output, Route
-from ..core.procs import (
+from .interpreter import Deliver
+from .items import Finished, Gone, Output
+from .procs import (
     describe_exit,
     nonblocking_pipe,
     read_available,
     signal_group,
     wait_for_exit,
 )
-from ..core.stdin import make_fifo
-from ..core.turns import first_of
-from .protocol import (
+from .route import Route
+from .stdin import make_fifo
+from .turns import first_of
+from .wire import (
     Decoder,
     Event,
     Exiting,
@@ -40,13 +44,13 @@ from .protocol import (
     encode_stop,
 )
 
-__all__ = ["NodeInterpreter"]
+__all__ = ["RunnerInterpreter"]
 
 _TAIL = 2048
 
 
-class NodeInterpreter:
-    """``node runner.js EVENTS CONTROL`` as an :class:`~..core.Interpreter`."""
+class RunnerInterpreter:
+    """``COMMAND EVENTS CONTROL`` as an :class:`~.Interpreter`; ``who`` names it in messages."""
 
     def __init__(
         self,
@@ -56,12 +60,14 @@ class NodeInterpreter:
         env: Mapping[str, str],
         fifo_dir: Path,
         startup_timeout: float,
+        who: str,
     ) -> None:
+        self.who = who
         self._command = list(command)
         self._cwd = cwd
         self._env = dict(env)
         self._fifo_dir = fifo_dir
-        #: The code's stdin; node holds its read end.
+        #: The code's stdin; the runner holds its read end.
         self.stdin_path = fifo_dir / "stdin"
         self._startup_timeout = startup_timeout
         self._popen: subprocess.Popen[bytes] | None = None
@@ -88,9 +94,11 @@ class NodeInterpreter:
             return
         await self.kill()
         if scope.cancelled_caught:
-            raise KernelStartError(f"node did not become ready within {self._startup_timeout:g} s")
+            raise KernelStartError(
+                f"{self.who} did not become ready within {self._startup_timeout:g} s"
+            )
         tail = self._stderr_tail.decode("utf-8", "replace").strip()
-        gone = self._gone.description if self._gone else "node ended"
+        gone = self._gone.description if self._gone else f"{self.who} ended"
         raise KernelStartError(f"{gone} while starting" + (f":\n{tail}" if tail else ""))
 
     async def submit(self, code: str, options: ExecutionOptions, route: Route) -> None:
@@ -117,7 +125,7 @@ class NodeInterpreter:
 
     @property
     def pid(self) -> int:
-        """Node's pid, which is also its session's id (-1 before it started)."""
+        """The runner's pid, which is also its session's id (-1 before it started)."""
         return self._popen.pid if self._popen is not None else -1
 
     async def send_signal(self, signum: int) -> None:
@@ -145,7 +153,7 @@ class NodeInterpreter:
     # -- start --------------------------------------------------------------------
 
     def _spawn(self) -> None:
-        """Make the FIFOs and start node (its command ends with the paths of two)."""
+        """Make the FIFOs and start the runner (its command ends with the paths of two)."""
         paths = {name: self._fifo_dir / name for name in ("events", "control")}
         self._fifo_dir.mkdir(parents=True, exist_ok=True)
         stdin = -1
@@ -153,7 +161,7 @@ class NodeInterpreter:
             for name, path in paths.items():
                 make_fifo(path)
                 self._fds[name] = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-            # Opened without blocking (there is no writer), then handed to node blocking.
+            # Opened without blocking (there is no writer), then handed over blocking.
             make_fifo(self.stdin_path)
             stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             os.set_blocking(stdin, True)
@@ -178,7 +186,7 @@ class NodeInterpreter:
             for fd in self._fds.values():
                 os.close(fd)
             self._fds = {}
-            raise KernelStartError(f"node could not be started: {exc}") from exc
+            raise KernelStartError(f"{self.who} could not be started: {exc}") from exc
         finally:
             if stdin >= 0:
                 os.close(stdin)
@@ -205,7 +213,7 @@ class NodeInterpreter:
                 return
             if not data:
                 if exited.is_set():
-                    return  # drained: node wrote everything before it ended
+                    return  # drained: the runner wrote everything before it ended
                 with anyio.CancelScope() as self._waiting:
                     await anyio.wait_readable(fd)
                 continue
@@ -215,14 +223,14 @@ class NodeInterpreter:
                 await self._event(event)
 
     async def _drain_native(self) -> None:
-        """Deliver what is already in node's own stdout and stderr: a child process
+        """Deliver what is already in the runner's own stdout and stderr: a child process
         that inherited them wrote it before the run ended, so it goes before the end
         (their reader tasks might otherwise get to it after the final message)."""
         for stream in ("stdout", "stderr"):
             await self._read_native(stream, self._fds[stream], once=True)
 
     async def _read_native(self, stream: str, fd: int, *, once: bool = False) -> None:
-        """Node's own stdout and stderr (child processes, its warnings)."""
+        """The runner's own stdout and stderr (child processes, its warnings)."""
         while True:
             if not once:
                 await anyio.wait_readable(fd)
@@ -236,7 +244,7 @@ class NodeInterpreter:
             await self._event(Output(data.decode("utf-8", "replace"), stream))
 
     async def _pump(self) -> None:
-        """Read until node has ended and its output is drained; then say how it ended."""
+        """Read until the runner has ended and its output is drained; then say how it ended."""
         assert self._popen is not None
         popen = self._popen
         exited = anyio.Event()
@@ -257,10 +265,11 @@ class NodeInterpreter:
                 for stream in ("stdout", "stderr"):
                     await self._read_native(stream, self._fds[stream], once=True)
         finally:
-            code = popen.poll()
-            if self._announced is not None:
-                announced = self._announced
-                self._gone = Gone.exited(f"called process.exit({announced})", announced)
-            else:
-                self._gone = Gone(describe_exit(code, "node"), exit_code=code)
+            self._gone = self.gone(popen.poll(), self._announced)
             self._ended.set()
+
+    def gone(self, code: int | None, announced: int | None) -> Gone:
+        """How the runner ended: its exit ``code``, and the one it ``announced`` if any."""
+        if announced is not None:
+            return Gone.exited(f"called process.exit({announced})", announced)
+        return Gone(describe_exit(code, self.who), exit_code=code)

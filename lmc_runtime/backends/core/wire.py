@@ -1,7 +1,8 @@
-"""The line protocol between the runtime and ``kernels/lmc-node/runner.js``.
+"""The line protocol between the runtime and a runner: ``kernels/lmc-node/runner.js``,
+``kernels/lmc-java/LmcJava.java``.
 
 Requests are JSON lines on the control FIFO; events are JSON lines on the
-events FIFO (the runner's header lists them). :class:`Decoder` turns what is
+events FIFO (the runners' headers list them). :class:`Decoder` turns what is
 read there into events, joining consecutive output of one stream.
 """
 
@@ -20,6 +21,7 @@ __all__ = [
     "Event",
     "Exiting",
     "Keyed",
+    "Reads",
     "Ready",
     "decode_event",
     "encode_request",
@@ -34,11 +36,15 @@ _JOIN_LIMIT = 64 * 1024
 PENDING_NOTE = " Promises and timers it started may still be running."
 
 
+class Reads(NamedTuple):
+    """The code reads its stdin, and nothing is there yet (a runner that says so)."""
+
+
 class Keyed(NamedTuple):
-    """An item (a line, the end) of request ``request``."""
+    """An item (a line, a read, the end) of request ``request``."""
 
     request: int
-    item: Line | Finished
+    item: Line | Finished | Reads
 
 
 class Ready(NamedTuple):
@@ -91,13 +97,15 @@ def decode_event(raw: bytes) -> Event | None:
             return Keyed(int(data["id"]), Line(int(data["n"])))
         if kind == "d":
             return _done(data)
+        if kind == "i":
+            return Keyed(int(data["id"]), Reads())
         if kind == "r":
             return Ready(int(data["pid"]))
         if kind == "x":
             return Exiting(int(data["c"]))
     except (ValueError, KeyError, TypeError):
         pass
-    logger.warning("ignored an unreadable event from node: %r", raw[:200])
+    logger.warning("ignored an unreadable event from a runner: %r", raw[:200])
     return None
 
 

@@ -1,0 +1,496 @@
+// The program lmc-runtime runs inside the JVM for Java: a persistent evaluator on the JShell API.
+//
+//   java [flags] -cp BUILD LmcJava EVENTS_FIFO CONTROL_FIFO
+//
+// It speaks the line protocol of ../lmc-node/runner.js: requests are JSON lines on CONTROL_FIFO,
+// {"id": 1, "code": "...", "lines": true, "env": {NAME: VALUE}} or {"stop": 1}; events are JSON
+// lines on EVENTS_FIFO: "r" ready, "o"/"e" output, "l" the line now running, "d" done. One more:
+//   {"k":"i","id":ID}    the code reads System.in and nothing is there yet: it waits for a line
+//
+// A cell is cut into snippets by JShell's own parser (analyzeCompletion) before any of it runs,
+// so a cell that ends mid-statement runs nothing. Snippets run in this JVM (local execution):
+// a stop request stops the one running, and System.exit ends the process with its code.
+// Errors name the lines of the cell: a compile error its line, an exception's frames theirs.
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.stream.Collectors;
+import jdk.jshell.DeclarationSnippet;
+import jdk.jshell.Diag;
+import jdk.jshell.EvalException;
+import jdk.jshell.JShell;
+import jdk.jshell.JShellException;
+import jdk.jshell.Snippet;
+import jdk.jshell.SnippetEvent;
+import jdk.jshell.SourceCodeAnalysis;
+import jdk.jshell.UnresolvedReferenceException;
+
+public final class LmcJava {
+  private static final Object EMIT = new Object();
+  private static OutputStream events;
+  private static JShell shell;
+  /** The request running, or -1; whether a stop for it came. */
+  private static volatile long running = -1;
+
+  private static volatile boolean stopped;
+  /** Where each snippet came from: {request, line of its cell}; the last 10,000. */
+  private static final Map<String, long[]> ORIGINS =
+      new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, long[]> eldest) {
+          return size() > 10_000;
+        }
+      };
+
+  public static void main(String[] args) throws Exception {
+    events = new FileOutputStream(args[0]);
+    FileInputStream control = new FileInputStream(args[1]);
+    System.setOut(new PrintStream(new Captured("o"), true, StandardCharsets.UTF_8));
+    System.setErr(new PrintStream(new Captured("e"), true, StandardCharsets.UTF_8));
+    System.setIn(new Asking(new FileInputStream(FileDescriptor.in)));
+    shell = JShell.builder().executionEngine("local").build();
+    for (SnippetEvent warm : shell.eval("Object lmc$warm = String.valueOf(1);")) {
+      shell.drop(warm.snippet()); // the compiler is loaded and warm before the first cell
+    }
+    BlockingQueue<Map<String, Object>> runs = new LinkedBlockingQueue<>();
+    Thread reader = new Thread(() -> readControl(control, runs), "lmc-control");
+    reader.setDaemon(true);
+    reader.start();
+    emit("{\"k\":\"r\",\"pid\":" + ProcessHandle.current().pid() + "}");
+    while (true) {
+      Map<String, Object> request = runs.take();
+      if (request.isEmpty()) {
+        System.exit(0); // the control FIFO ended: the runtime is gone
+      }
+      run(request);
+    }
+  }
+
+  private static void readControl(InputStream control, BlockingQueue<Map<String, Object>> runs) {
+    try (BufferedReader lines =
+        new BufferedReader(new InputStreamReader(control, StandardCharsets.UTF_8))) {
+      for (String line; (line = lines.readLine()) != null; ) {
+        Map<String, Object> request = Json.object(line);
+        if (request == null) {
+          continue;
+        }
+        Object stop = request.get("stop");
+        if (stop instanceof Number) {
+          if (((Number) stop).longValue() == running) {
+            stopped = true;
+            shell.stop();
+          }
+        } else if (request.get("id") instanceof Number && request.get("code") instanceof String) {
+          runs.add(request);
+        }
+      }
+    } catch (IOException failed) {
+      // the same as the end of the FIFO
+    }
+    runs.add(Map.of());
+  }
+
+  // -- one run ------------------------------------------------------------------------------
+
+  @SuppressWarnings("unchecked")
+  private static void run(Map<String, Object> request) {
+    long id = ((Number) request.get("id")).longValue();
+    String code = ((String) request.get("code")).replace("\r\n", "\n");
+    boolean lines = Boolean.TRUE.equals(request.get("lines"));
+    Object env = request.get("env");
+    String status = "ok";
+    Map<String, String> saved = new HashMap<>();
+    try {
+      List<int[]> snippets = new ArrayList<>();
+      if (!cut(code, snippets)) {
+        status = "error";
+      } else {
+        if (env instanceof Map) {
+          Environment.set((Map<String, Object>) env, saved);
+        }
+        stopped = false;
+        running = id;
+        for (int[] snippet : snippets) {
+          if (lines) {
+            emit("{\"k\":\"l\",\"id\":" + id + ",\"n\":" + lineOf(code, snippet[0]) + "}");
+          }
+          boolean ok = evaluate(id, code, snippet);
+          if (stopped || !ok) {
+            status = stopped ? "interrupted" : "error";
+            break;
+          }
+        }
+      }
+    } catch (Exception | LinkageError failed) {
+      System.err.println("the Java runner failed: " + failed);
+      status = "error";
+    } finally {
+      running = -1;
+      Environment.restore(saved);
+    }
+    System.out.flush();
+    System.err.flush();
+    emit("{\"k\":\"d\",\"id\":" + id + ",\"s\":\"" + status + "\",\"p\":false}");
+  }
+
+  /** The [start, end) of each snippet of the cell, or false (and why, on stderr). */
+  private static boolean cut(String code, List<int[]> snippets) {
+    SourceCodeAnalysis analysis = shell.sourceCodeAnalysis();
+    int at = 0;
+    while (true) {
+      while (at < code.length() && Character.isWhitespace(code.charAt(at))) {
+        at++;
+      }
+      if (at >= code.length()) {
+        return true;
+      }
+      String rest = code.substring(at);
+      SourceCodeAnalysis.CompletionInfo info = analysis.analyzeCompletion(rest);
+      SourceCodeAnalysis.Completeness done = info.completeness();
+      if (done == SourceCodeAnalysis.Completeness.EMPTY) {
+        return true;
+      }
+      if (!done.isComplete() && done != SourceCodeAnalysis.Completeness.UNKNOWN) {
+        String why = "reached end of input while parsing: this statement is never finished";
+        System.err.print("Error at line " + lineOf(code, at) + ":\n" + why + "\n");
+        return false;
+      }
+      int end = code.length() - Math.min(info.remaining().length(), rest.length());
+      if (rest.startsWith("/") && !rest.startsWith("/*") && !rest.startsWith("//")) {
+        System.err.print(
+            "Error at line " + lineOf(code, at) + ":\njshell commands (such as /vars) are not run here\n");
+        return false;
+      }
+      snippets.add(new int[] {at, Math.max(end, at + 1)});
+      at = Math.max(end, at + 1);
+    }
+  }
+
+  /** Runs one snippet; false if it failed (told on stderr). */
+  private static boolean evaluate(long id, String code, int[] snippet) {
+    List<SnippetEvent> results = shell.eval(code.substring(snippet[0], snippet[1]));
+    long line = lineOf(code, snippet[0]);
+    for (SnippetEvent result : results) {
+      ORIGINS.put(result.snippet().id(), new long[] {id, line});
+    }
+    boolean ok = true;
+    for (SnippetEvent result : results) {
+      if (result.causeSnippet() != null) {
+        continue;
+      }
+      if (result.status() == Snippet.Status.REJECTED) {
+        shell.diagnostics(result.snippet())
+            .filter(Diag::isError)
+            .forEach(diag -> System.err.print(compileError(code, snippet, diag)));
+        ok = false;
+      } else if (result.exception() != null) {
+        if (!stopped) {
+          StringBuilder told = new StringBuilder();
+          describe(result.exception(), told, id, "Exception ");
+          System.err.print(told);
+        }
+        ok = false;
+      } else if (result.snippet() instanceof DeclarationSnippet
+          && result.status() != Snippet.Status.VALID) {
+        DeclarationSnippet declared = (DeclarationSnippet) result.snippet();
+        String missing = shell.unresolvedDependencies(declared).collect(Collectors.joining(", "));
+        if (!missing.isEmpty()) {
+          System.err.println(
+              "note: " + declared.name() + " cannot be used until " + missing + " is declared");
+        }
+      }
+    }
+    return ok;
+  }
+
+  private static String compileError(String code, int[] snippet, Diag diag) {
+    long start = diag.getStartPosition() >= 0 ? diag.getStartPosition() : diag.getPosition();
+    int at = (int) Math.max(snippet[0], Math.min(snippet[1] - 1, snippet[0] + Math.max(start, 0)));
+    int end = (int) Math.min(snippet[1], snippet[0] + Math.max(diag.getEndPosition(), start + 1));
+    int from = code.lastIndexOf('\n', at - 1) + 1;
+    int to = code.indexOf('\n', at);
+    to = to < 0 ? code.length() : to;
+    int width = Math.max(1, Math.min(end, to) - at);
+    String caret = width == 1 ? "^" : "^" + "-".repeat(width - 2) + "^";
+    return "Error at line " + lineOf(code, at) + ":\n" + diag.getMessage(Locale.ROOT) + "\n"
+        + code.substring(from, to) + "\n" + " ".repeat(at - from) + caret + "\n";
+  }
+
+  private static void describe(Throwable error, StringBuilder told, long id, String lead) {
+    if (error instanceof UnresolvedReferenceException) {
+      DeclarationSnippet declared = ((UnresolvedReferenceException) error).getSnippet();
+      String missing = shell.unresolvedDependencies(declared).collect(Collectors.joining(", "));
+      told.append("Attempted to use ").append(declared.name())
+          .append(", which cannot be used until ").append(missing).append(" is declared\n");
+      return;
+    }
+    String kind = error instanceof EvalException
+        ? ((EvalException) error).getExceptionClassName() : error.getClass().getName();
+    told.append(lead).append(kind);
+    if (error.getMessage() != null) {
+      told.append(": ").append(error.getMessage());
+    }
+    told.append('\n');
+    for (StackTraceElement frame : error.getStackTrace()) {
+      String file = frame.getFileName();
+      if (file != null && file.startsWith("#")) {
+        String method = frame.getMethodName().isEmpty() ? "" : frame.getMethodName() + " ";
+        told.append("\tat ").append(method).append('(')
+            .append(where(file.substring(1), frame.getLineNumber(), id)).append(")\n");
+      } else {
+        told.append("\tat ").append(frame).append('\n');
+      }
+    }
+    if (error.getCause() != null && error.getCause() != error) {
+      describe(error.getCause(), told, id, "Caused by: ");
+    }
+  }
+
+  /** A frame's place as a line of a cell: this run's, or an earlier one's. */
+  private static String where(String snippet, int line, long id) {
+    long[] origin = ORIGINS.get(snippet);
+    if (origin == null || line < 1) {
+      return "#" + snippet + ":" + line;
+    }
+    String earlier = origin[0] == id ? "" : " of an earlier run";
+    return "line " + (origin[1] + line - 1) + earlier;
+  }
+
+  private static long lineOf(String code, int at) {
+    return code.substring(0, at).chars().filter(c -> c == '\n').count() + 1;
+  }
+
+  // -- events ---------------------------------------------------------------------------
+
+  static void emit(String event) {
+    byte[] data = (event + "\n").getBytes(StandardCharsets.UTF_8);
+    synchronized (EMIT) {
+      try {
+        events.write(data);
+      } catch (IOException gone) {
+        Runtime.getRuntime().halt(70); // the runtime is gone
+      }
+    }
+  }
+
+  /** What the code writes to System.out or System.err, as "o" or "e" events. */
+  static final class Captured extends OutputStream {
+    private final String kind;
+    private final CharsetDecoder decoder =
+        StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPLACE)
+            .onUnmappableCharacter(CodingErrorAction.REPLACE);
+    private byte[] held = new byte[0];
+
+    Captured(String kind) {
+      this.kind = kind;
+    }
+
+    @Override
+    public void write(int b) {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public synchronized void write(byte[] b, int off, int len) {
+      ByteBuffer in = ByteBuffer.allocate(held.length + len).put(held).put(b, off, len).flip();
+      CharBuffer out = CharBuffer.allocate(in.remaining() + 1);
+      decoder.decode(in, out, false);
+      held = new byte[in.remaining()];
+      in.get(held);
+      if (out.position() > 0) {
+        emit("{\"k\":\"" + kind + "\",\"d\":" + Json.quote(out.flip().toString()) + "}");
+      }
+    }
+  }
+
+  /** System.in: a read that would wait first says so with an "i" event. */
+  static final class Asking extends InputStream {
+    private final FileInputStream in;
+
+    Asking(FileInputStream in) {
+      this.in = in;
+    }
+
+    @Override
+    public int read() throws IOException {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 255;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (len == 0) {
+        return 0;
+      }
+      long id = running;
+      if (id >= 0 && in.available() == 0) {
+        emit("{\"k\":\"i\",\"id\":" + id + "}");
+      }
+      return in.read(b, off, len);
+    }
+
+    @Override
+    public int available() throws IOException {
+      return in.available();
+    }
+  }
+
+  /** Variables set in this process's environment for one run (children see them too). */
+  static final class Environment {
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> live() throws ReflectiveOperationException {
+      Field inner = Class.forName("java.util.Collections$UnmodifiableMap").getDeclaredField("m");
+      inner.setAccessible(true);
+      return (Map<String, String>) inner.get(System.getenv());
+    }
+
+    static void set(Map<String, Object> values, Map<String, String> saved) throws Exception {
+      Map<String, String> env = live();
+      for (Map.Entry<String, Object> entry : values.entrySet()) {
+        saved.putIfAbsent(entry.getKey(), env.get(entry.getKey()));
+        env.put(entry.getKey(), String.valueOf(entry.getValue()));
+      }
+    }
+
+    static void restore(Map<String, String> saved) {
+      if (saved.isEmpty()) {
+        return;
+      }
+      try {
+        Map<String, String> env = live();
+        saved.forEach((key, value) -> {
+          if (value == null) {
+            env.remove(key);
+          } else {
+            env.put(key, value);
+          }
+        });
+      } catch (ReflectiveOperationException failed) {
+        System.err.println("the environment could not be restored: " + failed);
+      }
+    }
+  }
+
+  /** Just enough JSON: the requests' objects in, quoted strings out. */
+  static final class Json {
+    private final String text;
+    private int at;
+
+    private Json(String text) {
+      this.text = text;
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> object(String line) {
+      try {
+        Object value = new Json(line).value();
+        return value instanceof Map ? (Map<String, Object>) value : null;
+      } catch (RuntimeException unreadable) {
+        return null;
+      }
+    }
+
+    static String quote(String text) {
+      StringBuilder out = new StringBuilder(text.length() + 16).append('"');
+      for (int i = 0; i < text.length(); i++) {
+        char c = text.charAt(i);
+        if (c == '"' || c == '\\') {
+          out.append('\\').append(c);
+        } else if (c < 0x20 || Character.isSurrogate(c)) {
+          boolean pair = Character.isHighSurrogate(c) && i + 1 < text.length()
+              && Character.isLowSurrogate(text.charAt(i + 1));
+          if (pair) {
+            out.append(c).append(text.charAt(++i));
+          } else {
+            out.append(c < 0x20 ? String.format("\\u%04x", (int) c) : "\ufffd");
+          }
+        } else {
+          out.append(c);
+        }
+      }
+      return out.append('"').toString();
+    }
+
+    private char next() {
+      while (Character.isWhitespace(text.charAt(at))) {
+        at++;
+      }
+      return text.charAt(at);
+    }
+
+    private Object value() {
+      char c = next();
+      if (c == '{') {
+        Map<String, Object> map = new HashMap<>();
+        at++;
+        while (next() != '}') {
+          String key = string();
+          if (next() != ':') {
+            throw new IllegalArgumentException("a colon");
+          }
+          at++;
+          map.put(key, value());
+          if (next() == ',') {
+            at++;
+          }
+        }
+        at++;
+        return map;
+      }
+      if (c == '"') {
+        return string();
+      }
+      int start = at;
+      while (at < text.length() && "{}[],: \t".indexOf(text.charAt(at)) < 0) {
+        at++;
+      }
+      String word = text.substring(start, at);
+      return word.equals("true") || word.equals("false") ? (Object) Boolean.valueOf(word)
+          : word.equals("null") ? null : (Object) Double.valueOf(word);
+    }
+
+    private String string() {
+      StringBuilder out = new StringBuilder();
+      at++;
+      for (char c; (c = text.charAt(at++)) != '"'; ) {
+        if (c != '\\') {
+          out.append(c);
+          continue;
+        }
+        char e = text.charAt(at++);
+        switch (e) {
+          case 'n': out.append('\n'); break;
+          case 't': out.append('\t'); break;
+          case 'r': out.append('\r'); break;
+          case 'b': out.append('\b'); break;
+          case 'f': out.append('\f'); break;
+          case 'u': out.append((char) Integer.parseInt(text.substring(at, at + 4), 16)); at += 4; break;
+          default: out.append(e);
+        }
+      }
+      return out.toString();
+    }
+  }
+}

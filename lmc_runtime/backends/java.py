@@ -1,0 +1,143 @@
+"""Java: each session is one JVM running ``kernels/lmc-java/LmcJava.java`` on the JShell API.
+
+The runner speaks the same protocol as node's (:mod:`.core.wire`), so the process
+is the core's :class:`~.core.runner.RunnerInterpreter` and a run is a
+:class:`~.core.runs.RunnerExecution`. What is Java's own: how the runner is
+built (``javac``, by ``lmc setup``), how it is started, what its end means, and
+the runner's word that the code waits for a line of input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .. import replies
+from ..replies import Status
+from .base import Availability, SessionSettings
+from .core import Gone, Output, SupervisedBackend
+from .core.runner import RunnerInterpreter
+from .core.runs import RunnerExecution
+from .core.wire import Reads
+from .inputs import call_input
+from .kernelspecs import kernels_dir
+
+__all__ = ["JAVA_FLAGS", "JavaBackend", "JavaExecution", "build_runner", "runner_build"]
+
+#: C1 alone halves the start on small machines; the serial collector keeps threads
+#: few; ``java.util`` is opened for the runner's per-run environment; UTF-8 everywhere.
+JAVA_FLAGS = (
+    *("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true"),
+    *("--add-opens=java.base/java.util=ALL-UNNAMED", "-Dfile.encoding=UTF-8"),
+    *("-Dsun.stdout.encoding=UTF-8", "-Dsun.stderr.encoding=UTF-8"),
+)
+_MAIN = "LmcJava"
+_INSTALL = "apt-get install default-jdk-headless, or run `lmc setup`"
+
+
+def _source() -> Path:
+    return kernels_dir() / "lmc-java" / f"{_MAIN}.java"
+
+
+def runner_build() -> Path:
+    """Where the runner's classes for this source are (or will be) built."""
+    digest = hashlib.sha256(_source().read_bytes()).hexdigest()[:16]
+    return _source().parent / "build" / digest
+
+
+def build_runner(say: Callable[[str], None]) -> bool:
+    """Compile the runner with ``javac`` unless it is built; True when it is after."""
+    target = runner_build()
+    if (target / f"{_MAIN}.class").is_file():
+        say("lmc setup: the Java runner is built")
+        return True
+    javac = shutil.which("javac")
+    if javac is None:
+        say(f"lmc setup: javac is missing, so Java stays unavailable; {_INSTALL}")
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+    argv = [javac, "-nowarn", "-d", str(scratch), str(_source())]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+        say(f"lmc setup: javac failed, so Java stays unavailable:\n{done.stderr.strip()}")
+        return False
+    for path in (scratch, *scratch.iterdir()):
+        path.chmod(0o755 if path.is_dir() else 0o644)  # sandboxes run as other users
+    try:
+        scratch.rename(target)
+    except OSError:  # built meanwhile by another setup
+        shutil.rmtree(scratch, ignore_errors=True)
+    say("lmc setup: built the Java runner")
+    return True
+
+
+class JavaRunner(RunnerInterpreter):
+    """The JVM: an exit code of its own is the code's ``System.exit``."""
+
+    def gone(self, code: int | None, announced: int | None) -> Gone:
+        if code is not None and code >= 0:
+            return Gone.exited(f"called System.exit({code})", code)
+        return super().gone(code, announced)
+
+
+class JavaExecution(RunnerExecution):
+    """A run on the JVM: a read the runner says waits is answered by the input callback."""
+
+    async def handle(self, item: Any) -> AsyncIterator[Any]:
+        callback, stdin = self.options.on_input, self.stdin
+        if not isinstance(item, Reads) or callback is None or stdin is None or stdin.closed:
+            return
+        prompt = self.route.tail
+        try:
+            with anyio.fail_after(self.options.input_timeout):
+                value = await call_input(callback, prompt)
+            line = value.splitlines()[0] if value else ""
+        except Exception as exc:  # the caller's callback: any failure stops the run
+            failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
+        else:
+            try:
+                stdin.answer(line)
+            except (OSError, ValueError) as exc:
+                failure = f"the answer could not be written ({exc})"
+            else:
+                yield Output(line + "\n")
+                return
+        await self.request_stop("input")  # the stop closes stdin: the read ends
+        text = f"input({prompt!r}) could not be answered: {failure}"
+        yield replies.notice(text, Status.ERROR, self.reply_to)
+
+
+class JavaBackend(SupervisedBackend):
+    """Sessions on the ``java`` found on PATH."""
+
+    who = "java"
+    execution = JavaExecution
+
+    def availability(self) -> Availability:
+        if shutil.which("java") is None:
+            return Availability.no(f"Java is not installed (no `java` on PATH): {_INSTALL}")
+        if not (runner_build() / f"{_MAIN}.class").is_file():
+            return Availability.no("the Java runner is not built: run `lmc setup`")
+        return Availability.yes()
+
+    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> JavaRunner:
+        java = shutil.which("java") or "java"
+        argv = [java, *JAVA_FLAGS, "-cp", os.fspath(runner_build()), _MAIN]
+        return JavaRunner(
+            settings.command(argv),
+            cwd=settings.cwd,
+            env=env,
+            fifo_dir=settings.work_dir,
+            startup_timeout=settings.timeouts.startup,
+            who="java",
+        )
