@@ -99,7 +99,7 @@ class SessionSettings:
 
     ``work_dir`` holds control files only the host writes; ``shared_dir``, if set,
     is where the interpreter creates files, which the host reaches only through
-    :class:`~lmc_runtime.backends.hostfs.HostDir`.
+    :class:`~lmc_runtime.hostfs.HostDir`.
     """
 
     cwd: Path

@@ -18,8 +18,8 @@ import anyio
 from PIL import Image
 
 from ..backends.base import SessionSettings
-from ..backends.hostfs import HostDir
 from ..backends.html.chromium import chromium_argv, find_chromium, take_screenshot
+from ..hostfs import HostDir
 from .limits import MediaLimits
 from .svg import RenderFailed, SvgSource
 from .svg_size import SvgSize

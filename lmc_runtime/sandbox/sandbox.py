@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 
-from ..backends.hostfs import remove_tree
 from ..computer import Computer
 from ..config import Limits, Timeouts
 from ..errors import SandboxUnavailable, UsageError
+from ..hostfs import remove_tree
 from .bwrap import exposed_by
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer

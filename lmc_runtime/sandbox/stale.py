@@ -19,7 +19,7 @@ from pathlib import Path
 
 import anyio
 
-from ..backends.hostfs import remove_tree
+from ..hostfs import remove_tree
 from .cgroups import Cgroup, cgroup_parents
 
 __all__ = [

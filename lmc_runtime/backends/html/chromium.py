@@ -21,9 +21,9 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
+from ...hostfs import HostDir, UnsafeEntry
 from ..base import SessionSettings
 from ..core.procs import read_tail, signal_group
-from ..hostfs import HostDir, UnsafeEntry
 
 __all__ = ["CHROMIUM_NAMES", "Screenshot", "chromium_argv", "find_chromium", "take_screenshot"]
 

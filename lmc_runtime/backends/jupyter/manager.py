@@ -18,7 +18,7 @@ import anyio
 from jupyter_client.manager import AsyncKernelManager
 
 from ...errors import KernelStartError
-from ..hostfs import HostDir
+from ...hostfs import HostDir
 
 __all__ = ["PORTS", "Manager", "adopt_sockets", "reserve_sockets"]
 

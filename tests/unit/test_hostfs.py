@@ -1,4 +1,4 @@
-"""Host-side access to folders an interpreter can write (backends/hostfs.py)."""
+"""Host-side access to folders an interpreter can write (lmc_runtime/hostfs.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lmc_runtime.backends.hostfs import HostDir, UnsafeEntry, remove_tree
+from lmc_runtime.hostfs import HostDir, UnsafeEntry, remove_tree
 
 
 def test_read_refuses_links_fifos_hard_links_and_oversized_files(tmp_path: Path) -> None:
