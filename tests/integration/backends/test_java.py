@@ -72,20 +72,37 @@ def test_stdout_and_stderr_keep_their_order_and_stderr_is_marked(java: Computer)
     assert stderr(result) == "e0\ne1\n"
 
 
-def test_multi_line_statements_run_whole(java: Computer) -> None:
-    code = (
-        'String joined = java.util.List.of("a", "b").stream()\n'
-        "    .map(s -> s.toUpperCase())\n"
-        '    .collect(java.util.stream.Collectors.joining(","));\n'
-        "if (joined.isEmpty()) {\n"
-        '  System.out.println("empty");\n'
-        "}\n"
-        "else {\n"
-        "  System.out.println(joined);\n"
-        "}"
-    )
+MULTI_LINE = (
+    'String joined = java.util.List.of("a", "b").stream()\n'
+    "    .map(s -> s.toUpperCase())\n"
+    '    .collect(java.util.stream.Collectors.joining(","));\n'
+    "if (joined.isEmpty()) {\n"
+    '  System.out.println("empty");\n'
+    "}\n"
+    "else {\n"
+    "  System.out.println(joined);\n"
+    "}"
+)
+#: Regression: the old PTY backend cut cells with line heuristics; JShell's own
+#: parser knows where a snippet ends, whatever strings, comments and layout hold.
+TRICKY = (
+    'String tricky = "a; /* not a comment */ } {" + // a comment\n'
+    '    "b";\n'
+    "int sum = 0; for (int i = 0; i < 3; i++) sum += i;\n"
+    'System.out.println(tricky + " " + sum)'
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "output"),
+    [(MULTI_LINE, "A,B\n"), (TRICKY, "a; /* not a comment */ } {b 3\n")],
+    ids=["multi-line", "tricky"],
+)
+def test_a_cell_is_cut_into_whole_statements_by_javas_parser(
+    java: Computer, code: str, output: str
+) -> None:
     result = java_run(java, code)
-    assert (result.status, result.output) == ("ok", "A,B\n")
+    assert (result.status, result.output) == ("ok", output)
 
 
 def test_a_compile_error_names_its_line_and_stops_the_run(java: Computer) -> None:
@@ -252,19 +269,6 @@ def test_with_env_an_error_on_the_first_line_shows_that_line_as_written(java: Co
         "incompatible types: java.lang.String cannot be converted to int",
         'int wrong = "text";',
     ]
-
-
-def test_a_cell_is_cut_by_javas_own_parser_not_by_lines(java: Computer) -> None:
-    """Regression: the old line-based cutter of the PTY backend guessed where a snippet
-    ended; JShell's parser knows, whatever strings, comments and layout hold."""
-    code = (
-        'String tricky = "a; /* not a comment */ } {" + // a comment\n'
-        '    "b";\n'
-        "int sum = 0; for (int i = 0; i < 3; i++) sum += i;\n"
-        'System.out.println(tricky + " " + sum)'
-    )
-    result = java_run(java, code)
-    assert (result.status, result.output) == ("ok", "a; /* not a comment */ } {b 3\n")
 
 
 def test_a_jshell_command_is_refused_with_its_line(java: Computer) -> None:
