@@ -69,6 +69,10 @@ public final class LmcJava {
     System.setOut(new PrintStream(new Captured("o"), true, StandardCharsets.UTF_8));
     System.setErr(new PrintStream(new Captured("e"), true, StandardCharsets.UTF_8));
     System.setIn(new Asking(new FileInputStream(FileDescriptor.in)));
+    Thread writer = new Thread(LmcJava::writeEvents, "lmc-events");
+    writer.setDaemon(true);
+    writer.start();
+    Runtime.getRuntime().addShutdownHook(new Thread(LmcJava::drain, "lmc-drain"));
     shell = JShell.builder().executionEngine("local").build();
     for (SnippetEvent warm : shell.eval("Object lmc$warm = String.valueOf(1);")) {
       shell.drop(warm.snippet()); // the compiler is loaded and warm before the first cell
@@ -282,14 +286,110 @@ public final class LmcJava {
   }
 
   // -- events ---------------------------------------------------------------------------
+  // Events queue in PENDING and one writer thread writes them to the FIFO, so a flood of
+  // output goes out in few writes while a lone line goes at once; consecutive output of one
+  // stream is joined (up to JOIN characters) while it waits. Past ROOM characters waiting,
+  // the code waits for the writer: the runtime reading slowly slows the code down.
+
+  private static final int JOIN = 64 * 1024;
+  private static final int ROOM = 1 << 20;
+  private static final StringBuilder PENDING = new StringBuilder();
+  private static final StringBuilder JOINED = new StringBuilder();
+  private static final Object WRITE = new Object();
+  private static String joinedKind;
 
   static void emit(String event) {
-    byte[] data = (event + "\n").getBytes(StandardCharsets.UTF_8);
     synchronized (EMIT) {
+      waitForRoom();
+      closeJoined();
+      PENDING.append(event).append('\n');
+      EMIT.notifyAll();
+    }
+  }
+
+  static void output(String kind, String text) {
+    synchronized (EMIT) {
+      waitForRoom();
+      if (!kind.equals(joinedKind) || JOINED.length() >= JOIN) {
+        closeJoined();
+      }
+      joinedKind = kind;
+      JOINED.append(text);
+      EMIT.notifyAll();
+    }
+  }
+
+  private static void waitForRoom() {
+    boolean interrupted = false;
+    while (PENDING.length() + JOINED.length() > ROOM) {
       try {
-        events.write(data);
-      } catch (IOException gone) {
-        Runtime.getRuntime().halt(70); // the runtime is gone
+        EMIT.wait();
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void closeJoined() {
+    if (joinedKind != null) {
+      PENDING.append("{\"k\":\"").append(joinedKind).append("\",\"d\":");
+      Json.quote(JOINED, PENDING).append("}\n");
+      JOINED.setLength(0);
+      joinedKind = null;
+    }
+  }
+
+  /** The next batch of events (waits for one if ``wait``), or null. */
+  private static byte[] batch(boolean wait) throws InterruptedException {
+    synchronized (EMIT) {
+      while (wait && PENDING.length() == 0 && joinedKind == null) {
+        EMIT.wait();
+      }
+      closeJoined();
+      if (PENDING.length() == 0) {
+        return null;
+      }
+      byte[] data = PENDING.toString().getBytes(StandardCharsets.UTF_8);
+      PENDING.setLength(0);
+      EMIT.notifyAll();
+      return data;
+    }
+  }
+
+  private static void writeEvents() {
+    try {
+      while (true) {
+        synchronized (WRITE) {
+          byte[] data = batch(false);
+          if (data != null) {
+            events.write(data);
+            continue;
+          }
+        }
+        synchronized (EMIT) {
+          while (PENDING.length() == 0 && joinedKind == null) {
+            EMIT.wait();
+          }
+        }
+      }
+    } catch (IOException | InterruptedException gone) {
+      Runtime.getRuntime().halt(70); // the runtime is gone
+    }
+  }
+
+  /** What is still queued, written before the JVM exits (System.exit, the end). */
+  private static void drain() {
+    synchronized (WRITE) {
+      try {
+        byte[] data = batch(false);
+        if (data != null) {
+          events.write(data);
+        }
+      } catch (IOException | InterruptedException gone) {
+        // nothing more can be said
       }
     }
   }
@@ -314,13 +414,17 @@ public final class LmcJava {
 
     @Override
     public synchronized void write(byte[] b, int off, int len) {
+      if (held.length == 0 && len > 0 && b[off + len - 1] >= 0) { // ends in ASCII: whole
+        output(kind, new String(b, off, len, StandardCharsets.UTF_8));
+        return;
+      }
       ByteBuffer in = ByteBuffer.allocate(held.length + len).put(held).put(b, off, len).flip();
       CharBuffer out = CharBuffer.allocate(in.remaining() + 1);
       decoder.decode(in, out, false);
       held = new byte[in.remaining()];
       in.get(held);
       if (out.position() > 0) {
-        emit("{\"k\":\"" + kind + "\",\"d\":" + Json.quote(out.flip().toString()) + "}");
+        output(kind, out.flip().toString());
       }
     }
   }
@@ -412,12 +516,14 @@ public final class LmcJava {
       }
     }
 
-    static String quote(String text) {
-      StringBuilder out = new StringBuilder(text.length() + 16).append('"');
+    static StringBuilder quote(CharSequence text, StringBuilder out) {
+      out.append('"');
       for (int i = 0; i < text.length(); i++) {
         char c = text.charAt(i);
         if (c == '"' || c == '\\') {
           out.append('\\').append(c);
+        } else if (c == '\n') {
+          out.append("\\n");
         } else if (c < 0x20 || Character.isSurrogate(c)) {
           boolean pair = Character.isHighSurrogate(c) && i + 1 < text.length()
               && Character.isLowSurrogate(text.charAt(i + 1));
@@ -430,7 +536,7 @@ public final class LmcJava {
           out.append(c);
         }
       }
-      return out.append('"').toString();
+      return out.append('"');
     }
 
     private char next() {

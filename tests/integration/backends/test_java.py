@@ -148,6 +148,19 @@ def test_the_running_line_is_reported(java: Computer) -> None:
     assert result.lines[-1] is None
 
 
+def test_a_flood_of_output_arrives_whole_and_in_order(java: Computer) -> None:
+    """The runner joins and batches output under load; nothing is lost or reordered."""
+    code = (
+        "for (int i = 0; i < 20000; i++) {\n"
+        '  (i % 1000 == 999 ? System.err : System.out).println("line " + i);\n'
+        "}"
+    )
+    result = java_run(java, code)
+    assert result.status == "ok"
+    assert result.output == "".join(f"line {i}\n" for i in range(20000))
+    assert stderr(result) == "".join(f"line {i}\n" for i in range(999, 20000, 1000))
+
+
 def test_unicode_goes_both_ways(java: Computer) -> None:
     result = java_run(
         java, 'String größe = "héllo ☃ 日本";\nSystem.out.println(größe + " " + größe.length());'
@@ -168,6 +181,7 @@ def test_system_exit_restarts_jshell(fresh: Computer) -> None:
     assert java_run(fresh, 'String kept = "gone";').status == "ok"
     result = java_run(fresh, 'System.out.println("bye");\nSystem.exit(3);')
     assert result.status == "restarted"
+    assert result.output.startswith("bye\n")  # what was queued is written before the exit
     assert "System.exit(3)" in result.output
     after = java_run(fresh, 'System.out.println("back");')
     assert (after.status, after.output) == ("ok", "back\n")
