@@ -30,6 +30,7 @@ __all__ = [
     "check_call",
     "check_env",
     "check_options",
+    "check_run",
     "env_problem",
     "gateway",
     "interpreters",
@@ -149,6 +150,14 @@ def check_options(options: RunOptions) -> tuple[float | None, dict[str, str]]:
             f"timeout must be a positive number of seconds or None, not {shown}"
         )
     return timeout, check_env(options.get("env"))
+
+
+def check_run(
+    message: object, code: object, options: RunOptions
+) -> tuple[MessageInput, str | None, float | None, dict[str, str]]:
+    """The arguments of ``run``/``arun``, checked: the message, its code, ``timeout``, ``env``."""
+    message, code = check_call(message, code)
+    return (message, code, *check_options(options))
 
 
 def _shown(value: object) -> str:

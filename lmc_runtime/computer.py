@@ -36,8 +36,7 @@ from anyio.abc import TaskGroup
 from .arguments import (
     MessageInput,
     RunOptions,
-    check_call,
-    check_options,
+    check_run,
     gateway,
     interpreters,
 )
@@ -215,9 +214,7 @@ class Computer(PortalHost):
         """
         if self._task_group is None:
             raise UsageError("open the Computer first: `async with Computer() as computer:`")
-        message, code = check_call(message, code)
-        timeout, env = check_options(options)
-        return self._arun(message, code, timeout, env)
+        return self._arun(*check_run(message, code, options))
 
     async def _arun(
         self,

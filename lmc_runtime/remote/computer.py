@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar, Unpack
 import anyio
 
 from .. import replies
-from ..arguments import MessageInput, RunOptions, check_call, check_env, check_options
+from ..arguments import MessageInput, RunOptions, check_env, check_run
 from ..errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -201,9 +201,7 @@ class RemoteComputer(SyncLayer, FileMethods):
         """
         if self._api is None:
             raise UsageError("open the RemoteComputer first: `async with RemoteComputer(url):`")
-        message, code = check_call(message, code)
-        timeout, env = check_options(options)
-        return self._arun(message, code, timeout, env)
+        return self._arun(*check_run(message, code, options))
 
     async def _arun(
         self, message: MessageInput, code: str | None, timeout: float | None, env: dict[str, str]

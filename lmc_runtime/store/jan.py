@@ -54,6 +54,17 @@ ASSISTANT_ID = "lmc-runtime"
 _FOUND_MOST = 4096
 
 
+@contextlib.contextmanager
+def _thread_errors(thread_id: str, doing: str) -> Iterator[None]:
+    """A thread folder gone: :class:`ThreadNotFound`; another OSError: :class:`StoreError`."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise ThreadNotFound(thread_id) from None
+    except OSError as exc:
+        raise StoreError(f"cannot {doing} thread {thread_id!r}: {exc}") from exc
+
+
 class JanThreadStore(ThreadStore):
     """A :class:`~lmc_runtime.store.base.ThreadStore` in Jan's folder layout under ``root``.
 
@@ -221,15 +232,11 @@ class JanThreadStore(ThreadStore):
         records = to_jan(stamped, thread_id=thread_id, assistant_id=ASSISTANT_ID)
         lines = [_dumps(record) for record in records]
         path = folder / "messages.jsonl"
-        try:
+        with _thread_errors(thread_id, "append to"):
             if self._group is None:
                 append_lines(path, lines, self.lock_timeout)
             else:
                 self._group_append(path, lines)
-        except FileNotFoundError:
-            raise ThreadNotFound(thread_id) from None
-        except OSError as exc:
-            raise StoreError(f"cannot append to thread {thread_id!r}: {exc}") from exc
 
     def delete(self, thread_id: str) -> None:
         folder = self._dir(thread_id)
@@ -238,12 +245,8 @@ class JanThreadStore(ThreadStore):
             self.get(thread_id)
             # Renamed first, so the thread disappears at once and as a whole.
             grave = self._threads / f".deleted-{thread_id}-{new_id()}"
-            try:
+            with _thread_errors(thread_id, "delete"):
                 os.rename(folder, grave)
-            except FileNotFoundError:
-                raise ThreadNotFound(thread_id) from None
-            except OSError as exc:
-                raise StoreError(f"cannot delete thread {thread_id!r}: {exc}") from exc
         shutil.rmtree(grave, ignore_errors=True)
 
     def search(
