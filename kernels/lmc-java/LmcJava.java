@@ -64,8 +64,8 @@ public final class LmcJava {
       };
 
   public static void main(String[] args) throws Exception {
-    events = new FileOutputStream(args[0]);
-    FileInputStream control = new FileInputStream(args[1]);
+    boolean warm = args.length == 1 && args[0].equals("--warm");
+    events = warm ? OutputStream.nullOutputStream() : new FileOutputStream(args[0]);
     System.setOut(new PrintStream(new Captured("o"), true, StandardCharsets.UTF_8));
     System.setErr(new PrintStream(new Captured("e"), true, StandardCharsets.UTF_8));
     System.setIn(new Asking(new FileInputStream(FileDescriptor.in)));
@@ -74,9 +74,17 @@ public final class LmcJava {
     writer.start();
     Runtime.getRuntime().addShutdownHook(new Thread(LmcJava::drain, "lmc-drain"));
     shell = JShell.builder().executionEngine("local").build();
-    for (SnippetEvent warm : shell.eval("Object lmc$warm = String.valueOf(1);")) {
-      shell.drop(warm.snippet()); // the compiler is loaded and warm before the first cell
+    for (SnippetEvent first : shell.eval("Object lmc$warm = String.valueOf(1);")) {
+      shell.drop(first.snippet()); // the compiler is loaded and warm before the first cell
     }
+    if (warm) { // `lmc setup` records the classes a session loads (a class-data archive)
+      for (String code : WARM_UP) {
+        String quoted = Json.quote(code, new StringBuilder()).toString();
+        run(Json.object("{\"id\": 1, \"lines\": true, \"code\": " + quoted + "}"));
+      }
+      return;
+    }
+    FileInputStream control = new FileInputStream(args[1]);
     BlockingQueue<Map<String, Object>> runs = new LinkedBlockingQueue<>();
     Thread reader = new Thread(() -> readControl(control, runs), "lmc-control");
     reader.setDaemon(true);
@@ -90,6 +98,15 @@ public final class LmcJava {
       run(request);
     }
   }
+
+  /** Cells that load what a session's first runs load. */
+  private static final String[] WARM_UP = {
+    "int n = 1;\nSystem.out.println(n + \" é\");",
+    "void f() {\n  throw new IllegalStateException(\"x\");\n}\nf();",
+    "int wrong = \"x\";",
+    "record R(int x) {}\nclass C {}\nvar list = java.util.List.of(new R(1));",
+    "void g() { h(); }",
+  };
 
   private static void readControl(InputStream control, BlockingQueue<Map<String, Object>> runs) {
     try (BufferedReader lines =

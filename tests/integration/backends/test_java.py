@@ -305,11 +305,11 @@ def test_a_method_with_a_missing_dependency_is_noted_and_fails_when_called(
     assert java_run(java, "later();").output == "now\n"
 
 
-def test_the_runner_is_built_once_for_each_source() -> None:
+def test_the_runner_is_built_once_for_each_source_with_its_class_archive() -> None:
     from lmc_runtime.backends.java import build_runner, runner_build
 
     said: list[str] = []
     assert build_runner(said.append)
     assert said == ["lmc setup: the Java runner is built"]
-    classes = runner_build() / "LmcJava.class"
-    assert classes.is_file() and classes.stat().st_mode & 0o004
+    for name in ("lmc-java.jar", "lmc-java.jsa"):  # read by sessions' users too
+        assert (runner_build() / name).stat().st_mode & 0o004, name
