@@ -64,7 +64,10 @@ def build_runner(say: Callable[[str], None]) -> bool:
     """Compile the runner with ``javac`` unless it is built; True when it is after."""
     target = runner_build()
     if not (target / _JAR).is_file():
-        problem = _compile(target)
+        try:
+            problem = _compile(target)
+        except OSError as exc:  # a folder this user may not write, say
+            problem = f"the runner could not be built in {target.parent}: {exc}"
         if problem is not None:
             say(f"lmc setup: Java stays unavailable: {problem}")
             return False

@@ -4,6 +4,7 @@ deaths, input."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -313,3 +314,18 @@ def test_the_runner_is_built_once_for_each_source_with_its_class_archive() -> No
     assert said == ["lmc setup: the Java runner is built"]
     for name in ("lmc-java.jar", "lmc-java.jsa"):  # read by sessions' users too
         assert (runner_build() / name).stat().st_mode & 0o004, name
+
+
+def test_a_runner_that_cannot_be_built_is_said_in_one_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmc_runtime.backends import java
+
+    source = tmp_path / "kernels" / "lmc-java" / "LmcJava.java"
+    source.parent.mkdir(parents=True)
+    source.write_text("class LmcJava {}\n")
+    monkeypatch.setattr(java, "_source", lambda: source)
+    (source.parent / "build").write_text("not a folder")  # as root, a read-only one is not
+    said: list[str] = []
+    assert not java.build_runner(said.append)
+    assert len(said) == 1 and said[0].startswith("lmc setup: Java stays unavailable:")
