@@ -149,14 +149,17 @@ def test_the_running_line_is_reported(java: Computer) -> None:
     assert result.lines[-1] is None
 
 
+#: 20,000 lines, every thousandth on stderr.
+FLOOD = (
+    "for (int i = 0; i < 20000; i++) {\n"
+    '  (i % 1000 == 999 ? System.err : System.out).println("line " + i);\n'
+    "}"
+)
+
+
 def test_a_flood_of_output_arrives_whole_and_in_order(java: Computer) -> None:
     """The runner joins and batches output under load; nothing is lost or reordered."""
-    code = (
-        "for (int i = 0; i < 20000; i++) {\n"
-        '  (i % 1000 == 999 ? System.err : System.out).println("line " + i);\n'
-        "}"
-    )
-    result = java_run(java, code)
+    result = java_run(java, FLOOD)
     assert result.status == "ok"
     assert result.output == "".join(f"line {i}\n" for i in range(20000))
     assert stderr(result) == "".join(f"line {i}\n" for i in range(999, 20000, 1000))
