@@ -44,7 +44,7 @@ JAVA_FLAGS = (
 _MAIN = "LmcJava"
 _JAR = "lmc-java.jar"
 _ARCHIVE = "lmc-java.jsa"
-#: A class-data archive that does not fit this JVM is skipped without a word.
+#: A class-data archive that does not fit this JVM is skipped (and one is made) without a word.
 _ARCHIVE_FLAGS = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 _INSTALL = "apt-get install default-jdk-headless, or run `lmc setup`"
 
@@ -110,8 +110,8 @@ def _record_archive(target: Path, say: Callable[[str], None]) -> None:
     them from the archive instead of loading them (a third of a session's start)."""
     java = shutil.which("java") or "java"
     part = target / f".{_ARCHIVE}.{os.getpid()}"
-    argv = [java, *JAVA_FLAGS, f"-XX:ArchiveClassesAtExit={part}", "-Xlog:cds=off"]
-    argv += ["-Xlog:cds+dynamic=off", "-cp", str(target / _JAR), _MAIN, "--warm"]
+    argv = [java, *JAVA_FLAGS, f"-XX:ArchiveClassesAtExit={part}", *_ARCHIVE_FLAGS]
+    argv += ["-cp", str(target / _JAR), _MAIN, "--warm"]
     try:
         subprocess.run(argv, capture_output=True, timeout=120, check=True)
         part.chmod(0o644)
