@@ -7,9 +7,7 @@ import logging
 import os
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import anyio
@@ -17,22 +15,15 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
 from ..errors import (
-    BadPath,
     CapacityExceeded,
-    LanguageUnavailable,
-    LimitTooHigh,
-    NetworkNotAllowed,
     ServiceUnavailable,
     SessionEnded,
     SessionLost,
     SessionNotFound,
     SessionStartFailed,
     ShuttingDown,
-    UnknownLanguage,
-    UnsafePath,
 )
-from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
-from ..sandbox.files import safe_parts
+from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.forks import ForkServer
 from ..sandbox.hostview import HostView
 from ..sandbox.stale import clean_stale_sessions
@@ -42,6 +33,7 @@ from .models import CreateSession
 from .pool import Pool
 from .replicas import issued_by, new_session_id
 from .session import ServiceSession, service_gateway
+from .session_request import checked_cwd, session_languages, session_policy
 from .settings import ServiceSettings
 from .transcript import Transcripts
 
@@ -167,36 +159,6 @@ class SessionManager:
 
     # -- sessions ----------------------------------------------------------
 
-    def _policy(self, request: CreateSession) -> SandboxPolicy:
-        ceiling = self.settings.limits
-        asked = request.limits.model_dump(exclude_none=True)
-        for key, value in asked.items():
-            most = getattr(ceiling, key)
-            if most is not None and value > most:
-                raise LimitTooHigh(key, most, value)
-        limits: SessionLimits = replace(ceiling, **asked)
-        network = self.settings.network_default if request.network is None else request.network
-        if network and not self.settings.allow_network:
-            raise NetworkNotAllowed()
-        if request.env:
-            env = MappingProxyType(dict(request.env))
-            return SandboxPolicy(network=network, limits=limits, env=env)
-        return SandboxPolicy(network=network, limits=limits)
-
-    def _languages(self, names: list[str]) -> list[str]:
-        resolved = []
-        for name in names or ["python"]:
-            canonical = self.registry.resolve(name)
-            if canonical is None:
-                raise UnknownLanguage(name, sorted(self.registry))
-            availability = self.registry.availability(canonical)
-            if not availability.available:
-                reason = availability.reason or "it cannot run on this machine"
-                raise LanguageUnavailable(canonical, reason)
-            if canonical not in resolved:
-                resolved.append(canonical)
-        return resolved
-
     def _new(
         self, policy: SandboxPolicy, languages: list[str], *, pooled: bool, cwd: str = ""
     ) -> ServiceSession:
@@ -246,9 +208,9 @@ class SessionManager:
         past ``max_sessions``."""
         if self.shutting_down:
             raise ShuttingDown()
-        policy = self._policy(request)
-        languages = self._languages(request.languages)
-        cwd = _checked_cwd(request.cwd)
+        policy = session_policy(self.settings, request)
+        languages = session_languages(self.registry, request.languages)
+        cwd = checked_cwd(request.cwd)
         pooled = policy == self._default_policy and not cwd
         with self.pool.serving() if pooled else contextlib.nullcontext():
             return await self._create(request, policy, languages, cwd, pooled=pooled)
@@ -323,15 +285,3 @@ class SessionManager:
         session.stop("it was deleted", "closed")
         with anyio.move_on_after(_CLOSE_TIMEOUT):
             await session.closed.wait()
-
-
-def _checked_cwd(relpath: str) -> str:
-    """``relpath`` if it is "" or a plain relative path (the files API's rules);
-    else :class:`BadPath`."""
-    if not relpath:
-        return ""
-    try:
-        safe_parts(relpath)
-    except UnsafePath as exc:
-        raise BadPath(relpath, f"cwd: {exc.reason}") from exc
-    return relpath

@@ -6,11 +6,11 @@ Limits are the defaults of every session and the most a session may ask for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox import SessionLimits
 from .connections import ConnectionLimits
+from .option import Option
 from .settings import ServiceSettings
 from .values import (
     Parser,
@@ -32,41 +32,6 @@ __all__ = ["LOG_FORMATS", "LOG_LEVELS", "OPTIONS", "TRANSCRIPT_SYNCS", "Option"]
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 TRANSCRIPT_SYNCS = ("group", "run")
-
-
-@dataclass(frozen=True)
-class Option:
-    """One setting: its name (the TOML key), how its value is read, its default."""
-
-    name: str
-    parse: Parser
-    default: object
-    help: str
-    #: A flag without a value (``--metrics-public``); env and file say true or false.
-    switch: bool = False
-    #: How ``--help`` shows the default, when not the default itself.
-    show: str | None = None
-    #: Environment variables read after ``LMC_SERVE_<NAME>``.
-    also_env: tuple[str, ...] = ()
-    metavar: str | None = None
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    @property
-    def env_names(self) -> tuple[str, ...]:
-        return (f"LMC_SERVE_{self.name.upper()}", *self.also_env)
-
-    @property
-    def shown(self) -> str:
-        if self.show is not None:
-            return self.show
-        if self.default is None:
-            return "none"
-        if isinstance(self.default, bool):
-            return str(self.default).lower()
-        return str(self.default)
 
 
 def _size(value: int | None) -> str:
@@ -98,58 +63,35 @@ ALLOW_NETWORK_HELP = (
     "to the host's own addresses"
 )
 
+
+def _limit(
+    name: str, kind: Parser, least: float, default: float | None, metavar: str, help: str
+) -> Option:
+    """A session limit: a ``kind`` value of at least ``least``, or 'none' for no
+    limit; ``--help`` shows a size's default with its unit."""
+    shown = _size(int(default)) if kind is size and default is not None else None
+    parse = unlimited(kind, least)
+    return Option(name, parse, default, help + _NOLIMIT, show=shown, metavar=metavar)
+
+
 _LIMIT_OPTIONS: tuple[Option, ...] = (
-    Option(
-        "memory",
-        unlimited(size, 32 << 20),
-        _LIMITS.memory_bytes,
-        "memory of a whole session" + _NOLIMIT,
-        show=_size(_LIMITS.memory_bytes),
-        metavar="SIZE",
+    _limit("memory", size, 32 << 20, _LIMITS.memory_bytes, "SIZE", "memory of a whole session"),
+    _limit(
+        "cpu_seconds", number, 0.1, _LIMITS.cpu_seconds, "SECONDS", "CPU seconds of one execution"
     ),
-    Option(
-        "cpu_seconds",
-        unlimited(number, 0.1),
-        _LIMITS.cpu_seconds,
-        "CPU seconds of one execution" + _NOLIMIT,
-        metavar="SECONDS",
-    ),
-    Option(
+    _limit(
         "cpu_quota",
-        unlimited(number, 0.01),
+        number,
+        0.01,
         _LIMITS.cpu_quota,
-        "CPUs' worth a session may use at once" + _NOLIMIT,
-        metavar="CPUS",
+        "CPUS",
+        "CPUs' worth a session may use at once",
     ),
-    Option(
-        "disk",
-        unlimited(size, 1 << 20),
-        _LIMITS.disk_bytes,
-        "disk space of a session" + _NOLIMIT,
-        show=_size(_LIMITS.disk_bytes),
-        metavar="SIZE",
-    ),
-    Option(
-        "file_size",
-        unlimited(size, 1),
-        _LIMITS.file_size_bytes,
-        "largest file a session writes" + _NOLIMIT,
-        show=_size(_LIMITS.file_size_bytes),
-        metavar="SIZE",
-    ),
-    Option(
-        "processes",
-        unlimited(integer, 8),
-        _LIMITS.processes,
-        "processes of a session" + _NOLIMIT,
-        metavar="N",
-    ),
-    Option(
-        "wall_seconds",
-        unlimited(number, 0.1),
-        _LIMITS.wall_seconds,
-        "wall time of one execution" + _NOLIMIT,
-        metavar="SECONDS",
+    _limit("disk", size, 1 << 20, _LIMITS.disk_bytes, "SIZE", "disk space of a session"),
+    _limit("file_size", size, 1, _LIMITS.file_size_bytes, "SIZE", "largest file a session writes"),
+    _limit("processes", integer, 8, _LIMITS.processes, "N", "processes of a session"),
+    _limit(
+        "wall_seconds", number, 0.1, _LIMITS.wall_seconds, "SECONDS", "wall time of one execution"
     ),
     Option(
         "output_bytes",

@@ -28,6 +28,7 @@ from ..errors import SessionBusy, SessionEnded
 from ..messages import Message
 from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.fileops import make_directory
+from .execution import Claim, recorded_run
 from .transcript import Transcripts
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class ServiceSession:
         self.ready = anyio.Event()
         self.ended = anyio.Event()
         self.closed = anyio.Event()
-        self._transcripts = transcripts
+        self.transcripts = transcripts
         self._gateway = gateway
         self._idle_timeout = idle_timeout
         self._idle_since = anyio.current_time()
@@ -217,7 +218,7 @@ class ServiceSession:
             self.end_status = "culled"
             self.end_reason = f"it was idle for more than {self._idle_timeout:g} s and was culled"
             logger.info("session %s culled after %g s idle", self.id, self._idle_timeout)
-            await self._transcripts.append(self.id, [self.end_notice()])
+            await self.transcripts.append(self.id, [self.end_notice()])
             return
 
     def stop(self, reason: str, status: str = "closed") -> None:
@@ -256,91 +257,15 @@ class ServiceSession:
         self._busy.release()
         self.touch()
 
-    async def stream(
+    def stream(
         self, message: Message, timeout: float | None, claim: Claim
     ) -> AsyncGenerator[Message, None]:
-        """Run ``message`` under ``claim``; yield and record its replies.
-
-        The run is recorded as a whole, its code message first, before its final
-        message is yielded (a run that ends otherwise, as it ends): a client that
-        has the final message finds the run in the transcript. If the store fails,
-        a notice before the final message says the run is held. Code in a language
-        the session was not created with gets one not-understood reply naming the
-        session's languages, recorded the same way."""
-        produced: list[Message] = []
-        try:
-            computer = self.computer
-            if computer is None:
-                notice = replies.notice("the session has ended", "closed", message.id)
-                produced.append(notice)
-                yield notice
-                return
-            # Written with the run's final message: one append a run.
-            produced.append(message)
-            language = computer.registry.resolve(message.format or "")
-            if language is None or language not in self.languages:
-                refusal = self._not_its_language(message)
-                batch, produced = [*produced, refusal], []
-                await self._transcripts.append(self.id, batch)
-                if (held := self._transcripts.notice(self.id, message.id)) is not None:
-                    yield held
-                yield refusal
-                return
-            started = time.monotonic()
-            # Closed here, not by the garbage collector: a client that goes away
-            # stops its code before the session takes the next execution.
-            truncated = False
-            async with contextlib.aclosing(computer.arun(message, timeout=timeout)) as outs:
-                async for out in outs:
-                    produced.append(out)
-                    truncated = truncated or out.status == replies.Status.TRUNCATED
-                    if out.is_final:
-                        # Recorded before the client sees the end of the execution.
-                        batch, produced = produced, []
-                        await self._transcripts.append(self.id, batch)
-                        self._count(language, out, time.monotonic() - started, truncated)
-                        # Not written yet: the client is told before the end.
-                        if (held := self._transcripts.notice(self.id, message.id)) is not None:
-                            yield held
-                    yield out
-        finally:
-            claim.release()
-            with anyio.CancelScope(shield=True):
-                await self._transcripts.append(self.id, produced)
-
-    def _count(self, language: str, final: Message, seconds: float, truncated: bool) -> None:
-        if self.metrics is not None:
-            self.metrics.execution_finished(
-                language,
-                final.status,
-                seconds,
-                limits=(final.extras or {}).get("limits", ()),
-                truncated=truncated,
-            )
-
-    def _not_its_language(self, message: Message) -> Message:
-        names = ", ".join(self.languages)
-        return replies.not_understood(
-            f"{message.format!r} is not a language of this session, which runs {names} "
-            "(a session's languages are chosen when it is created)",
-            message.id,
-            languages=list(self.languages),
-        )
+        """Run ``message`` under ``claim``; yield and record its replies
+        (:func:`~lmc_runtime.service.execution.recorded_run`)."""
+        return recorded_run(self, message, timeout, claim)
 
 
 async def _warm(computer: Computer) -> None:
     """Start the Python kernel now and wait until it answers (raises if it cannot):
     no code runs, so the client's first execution is the kernel's first."""
     await computer.astart("python")
-
-
-class Claim:
-    """One execution's hold on a session; releasing it twice is harmless."""
-
-    def __init__(self, session: ServiceSession) -> None:
-        self._session: ServiceSession | None = session
-
-    def release(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            session._release()

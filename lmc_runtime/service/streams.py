@@ -15,7 +15,7 @@ from starlette.types import Receive, Scope, Send
 from ..errors import MalformedRequest, RequestTooLarge
 from ..messages import Message
 from .drain import Drain, closed_replies
-from .session import Claim
+from .execution import Claim
 
 __all__ = ["NdjsonExecution", "dump_line", "parse_json", "read_body"]
 
