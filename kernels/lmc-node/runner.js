@@ -326,7 +326,11 @@ function stopRun(id) {
   }
 }
 
-process.on('SIGINT', () => stopRun());
+// A SIGINT stops nothing by itself: every stop names its run on the control FIFO first, and
+// the signal only breaks a statement that keeps node too busy to read it (breakOnSigint).
+// One that comes late must not stop a later run: libuv hands signals on after the I/O of
+// the same poll, and that I/O may be the next run's request. The listener keeps node alive.
+process.on('SIGINT', () => {});
 
 process.on('uncaughtException', (error) => {
   if (current !== null) current.status = 'error';

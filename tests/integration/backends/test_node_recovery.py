@@ -6,7 +6,9 @@ What every language does on timeouts, interrupts, deaths and restarts is in
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 
 import pytest
 
@@ -68,3 +70,20 @@ def test_node_missing_from_path_is_reported_clearly(monkeypatch: pytest.MonkeyPa
         assert "node is not installed" in (status.reason or "")
         result = run(c, "1", "javascript")
         assert "[lmc] not understood: javascript is not available here" in result.output
+
+
+def test_a_sigint_alone_never_stops_a_run() -> None:
+    """Regression: a SIGINT the stop ladder sent for an earlier run, handed on late
+    (libuv gives signals out after the I/O of the same poll, which may have started
+    the next run), stopped that next run: a run is stopped only by a stop that names it."""
+    with Computer() as c:
+        code = "console.log(process.pid)\nawait new Promise(r => setTimeout(r, 300))\n'after'"
+        messages = []
+        for message in c.run("javascript", code):
+            messages.append(message)
+            if message.format == "output" and message.content.strip().isdigit():
+                os.kill(int(message.content), signal.SIGINT)
+        result = Result(messages)
+        assert result.status == "ok", result.output
+        assert result.output.endswith("'after'\n")
+        assert js_run(c, "'next'").status == "ok"
