@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..sandbox import SessionLimits
+from ..sandbox.policy import MINIMUMS
 from .connections import ConnectionLimits
 from .option import Option
 from .settings import ServiceSettings
@@ -64,38 +65,27 @@ ALLOW_NETWORK_HELP = (
 )
 
 
-def _limit(
-    name: str, kind: Parser, least: float, default: float | None, metavar: str, help: str
-) -> Option:
-    """A session limit: a ``kind`` value of at least ``least``, or 'none' for no
-    limit; ``--help`` shows a size's default with its unit."""
+def _limit(name: str, field: str, kind: Parser, metavar: str, help: str) -> Option:
+    """A session limit (``field`` of :class:`SessionLimits`): a ``kind`` value of at
+    least the sandbox's minimum, or 'none' for no limit; ``--help`` shows a size's
+    default with its unit."""
+    default = getattr(_LIMITS, field)
     shown = _size(int(default)) if kind is size and default is not None else None
-    parse = unlimited(kind, least)
+    parse = unlimited(kind, MINIMUMS[field])
     return Option(name, parse, default, help + _NOLIMIT, show=shown, metavar=metavar)
 
 
 _LIMIT_OPTIONS: tuple[Option, ...] = (
-    _limit("memory", size, 32 << 20, _LIMITS.memory_bytes, "SIZE", "memory of a whole session"),
-    _limit(
-        "cpu_seconds", number, 0.1, _LIMITS.cpu_seconds, "SECONDS", "CPU seconds of one execution"
-    ),
-    _limit(
-        "cpu_quota",
-        number,
-        0.01,
-        _LIMITS.cpu_quota,
-        "CPUS",
-        "CPUs' worth a session may use at once",
-    ),
-    _limit("disk", size, 1 << 20, _LIMITS.disk_bytes, "SIZE", "disk space of a session"),
-    _limit("file_size", size, 1, _LIMITS.file_size_bytes, "SIZE", "largest file a session writes"),
-    _limit("processes", integer, 8, _LIMITS.processes, "N", "processes of a session"),
-    _limit(
-        "wall_seconds", number, 0.1, _LIMITS.wall_seconds, "SECONDS", "wall time of one execution"
-    ),
+    _limit("memory", "memory_bytes", size, "SIZE", "memory of a whole session"),
+    _limit("cpu_seconds", "cpu_seconds", number, "SECONDS", "CPU seconds of one execution"),
+    _limit("cpu_quota", "cpu_quota", number, "CPUS", "CPUs' worth a session may use at once"),
+    _limit("disk", "disk_bytes", size, "SIZE", "disk space of a session"),
+    _limit("file_size", "file_size_bytes", size, "SIZE", "largest file a session writes"),
+    _limit("processes", "processes", integer, "N", "processes of a session"),
+    _limit("wall_seconds", "wall_seconds", number, "SECONDS", "wall time of one execution"),
     Option(
         "output_bytes",
-        at_least(size, 64),
+        at_least(size, int(MINIMUMS["output_bytes"])),
         _LIMITS.output_bytes,
         "output one execution returns; the rest is cut",
         show=_size(_LIMITS.output_bytes),

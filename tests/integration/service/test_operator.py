@@ -72,6 +72,10 @@ def test_a_data_dir_held_by_another_server_is_one_line_and_exit_2() -> None:
         # Regression: argparse's own errors were its usage, then the error, in 3 lines.
         (["--no-such-flag"], {}, "unrecognized arguments: --no-such-flag (see lmc serve --help)"),
         (["--pool-size"], {}, "--pool-size: expected one argument"),
+        # Regression: a limit below the sandbox's least passed the flag's own check
+        # and was refused later, in other words, when the settings were made.
+        (["--memory", "40M"], {}, "--memory: '40M' is below the least allowed, 64M"),
+        ([], {"LMC_SERVE_PROCESSES": "10"}, "LMC_SERVE_PROCESSES: '10' is below the least"),
     ],
 )
 def test_a_bad_flag_or_env_value_is_one_line_and_exit_2(
