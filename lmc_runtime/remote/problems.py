@@ -6,50 +6,37 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import (
-    RemoteBusy,
-    RemoteCapacityExceeded,
-    RemoteError,
-    RemoteFileExists,
-    RemoteFileNotFound,
-    RemotePathError,
-    RemoteSessionEnded,
-    RemoteSessionLost,
-    RemoteSessionNotFound,
-    RemoteTooLarge,
-    RemoteUnauthorized,
-    RemoteUnavailable,
-)
+from .. import errors
 
 __all__ = ["USER_ERRORS", "error_from", "error_from_body", "parse_error"]
 
 #: Error codes and the exception each one raises; any other code raises by status.
-_BY_CODE: dict[str, type[RemoteError]] = {
-    "unauthorized": RemoteUnauthorized,
-    "forbidden": RemoteUnauthorized,
-    "not_found": RemoteSessionNotFound,
-    "session_ended": RemoteSessionEnded,
-    "session_lost": RemoteSessionLost,
-    "busy": RemoteBusy,
-    "too_many_sessions": RemoteCapacityExceeded,
-    "bad_path": RemotePathError,
-    "unsafe_path": RemotePathError,
-    "not_a_regular_file": RemotePathError,
-    "is_a_directory": RemotePathError,
-    "not_a_directory": RemotePathError,
-    "file_not_found": RemoteFileNotFound,
-    "file_exists": RemoteFileExists,
-    "directory_not_empty": RemoteFileExists,
-    "too_large": RemoteTooLarge,
+_BY_CODE: dict[str, type[errors.RemoteError]] = {
+    "unauthorized": errors.RemoteUnauthorized,
+    "forbidden": errors.RemoteUnauthorized,
+    "not_found": errors.RemoteSessionNotFound,
+    "session_ended": errors.RemoteSessionEnded,
+    "session_lost": errors.RemoteSessionLost,
+    "busy": errors.RemoteBusy,
+    "too_many_sessions": errors.RemoteCapacityExceeded,
+    "bad_path": errors.RemotePathError,
+    "unsafe_path": errors.RemotePathError,
+    "not_a_regular_file": errors.RemotePathError,
+    "is_a_directory": errors.RemotePathError,
+    "not_a_directory": errors.RemotePathError,
+    "file_not_found": errors.RemoteFileNotFound,
+    "file_exists": errors.RemoteFileExists,
+    "directory_not_empty": errors.RemoteFileExists,
+    "too_large": errors.RemoteTooLarge,
 }
-_BY_STATUS: dict[int, type[RemoteError]] = {
-    401: RemoteUnauthorized,
-    404: RemoteSessionNotFound,
-    409: RemoteBusy,
-    410: RemoteSessionLost,
-    413: RemoteTooLarge,
-    429: RemoteCapacityExceeded,
-    503: RemoteUnavailable,
+_BY_STATUS: dict[int, type[errors.RemoteError]] = {
+    401: errors.RemoteUnauthorized,
+    404: errors.RemoteSessionNotFound,
+    409: errors.RemoteBusy,
+    410: errors.RemoteSessionLost,
+    413: errors.RemoteTooLarge,
+    429: errors.RemoteCapacityExceeded,
+    503: errors.RemoteUnavailable,
 }
 
 #: Refusals of an execution that are the user's doing, answered with a
@@ -57,9 +44,9 @@ _BY_STATUS: dict[int, type[RemoteError]] = {
 USER_ERRORS = frozenset({"malformed", "unknown_language", "language_unavailable"})
 
 
-def error_from(status: int, code: str, message: str) -> RemoteError:
+def error_from(status: int, code: str, message: str) -> errors.RemoteError:
     """The exception for an error ``status`` with ``code`` and ``message``."""
-    cls = _BY_CODE.get(code) or _BY_STATUS.get(status) or RemoteError
+    cls = _BY_CODE.get(code) or _BY_STATUS.get(status) or errors.RemoteError
     return cls(message, status=status, code=code)
 
 
@@ -73,6 +60,6 @@ def parse_error(status: int, body: bytes) -> tuple[str, str]:
         return "error", f"HTTP {status}" + (f": {text}" if text else "")
 
 
-def error_from_body(status: int, body: bytes) -> RemoteError:
+def error_from_body(status: int, body: bytes) -> errors.RemoteError:
     """The exception an error response with ``status`` and ``body`` stands for."""
     return error_from(status, *parse_error(status, body))

@@ -11,12 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from ..errors import UnsafePath
 
-__all__ = ["file_kind", "open_in_session", "open_parent", "safe_parts"]
+__all__ = ["DIR_FLAGS", "descend", "file_kind", "open_in_session", "open_parent", "safe_parts"]
 
 _MODES = {
     "rb": os.O_RDONLY,
@@ -24,7 +25,8 @@ _MODES = {
     "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
     "xb": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
 }
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+#: How every folder on a path is opened: never through a link, never blocking.
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 #: The most components a path given to the files API may have.
@@ -68,6 +70,43 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "special file")
 
 
+def descend(root: Path, parts: Iterable[str], step: Callable[[int, str], int]) -> int:
+    """A descriptor of the folder ``root/parts...``, reached one part at a time:
+    ``root`` is opened with :data:`DIR_FLAGS`, then each part by ``step(dir_fd,
+    part)``, which opens it relative to ``dir_fd`` (the folder before) with
+    :data:`DIR_FLAGS` too, so never through a link. Each descriptor is closed
+    once the next is open, and on any error. The caller closes the last."""
+    fd = os.open(root, DIR_FLAGS)
+    try:
+        for part in parts:
+            next_fd = step(fd, part)
+            os.close(fd)
+            fd = next_fd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_or_make(
+    dir_fd: int, part: str, relpath: str, create: bool, owner: tuple[int, int] | None
+) -> int:
+    """The folder ``part`` in ``dir_fd``, made first if it is missing and ``create``
+    is set (owned by ``owner`` when given)."""
+    try:
+        return os.open(part, DIR_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+        os.mkdir(part, 0o755, dir_fd=dir_fd)
+        fd = os.open(part, DIR_FLAGS, dir_fd=dir_fd)
+        if owner is not None:
+            os.fchown(fd, *owner)
+        return fd
+    except OSError as exc:
+        raise _refused(relpath, exc) from exc
+
+
 def open_parent(
     root: Path, relpath: str, *, create: bool = False, owner: tuple[int, int] | None = None
 ) -> int:
@@ -76,26 +115,9 @@ def open_parent(
     when ``create`` is set, owned by ``owner`` (uid, gid) when given: the
     session's host user). The caller closes it."""
     parts = safe_parts(relpath)
-    fd = os.open(root, _DIR_FLAGS)
-    try:
-        for part in parts[:-1]:
-            try:
-                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(part, 0o755, dir_fd=fd)
-                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                if owner is not None:
-                    os.fchown(next_fd, *owner)
-            except OSError as exc:
-                raise _refused(relpath, exc) from exc
-            os.close(fd)
-            fd = next_fd
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return descend(
+        root, parts[:-1], lambda fd, part: _open_or_make(fd, part, relpath, create, owner)
+    )
 
 
 def open_in_session(

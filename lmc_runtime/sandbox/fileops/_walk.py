@@ -16,14 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import PathNotDirectory, PathRefused, SessionFileNotFound
-from ..files import file_kind
+from ..files import DIR_FLAGS, descend, file_kind
 
 __all__ = ["FileInfo", "Owner", "kind_of", "lstat_at", "open_dir", "refuse_special", "walk"]
 
 #: (uid, gid) of the session's host user, who must own what the host creates.
 Owner = tuple[int, int]
-
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 def kind_of(mode: int) -> str:
@@ -122,13 +120,4 @@ def walk(
 ) -> int:
     """A descriptor of the folder ``root/parts...``; missing folders are made when
     ``create`` is set (owned by ``owner`` when given). The caller closes it."""
-    fd = os.open(root, DIR_FLAGS)
-    try:
-        for part in parts:
-            next_fd = _step(fd, part, relpath, owner, create)
-            os.close(fd)
-            fd = next_fd
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return descend(root, parts, lambda fd, part: _step(fd, part, relpath, owner, create))

@@ -192,6 +192,16 @@ async def test_forked_kernels_do_not_share_random_state(
     assert first.split()[0] != second.split()[0] and first.split()[1] != second.split()[1]
 
 
+async def test_a_forked_kernel_does_not_see_the_fork_servers_own_module(
+    sandboxed: Opener, forks: ForkServer
+) -> None:
+    """The fork server imports its broker by file name: a kernel's ``_broker``
+    module must be the kernel's own, not that one."""
+    code = "import sys\nprint('_broker' in sys.modules)"
+    async with sandboxed(forks=forks) as (_, forked):
+        assert text(await run(forked, code)).strip() == "False"
+
+
 async def test_a_forked_kernel_is_interrupted_killed_and_restarted(
     sandboxed: Opener, forks: ForkServer
 ) -> None:

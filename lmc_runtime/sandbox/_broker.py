@@ -1,0 +1,262 @@
+"""The broker and the kernel it forks: the part of the fork server
+(``_zygote.py``) that serves one kernel, in a process forked for it.
+
+The broker (on the host, root) reads the request: command line, environment,
+working directory, the session's cgroups and rlimits, and as descriptors a
+pidfd of the *holder* (a process already in the session's sandbox) and the
+kernel's stdout and stderr. It drops its supplementary groups, joins the
+cgroups, sets the rlimits, enters every namespace of the holder at once
+(``setns`` on the pidfd) and forks the kernel, born in the sandbox's PID
+namespace. It sends back the kernel's pid and a pidfd of it, drops to the
+sandbox's user, reports how the kernel ended, and kills it if the runtime's
+end closes first.
+
+The kernel becomes the sandbox's user, drops every capability (the bounding
+and ambient sets too), sets ``no_new_privs`` as bubblewrap does, checks all of
+it in ``/proc/self/status`` (else it ends at once), starts a session of its
+own, keeps no descriptor but its stdio, and runs ``python SCRIPT ARGS`` as
+``runpy.run_path``.
+
+Stdlib only (``ctypes`` for ``setns``, ``capset``, ``prctl``): the fork server
+imports it by its file name (it runs as a script), and every kernel is forked
+with it in memory.
+"""
+
+import contextlib
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+__all__ = ["MAX_REQUEST", "broker", "readable"]
+
+#: The largest request a broker reads.
+MAX_REQUEST = 1 << 17
+
+#: Every namespace a holder may have of its own.
+_NAMESPACES = (
+    0x10000000  # CLONE_NEWUSER
+    | 0x00020000  # CLONE_NEWNS
+    | 0x20000000  # CLONE_NEWPID
+    | 0x40000000  # CLONE_NEWNET
+    | 0x08000000  # CLONE_NEWIPC
+    | 0x04000000  # CLONE_NEWUTS
+    | 0x02000000  # CLONE_NEWCGROUP
+)
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def _fail(text: str) -> NoReturn:
+    with contextlib.suppress(OSError):
+        os.write(2, f"lmc fork server: {text}\n".encode("utf-8", "replace"))
+    os._exit(126)
+
+
+def readable(*fds: int) -> Iterator[list[int]]:
+    """Each time some of ``fds`` can be read (or have hung up): those."""
+    watched = select.poll()
+    for fd in fds:
+        watched.register(fd, select.POLLIN)
+    while True:
+        yield [fd for fd, _ in watched.poll()]
+
+
+# -- the kernel -------------------------------------------------------------
+
+
+def _drop_privileges(uid: int, gid: int) -> None:
+    """Become ``uid``:``gid`` of the current user namespace with no capability at all."""
+    libc = _libc()
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    for cap in range(64):
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails past the last cap: fine
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(libc.capset(ctypes.byref(header), data), "capset")
+    _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _check(libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
+
+
+def _verify(uid: int, gid: int) -> None:
+    """End at once unless /proc/self/status shows the ids and no capability."""
+    with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+        fields = dict(line.rstrip("\n").split(":\t", 1) for line in status if ":\t" in line)
+    wanted = {
+        "Uid": "\t".join([str(uid)] * 4),
+        "Gid": "\t".join([str(gid)] * 4),
+        "Groups": "",
+        "NoNewPrivs": "1",
+    }
+    for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        wanted[name] = "0" * 16
+    for name, value in wanted.items():
+        if fields.get(name, "").strip() != value:
+            _fail(f"privileges not dropped: {name} is {fields.get(name)!r}")
+
+
+def _stdio(stdout: int, stderr: int) -> None:
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(stdout, 1)
+    os.dup2(stderr, 2)
+    kept = {0, 1, 2}
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd not in kept:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _python_environment(script: str, env: dict[str, str]) -> None:
+    """What ``python SCRIPT`` would have started with under ``env``."""
+    import site
+
+    os.environ.clear()
+    os.environ.update(env)
+    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:0] = [os.path.dirname(os.path.abspath(script)), *extra]
+    site.USER_BASE = None
+    site.USER_SITE = None
+    user_site = site.getusersitepackages()
+    if site.ENABLE_USER_SITE and os.path.isdir(user_site):
+        site.addsitedir(user_site)
+
+
+def _kernel(request: dict[str, Any], stdout: int, stderr: int) -> NoReturn:
+    os.dup2(stderr, 2)  # from here on, what goes wrong is in the kernel's log
+    try:
+        uid, gid = int(request["uid"]), int(request["gid"])
+        _drop_privileges(uid, gid)
+        _verify(uid, gid)  # here, in the sandbox's PID namespace, /proc/self is this process
+        os.setsid()
+        _stdio(stdout, stderr)
+        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python starts
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.chdir(request["cwd"])
+        argv = [str(a) for a in request["argv"]]
+        env = {str(k): str(v) for k, v in request["env"].items()}
+        env["PWD"] = str(request["cwd"])  # as bwrap sets it
+        _python_environment(argv[1], env)
+        sys.argv = argv[1:]
+    except (OSError, KeyError, TypeError, ValueError, IndexError) as exc:
+        _fail(f"the kernel could not be set up: {exc}")
+    import runpy
+
+    code = 0
+    try:
+        runpy.run_path(argv[1], run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # as the interpreter would: the traceback, then status 1
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code & 0xFF)
+
+
+# -- the broker ---------------------------------------------------------------
+
+
+def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 8)
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        raise ValueError(f"a request comes with three descriptors, not {len(fds)}")
+    request = json.loads(data)
+    if not isinstance(request, dict):
+        raise ValueError("a request is a JSON object")
+    return request, fds
+
+
+def _enter(request: dict[str, Any], holder: int) -> None:
+    """On the host: the session's groups, cgroups and rlimits; then its namespaces."""
+    os.setgroups([])
+    for procs in request.get("cgroups", []):
+        with open(procs, "w", encoding="ascii") as file:
+            file.write(str(os.getpid()))
+    for number, value in request.get("rlimits", {}).items():  # RLIMIT_* numbers
+        resource.setrlimit(int(number), (int(value), int(value)))
+    _check(_libc().setns(holder, _NAMESPACES), "setns")
+    os.close(holder)
+
+
+def _send(conn: socket.socket, data: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
+    socket.send_fds(conn, [json.dumps(data).encode()], list(fds))
+
+
+def broker(conn: socket.socket) -> NoReturn:
+    """Serve one kernel on ``conn`` (see the module's docstring); never returns."""
+    try:
+        request, (holder, stdout, stderr) = _receive(conn)
+        _enter(request, holder)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        with contextlib.suppress(OSError):
+            _send(conn, {"error": str(exc)})
+        _fail(f"the kernel could not be forked: {exc}")
+    child = os.fork()
+    if child == 0:
+        conn.close()
+        _kernel(request, stdout, stderr)
+    os.close(stdout)
+    os.close(stderr)
+    pidfd = os.pidfd_open(child)
+    status: int | None = None
+    try:
+        _send(conn, {"pid": child}, (pidfd,))
+        _drop_privileges(int(request["uid"]), int(request["gid"]))
+        for ready in readable(conn.fileno(), pidfd):
+            if pidfd in ready:
+                break
+            if not conn.recv(1):  # the runtime is gone, or gave the kernel up
+                os.kill(child, signal.SIGKILL)
+                break
+        _, status = os.waitpid(child, 0)
+        _send(conn, {"status": status})
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGKILL)
+        if status is None:
+            with contextlib.suppress(OSError):
+                os.waitpid(child, 0)
+    os._exit(0)
