@@ -9,12 +9,39 @@ request is ever sent; it completes without jedi). Both are blocked while the
 kernel initializes (``None`` in ``sys.modules`` makes their import fail, which
 ipykernel and IPython take as "not installed") and unblocked before it serves
 its first request, so the user's code imports them as usual.
+
+What child processes write to the kernel's stdout and stderr (descriptors 1
+and 2, which ipykernel reads in a thread) is decoded across reads here, so a
+character split between two writes stays whole: ipykernel decodes each read
+alone, which turns its halves into two replacement characters.
 """
 
+import codecs
+import os
 import sys
+from typing import Any
 
 #: Imported at start for features the runtime never uses.
 _SKIPPED = ("debugpy", "jedi")
+
+
+def _watch_whole_characters(stream: Any) -> None:
+    """ipykernel's ``OutStream._watch_pipe_fd`` with one UTF-8 decoder for the whole
+    pipe: each read goes to the stream as text, and on to the original descriptor."""
+    if stream._fid is None:
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    try:
+        while stream._should_watch:
+            data = os.read(stream._fid, 1 << 16)
+            if not data:
+                break
+            text = decoder.decode(data)
+            if text:
+                stream.write(text)
+            os.write(stream._original_stdstream_copy, data)
+    except Exception:
+        stream._exc = sys.exc_info()
 
 
 def main() -> None:
@@ -25,7 +52,11 @@ def main() -> None:
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
+        from ipykernel.iostream import OutStream
         from ipykernel.kernelapp import IPKernelApp
+
+        if callable(getattr(OutStream, "_watch_pipe_fd", None)):
+            OutStream._watch_pipe_fd = _watch_whole_characters  # type: ignore[method-assign]
 
         app = IPKernelApp.instance()
         app.initialize()  # type: ignore[no-untyped-call]

@@ -70,8 +70,9 @@ class Profile:
     kill_self: str
     #: Ends the interpreter on purpose (``exit()``, ``process.exit``...).
     exit_self: str
-    #: Starts a child process that prints ``text``; the run waits for it.
-    child_prints: Callable[[str], str]
+    #: Runs the shell command line ``command`` in a child process (``sh -c``),
+    #: whose output is the interpreter's own; the run waits for it.
+    child_runs: Callable[[str], str]
     #: Returns at once; about 0.3 s later prints ``late-line``, 0.2 s after that creates ``path``.
     late_output: Callable[[str], str]
     #: Asks ``name? `` (no newline), reads one line of input, prints it as ``got:[line]``.
@@ -110,8 +111,8 @@ def _python() -> Profile:
         print_pid="import os\nprint(os.getpid())",
         kill_self="import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
         exit_self="exit()",
-        child_prints=lambda text: (
-            f"import subprocess\n_ = subprocess.run(['echo', {quoted(text)}], check=True)"
+        child_runs=lambda command: (
+            f"import subprocess\n_ = subprocess.run(['sh', '-c', {quoted(command)}], check=True)"
         ),
         late_output=lambda path: (
             "import threading, time\n"
@@ -146,7 +147,7 @@ def _r() -> Profile:
         print_pid='cat(Sys.getpid(), "\\n", sep = "")',
         kill_self="tools::pskill(Sys.getpid(), tools::SIGKILL)",
         exit_self="quit()",
-        child_prints=lambda text: f"invisible(system({quoted('echo ' + text)}))",
+        child_runs=lambda command: f"invisible(system({quoted(command)}))",
         # R runs no code of its own between runs (no threads, no timers
         # without the later package): a background job is what prints late.
         late_output=lambda path: (
@@ -175,7 +176,7 @@ def _shell(name: str) -> Profile:
         print_pid="echo $$",
         kill_self="kill -9 $$",
         exit_self="exit 3",
-        child_prints=lambda text: f"sh -c {single_quoted('echo ' + text)}",
+        child_runs=lambda command: f"sh -c {single_quoted(command)}",
         # The words are joined at run time: the shell's "Done" line for the job
         # quotes its command, and must not look like its output.
         late_output=lambda path: (
@@ -233,9 +234,9 @@ def _javascript() -> Profile:
         print_pid="console.log(process.pid)",
         kill_self='process.kill(process.pid, "SIGKILL")',
         exit_self="process.exit(3)",
-        child_prints=lambda text: (
-            'require("child_process").execFileSync("echo", '
-            f'[{quoted(text)}], {{ stdio: "inherit" }})\nvoid 0'
+        child_runs=lambda command: (
+            'require("child_process").execFileSync("sh", '
+            f'["-c", {quoted(command)}], {{ stdio: "inherit" }})\nvoid 0'
         ),
         late_output=lambda path: (
             "void setTimeout(() => {\n"
@@ -297,9 +298,9 @@ def _typescript() -> Profile:
         print_pid="console.log(process.pid as number)",
         kill_self='process.kill(process.pid as number, "SIGKILL")',
         exit_self="process.exit(3 as number)",
-        child_prints=lambda text: (
-            'require("child_process").execFileSync("echo" as string, '
-            f'[{quoted(text)}], {{ stdio: "inherit" }})\nvoid 0'
+        child_runs=lambda command: (
+            'require("child_process").execFileSync("sh" as string, '
+            f'["-c", {quoted(command)}], {{ stdio: "inherit" }})\nvoid 0'
         ),
         late_output=lambda path: (
             "void setTimeout((): void => {\n"
@@ -338,8 +339,8 @@ def _java() -> Profile:
             ".start().waitFor();"
         ),
         exit_self="System.exit(3);",
-        child_prints=lambda text: (
-            f'new ProcessBuilder("echo", {quoted(text)}).inheritIO().start().waitFor();'
+        child_runs=lambda command: (
+            f'new ProcessBuilder("sh", "-c", {quoted(command)}).inheritIO().start().waitFor();'
         ),
         late_output=lambda path: (
             "new Thread(() -> {\n"

@@ -52,10 +52,36 @@ def test_many_lines_arrive_whole_and_in_order(lang: Profile, computer: Computer)
 
 
 def test_output_of_a_child_process_arrives(lang: Profile, computer: Computer) -> None:
-    result = run(computer, lang, lang.child_prints("from-child"))
+    result = run(computer, lang, lang.child_runs("echo from-child"))
     assert_ends_once(result)
     assert result.status == "ok", result.describe()
     assert result.output == "from-child\n", result.describe()
+
+
+#: A character split between two writes, then 200,000 bytes written faster than read.
+_SPLIT_THEN_FLOOD = (
+    "printf '\\303'; sleep 0.2; printf '\\251\\n'; head -c 200000 /dev/zero | tr '\\0' a; echo"
+)
+
+
+def test_a_child_process_s_output_arrives_whole(lang: Profile, computer: Computer) -> None:
+    """Regression: a runner's own stdout was a non-blocking pipe, so a child writing
+    faster than it was read failed (Java's ``tr: write error`` past 64 KiB), and each
+    read was decoded alone, so a character split between two writes came out as two
+    replacement characters (in node, Java and Python).
+
+    What a kernel reads after the run ended (ipykernel reads a child's output in
+    a thread of its own) is late output, which the next runs bring: none is lost."""
+    result = run(computer, lang, lang.child_runs(_SPLIT_THEN_FLOOD))
+    assert_ends_once(result)
+    assert result.status == "ok", result.describe()
+    whole = "\u00e9\n" + "a" * 200_000 + "\n"
+    seen = result.output
+    for _ in range(5):  # bounded: the rest, if any, comes with the next run
+        if len(seen) >= len(whole):
+            break
+        seen += "".join(str(m.content) for m in run(computer, lang, lang.print_line("n")).late)
+    assert seen == whole, seen[:300]
 
 
 def test_output_streams_before_the_run_ends(lang: Profile, computer: Computer) -> None:

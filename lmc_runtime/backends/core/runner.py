@@ -24,13 +24,8 @@ from ...errors import KernelStartError
 from ..base import ExecutionOptions
 from .interpreter import Deliver
 from .items import Finished, Gone, Output
-from .procs import (
-    describe_exit,
-    nonblocking_pipe,
-    read_available,
-    signal_group,
-    wait_for_exit,
-)
+from .native import NativeOutput
+from .procs import describe_exit, read_available, signal_group, wait_for_exit
 from .route import Route
 from .stdin import make_fifo
 from .turns import first_of
@@ -46,7 +41,8 @@ from .wire import (
 
 __all__ = ["RunnerInterpreter"]
 
-_TAIL = 2048
+#: How many of its last lines a runner that failed to start is quoted by.
+_TAIL_LINES = 20
 
 
 class RunnerInterpreter:
@@ -72,6 +68,8 @@ class RunnerInterpreter:
         self._startup_timeout = startup_timeout
         self._popen: subprocess.Popen[bytes] | None = None
         self._fds: dict[str, int] = {}
+        #: The runner's own stdout and stderr (child processes, its warnings).
+        self._native: NativeOutput | None = None
         self._deliver: Deliver | None = None
         self._scope = anyio.CancelScope()
         #: The events reader's wait, which the exit watcher cancels to drain.
@@ -80,7 +78,6 @@ class RunnerInterpreter:
         self._ended = anyio.Event()
         self._gone: Gone | None = None
         self._announced: int | None = None
-        self._stderr_tail = b""
 
     # -- the Interpreter protocol -------------------------------------------------
 
@@ -97,7 +94,7 @@ class RunnerInterpreter:
             raise KernelStartError(
                 f"{self.who} did not become ready within {self._startup_timeout:g} s"
             )
-        tail = self._stderr_tail.decode("utf-8", "replace").strip()
+        tail = self._native.tail(_TAIL_LINES) if self._native is not None else ""
         gone = self._gone.description if self._gone else f"{self.who} ended"
         raise KernelStartError(f"{gone} while starting" + (f":\n{tail}" if tail else ""))
 
@@ -149,6 +146,8 @@ class RunnerInterpreter:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._fds = {}
+        if self._native is not None:
+            self._native.close()
 
     # -- start --------------------------------------------------------------------
 
@@ -165,27 +164,25 @@ class RunnerInterpreter:
             make_fifo(self.stdin_path)
             stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             os.set_blocking(stdin, True)
-            out_r, out_w = nonblocking_pipe(write_too=True)
-            self._fds["stdout"] = out_r
-            err_r, err_w = nonblocking_pipe(write_too=True)
-            self._fds["stderr"] = err_r
+            self._native = native = NativeOutput(self._forward)
             try:
                 self._popen = subprocess.Popen(
                     [*self._command, str(paths["events"]), str(paths["control"])],
                     cwd=self._cwd,
                     env=self._env,
                     stdin=stdin,
-                    stdout=out_w,
-                    stderr=err_w,
+                    stdout=native.launch_args["stdout"],
+                    stderr=native.launch_args["stderr"],
                     start_new_session=True,
                 )
             finally:
-                os.close(out_w)
-                os.close(err_w)
+                native.launched()
         except OSError as exc:
             for fd in self._fds.values():
                 os.close(fd)
             self._fds = {}
+            if self._native is not None:
+                self._native.close()
             raise KernelStartError(f"{self.who} could not be started: {exc}") from exc
         finally:
             if stdin >= 0:
@@ -219,40 +216,23 @@ class RunnerInterpreter:
                 continue
             for event in decoder.feed(data):
                 if isinstance(event, Keyed) and isinstance(event.item, Finished):
-                    await self._drain_native()
+                    assert self._native is not None
+                    await self._native.read_now()
                 await self._event(event)
 
-    async def _drain_native(self) -> None:
-        """Deliver what is already in the runner's own stdout and stderr: a child process
-        that inherited them wrote it before the run ended, so it goes before the end
-        (their reader tasks might otherwise get to it after the final message)."""
-        for stream in ("stdout", "stderr"):
-            await self._read_native(stream, self._fds[stream], once=True)
-
-    async def _read_native(self, stream: str, fd: int, *, once: bool = False) -> None:
-        """The runner's own stdout and stderr (child processes, its warnings)."""
-        while True:
-            if not once:
-                await anyio.wait_readable(fd)
-            data = read_available(fd)
-            if not data:
-                if data is None or once:
-                    return
-                continue
-            if stream == "stderr":
-                self._stderr_tail = (self._stderr_tail + data)[-_TAIL:]
-            await self._event(Output(data.decode("utf-8", "replace"), stream))
+    async def _forward(self, output: Output) -> None:
+        assert self._deliver is not None
+        await self._deliver(output, None)
 
     async def _pump(self) -> None:
         """Read until the runner has ended and its output is drained; then say how it ended."""
-        assert self._popen is not None
-        popen = self._popen
+        assert self._popen is not None and self._native is not None
+        popen, native = self._popen, self._native
         exited = anyio.Event()
         try:
             with self._scope:
                 async with anyio.create_task_group() as tg:
-                    for stream in ("stdout", "stderr"):
-                        tg.start_soon(self._read_native, stream, self._fds[stream])
+                    tg.start_soon(native.read)
 
                     async def watch() -> None:
                         await wait_for_exit(popen.pid, popen.wait)
@@ -262,8 +242,7 @@ class RunnerInterpreter:
                     tg.start_soon(watch)
                     await self._read_events(exited)
                     tg.cancel_scope.cancel()
-                for stream in ("stdout", "stderr"):
-                    await self._read_native(stream, self._fds[stream], once=True)
+                await native.read_now()
         finally:
             self._gone = self.gone(popen.poll(), self._announced)
             self._ended.set()

@@ -20,11 +20,11 @@ from jupyter_client.kernelspec import KernelSpecManager
 from ...errors import KernelStalled, KernelStartError
 from ..base import ExecutionOptions, ForkingLauncher, SessionSettings
 from ..core import Deliver, Gone, Output, Route
+from ..core.native import NativeOutput
 from ..core.procs import describe_exit
 from .channels import Channels
 from .kernel import KernelInterpreter, execute_request
 from .manager import Manager, adopt_sockets, reserve_sockets
-from .native import NativeOutput
 
 __all__ = ["WHO", "JupyterInterpreter"]
 
@@ -41,7 +41,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
 
     ``announces_input``: the kernel's startup code publishes input requests on
     IOPub too; ``native_output``: what the kernel process writes is the code's
-    output (see :class:`~.native.NativeOutput`).
+    output (see :class:`~..core.native.NativeOutput`).
     """
 
     def __init__(
@@ -85,7 +85,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
             reserve_sockets(self._km, self._shared)
         try:
             self._native = NativeOutput(
-                self._work_dir / "kernel.log", self._forward if self._native_output else None
+                self._forward if self._native_output else None, self._work_dir / "kernel.log"
             )
             await self._km.start_kernel(**self._launch_args, **self._native.launch_args)
         except Exception as exc:

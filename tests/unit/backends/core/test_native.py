@@ -1,4 +1,4 @@
-"""NativeOutput: a kernel's own stdout and stderr, its log, its last lines, and forwarding."""
+"""NativeOutput: a process's own stdout and stderr, its log, its last lines, and forwarding."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from lmc_runtime.backends.core import Output
-from lmc_runtime.backends.jupyter.native import NativeOutput
+from lmc_runtime.backends.core.native import NativeOutput
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +34,7 @@ async def test_both_streams_go_to_the_log_and_are_forwarded_when_asked(tmp_path:
     async def forward(output: Output) -> None:
         forwarded.append(output)
 
-    native = NativeOutput(tmp_path / "kernel.log", forward)
+    native = NativeOutput(forward, tmp_path / "kernel.log")
     await _written(native, "caf\u00e9\n".encode(), b"oops\n")
     native.close()
     assert sorted(forwarded, key=lambda o: o.stream) == [
@@ -50,7 +50,7 @@ async def test_both_streams_go_to_the_log_and_are_forwarded_when_asked(tmp_path:
 async def test_the_last_lines_leave_out_what_came_before_the_kernel_was_up(
     tmp_path: Path,
 ) -> None:
-    native = NativeOutput(tmp_path / "kernel.log", None)
+    native = NativeOutput(None, tmp_path / "kernel.log")
     kernel = os.dup(native.launch_args["stdout"])
     native.launched()
     os.write(kernel, b"banner\n")
@@ -71,4 +71,4 @@ async def test_a_log_planted_as_a_link_is_refused(tmp_path: Path) -> None:
     (tmp_path / "target").write_text("")
     (tmp_path / "kernel.log").symlink_to(tmp_path / "target")
     with pytest.raises(OSError):
-        NativeOutput(tmp_path / "kernel.log", None)
+        NativeOutput(None, tmp_path / "kernel.log")
