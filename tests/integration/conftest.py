@@ -46,6 +46,18 @@ def run(computer: Computer, code: str, language: str = "python", **kwargs: Any) 
     return Result(list(computer.run(language, code, **kwargs)))
 
 
+def assert_lines(seen: list[int | None], expected: list[int]) -> None:
+    """A run's active lines against its statements' lines, ``expected``: they come
+    in that order, the first of them first, then None, and no other line comes.
+    The pacer shows a line only once the one before has been shown long enough,
+    so a reader the host held up may see a later line in place of an earlier one."""
+    assert seen and seen[-1] is None, seen
+    shown = seen[:-1]
+    assert shown[:1] == expected[:1], f"{seen} does not start with {expected[0]}"
+    rest = iter(expected)
+    assert all(line in rest for line in shown), f"{seen} is not in order within {expected}"
+
+
 def run_interrupting(
     computer: Computer,
     code: str,
