@@ -31,9 +31,9 @@ from lmc_runtime.backends.core import (
     Route,
     SupervisedBackend,
 )
-from lmc_runtime.backends.core.procs import describe_exit
 from lmc_runtime.errors import KernelStartError
 from lmc_runtime.messages import Message
+from lmc_runtime.procs import describe_exit
 from lmc_runtime.replies import Status
 
 

@@ -24,10 +24,10 @@ from anyio.abc import ByteReceiveStream, Process, TaskGroup
 from .. import replies
 from ..errors import BackendUnavailable, KernelStartError
 from ..messages import Message
+from ..procs import describe_exit, signal_group
 from ..replies import Status
 from .base import Availability, ExecutionOptions, SessionSettings
 from .core import Deliver, Execution, Finished, Gone, Output, Route, SupervisedBackend
-from .core.procs import describe_exit, signal_group
 
 __all__ = ["NEEDS_MACOS", "AppleScriptBackend", "OsascriptInterpreter"]
 

@@ -2,7 +2,7 @@
 
 The SVG is shown as an ``<img>`` of a ``data:`` URL: in an image, a browser
 runs no script of the document and loads nothing outside it, and Chromium
-itself runs offline (see :mod:`lmc_runtime.backends.html.chromium`). The
+itself runs offline (see :mod:`lmc_runtime.chromium`). The
 window is the picture's size; the screenshot is cropped to it.
 """
 
@@ -18,7 +18,7 @@ import anyio
 from PIL import Image
 
 from ..backends.base import SessionSettings
-from ..backends.html.chromium import chromium_argv, find_chromium, take_screenshot
+from ..chromium import chromium_argv, find_chromium, take_screenshot
 from ..hostfs import HostDir
 from .limits import MediaLimits
 from .svg import RenderFailed, SvgSource

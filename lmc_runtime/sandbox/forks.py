@@ -33,8 +33,8 @@ from typing import Any
 
 import anyio
 
-from ..backends.core.procs import wait_readable
 from ..errors import ForkFailed
+from ..procs import wait_readable
 from .holder import end_holder
 
 __all__ = ["ForkServer", "ForkedKernel", "forkable"]

@@ -24,8 +24,8 @@ from typing import Any
 
 import anyio
 
-from ..backends.core.procs import signal_group
 from ..errors import ForkFailed
+from ..procs import signal_group
 
 __all__ = ["HOLDER", "end_holder", "start_holder"]
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from lmc_runtime.backends.core.procs import PORTABLE, linux_procfs
+from lmc_runtime.procs import PORTABLE, linux_procfs
 
 from ..contract.conftest import (  # noqa: F401  (fixtures and the hook, used by name)
     available_profile,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import lmc_runtime
-from lmc_runtime.backends.core.procs import readable_now, wait_readable
+from lmc_runtime.procs import readable_now, wait_readable
 from lmc_runtime.sandbox.forks import ForkedKernel
 
 HIGH = 1500

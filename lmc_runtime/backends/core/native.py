@@ -15,8 +15,8 @@ from pathlib import Path
 
 import anyio
 
+from ...procs import nonblocking_pipe, read_available
 from .items import Output
-from .procs import nonblocking_pipe, read_available
 
 __all__ = ["NativeOutput"]
 

@@ -21,11 +21,11 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ...errors import KernelStartError
+from ...procs import describe_exit, read_available, signal_group, wait_for_exit
 from ..base import ExecutionOptions
 from .interpreter import Deliver
 from .items import Finished, Gone, Output
 from .native import NativeOutput
-from .procs import describe_exit, read_available, signal_group, wait_for_exit
 from .route import Route
 from .stdin import make_fifo
 from .turns import first_of

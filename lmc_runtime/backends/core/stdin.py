@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ... import replies
+from ...procs import linux_procfs, session_members
 from ..inputs import call_input
 from .items import Output
-from .procs import linux_procfs, session_members
 from .turns import first_of
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ...chromium import CHROMIUM_NAMES, Screenshot, chromium_argv, find_chromium, take_screenshot
 from .backend import HtmlBackend, HtmlSession
-from .chromium import CHROMIUM_NAMES, Screenshot, chromium_argv, find_chromium, take_screenshot
 
 __all__ = [
     "CHROMIUM_NAMES",

@@ -17,10 +17,10 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ... import replies
+from ...chromium import chromium_argv, find_chromium, take_screenshot
 from ...hostfs import HostDir, remove_tree
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
-from .chromium import chromium_argv, find_chromium, take_screenshot
 
 __all__ = ["NO_CHROMIUM", "HtmlBackend", "HtmlSession"]
 

@@ -18,10 +18,10 @@ from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
 
 from ...errors import KernelStalled, KernelStartError
+from ...procs import describe_exit
 from ..base import ExecutionOptions, ForkingLauncher, SessionSettings
 from ..core import Deliver, Gone, Output, Route
 from ..core.native import NativeOutput
-from ..core.procs import describe_exit
 from .channels import Channels
 from .kernel import KernelInterpreter, execute_request
 from .manager import Manager, adopt_sockets, reserve_sockets

@@ -14,8 +14,8 @@ from typing import Any
 
 from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
 
+from ...procs import end_session, signal_group, wait_for_exit
 from ..base import EndsAsync, KernelProcess
-from ..core.procs import end_session, signal_group, wait_for_exit
 
 __all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
 

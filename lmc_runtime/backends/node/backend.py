@@ -18,9 +18,9 @@ from pathlib import Path
 
 import anyio
 
+from ...procs import signal_group
 from ..base import Availability, ExecutionOptions, SessionSettings
 from ..core import Route, SupervisedBackend, Supervisor, answers_fifo_reads
-from ..core.procs import signal_group
 from ..core.runner import RunnerInterpreter
 from ..core.runs import RunnerExecution
 from ..kernelspecs import kernels_dir

@@ -15,7 +15,7 @@ import os
 import signal
 from collections.abc import Collection
 
-from ..core.procs import proc_stat, session_members
+from ...procs import proc_stat, session_members
 
 __all__ = ["interrupt_sparing_reads", "spare_thread"]
 

@@ -19,6 +19,7 @@ import anyio
 
 from ...errors import KernelStartError
 from ...messages import Message
+from ...procs import signal_group
 from ..base import ExecutionOptions
 from ..core import (
     Execution,
@@ -29,7 +30,6 @@ from ..core import (
     Supervisor,
     answers_fifo_reads,
 )
-from ..core.procs import signal_group
 from .interpreter import ShellInterpreter
 
 __all__ = ["ShellExecution"]

@@ -24,10 +24,7 @@ from anyio.abc import TaskGroup
 
 from ... import replies
 from ...errors import KernelStartError
-from ...replies import Status
-from ..base import ExecutionOptions, SessionSettings
-from ..core import Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
-from ..core.procs import (
+from ...procs import (
     describe_exit,
     end_session,
     read_available,
@@ -35,6 +32,9 @@ from ..core.procs import (
     signal_group,
     wait_for_exit,
 )
+from ...replies import Status
+from ..base import ExecutionOptions, SessionSettings
+from ..core import Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
 from ..core.pty import spawn_pty
 from ..core.turns import first_of
 from .dialect import Dialect, run_env

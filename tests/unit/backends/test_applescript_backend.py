@@ -12,8 +12,8 @@ import pytest
 
 from lmc_runtime.backends.applescript import AppleScriptBackend
 from lmc_runtime.backends.base import SessionSettings
-from lmc_runtime.backends.core.procs import describe_exit
 from lmc_runtime.errors import BackendUnavailable
+from lmc_runtime.procs import describe_exit
 
 
 def fake_osascript(folder: Path) -> Path:

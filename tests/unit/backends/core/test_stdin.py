@@ -16,8 +16,8 @@ import pytest
 
 from lmc_runtime.backends import ExecutionOptions
 from lmc_runtime.backends.core import Execution, Finished, Output, Route, StdinChannel, feed_stdin
-from lmc_runtime.backends.core.procs import read_available
 from lmc_runtime.messages import Message
+from lmc_runtime.procs import read_available
 
 pytestmark = pytest.mark.anyio
 

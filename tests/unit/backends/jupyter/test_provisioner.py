@@ -11,8 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lmc_runtime.backends.core.procs import proc_stat
 from lmc_runtime.backends.jupyter.provisioner import LmcProvisioner
+from lmc_runtime.procs import proc_stat
 
 pytestmark = pytest.mark.anyio
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-from ...hostfs import HostDir, UnsafeEntry
-from ..base import SessionSettings
-from ..core.procs import read_tail, signal_group
+from .backends.base import SessionSettings
+from .hostfs import HostDir, UnsafeEntry
+from .procs import read_tail, signal_group
 
 __all__ = ["CHROMIUM_NAMES", "Screenshot", "chromium_argv", "find_chromium", "take_screenshot"]
 

@@ -1,4 +1,4 @@
-"""lmc_runtime.backends.core.procs: exits, descriptors, log tails and /proc, on this process."""
+"""lmc_runtime.procs: exits, descriptors, log tails and /proc, on this process."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lmc_runtime.backends.core import procs
-from lmc_runtime.backends.core.procs import (
+from lmc_runtime import procs
+from lmc_runtime.procs import (
     describe_exit,
     proc_stat,
     read_available,

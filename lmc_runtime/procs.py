@@ -1,4 +1,5 @@
-"""Process helpers for every backend: exits, groups, sessions, descriptors.
+"""Process helpers for the whole runtime (the backends, the sandbox, the bench): exits,
+groups, sessions, descriptors.
 
 Linux gives these without polling: a pidfd becomes readable the moment a
 process ends, and ``/proc`` lists a session's members in one pass. Elsewhere

@@ -10,7 +10,7 @@ import sys
 import anyio
 import pytest
 
-from lmc_runtime.backends.core import procs
+from lmc_runtime import procs
 
 
 @pytest.fixture(params=["linux", "portable"])
