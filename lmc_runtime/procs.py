@@ -10,6 +10,7 @@ and psutil (which ipykernel brings) lists processes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import math
@@ -25,6 +26,7 @@ import anyio
 
 __all__ = [
     "PORTABLE",
+    "close_watched",
     "describe_exit",
     "end_session",
     "kill_session",
@@ -197,6 +199,30 @@ def read_available(fd: int) -> bytes | None:
             return b""
         return None
     return data if data else None
+
+
+def close_watched(fd: int) -> None:
+    """Close ``fd``, which a task may be waiting on (``anyio.wait_readable`` or
+    ``wait_writable``), from the event loop's thread: that task is woken (with
+    ClosedResourceError), and the descriptor is closed only once it has run.
+
+    anyio's asyncio backend drops a woken waiter's registration by descriptor
+    number when that task next runs. Regression: closed at once, the number was
+    reused in between (under load, by the inotify descriptor that watches for a
+    new kernel's sockets), the new waiter's registration was dropped instead, it
+    never woke, and its session failed to start after 60 s."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no event loop in this thread: no task of it waits
+        _close_quietly(fd)
+        return
+    anyio.notify_closing(fd)
+    loop.call_soon(_close_quietly, fd)  # after the woken task's wake-up, already queued
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def wait_readable(fd: int, timeout: float | None) -> bool:

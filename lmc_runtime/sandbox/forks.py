@@ -128,7 +128,9 @@ class ForkedKernel:
             await anyio.to_thread.run_sync(self._release)
 
     def poll(self) -> int | None:
-        if self.returncode is None:
+        # While a task waits in ended(), the broker is that task's to read: read and
+        # closed here, it would leave the task waiting on a closed descriptor's number.
+        if self.returncode is None and self._reading is None:
             self._read_status(wait=False)
         return self.returncode
 

@@ -7,10 +7,12 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from lmc_runtime import procs
 from lmc_runtime.procs import (
+    close_watched,
     describe_exit,
     proc_stat,
     read_available,
@@ -82,6 +84,58 @@ def test_read_available_is_none_on_a_closed_descriptor(pipe: tuple[int, int]) ->
     fd = os.dup(pipe[0])
     os.close(fd)
     assert read_available(fd) is None
+
+
+def test_a_watched_descriptor_closes_without_taking_another_waiters_wake_up() -> None:
+    """Regression: a reader woken by ``notify_closing`` drops its registration by
+    descriptor number when it next runs. With the descriptor closed at once, a
+    task that ran first could get the same number for a new descriptor and wait
+    on it; the old reader then dropped *its* registration and it never woke (a
+    kernel's socket watch, so a session that failed to start after 60 s)."""
+    seen: list[str] = []
+
+    async def main() -> None:
+        old, old_end = os.pipe()
+
+        async def reader() -> None:
+            with pytest.raises(anyio.ClosedResourceError):
+                await anyio.wait_readable(old)
+            seen.append("the reader was told")
+
+        async def newcomer(go: anyio.Event) -> None:
+            await go.wait()  # runs before the reader's wake-up
+            new, new_end = os.pipe()
+            try:
+                os.write(new_end, b"x")
+                with anyio.fail_after(5):
+                    await anyio.wait_readable(new)
+                seen.append("the newcomer woke")
+            finally:
+                os.close(new)
+                os.close(new_end)
+
+        async with anyio.create_task_group() as tg:
+            go = anyio.Event()
+            tg.start_soon(reader)
+            tg.start_soon(newcomer, go)
+            await anyio.wait_all_tasks_blocked()
+            go.set()
+            close_watched(old)
+        os.close(old_end)
+        with pytest.raises(OSError):
+            os.fstat(old)  # it was closed, a moment later
+
+    anyio.run(main)
+    assert sorted(seen) == ["the newcomer woke", "the reader was told"]
+
+
+def test_a_watched_descriptor_closes_at_once_outside_an_event_loop(
+    pipe: tuple[int, int],
+) -> None:
+    fd = os.dup(pipe[0])
+    close_watched(fd)
+    with pytest.raises(OSError):
+        os.fstat(fd)
 
 
 # -- read_tail ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from ...procs import nonblocking_pipe, read_available
+from ...procs import close_watched, nonblocking_pipe, read_available
 from .items import Output
 
 __all__ = ["NativeOutput"]
@@ -87,7 +87,7 @@ class NativeOutput:
             await self._done.wait()
 
     async def _reader(self, stream: str, fd: int) -> None:
-        while True:
+        while self._read.get(stream) == fd:  # never a wait on a closed descriptor's number
             await anyio.wait_readable(fd)
             async with self._locks[stream]:
                 if await self._take(stream, fd) is None:
@@ -111,9 +111,9 @@ class NativeOutput:
         return None if data is None else True
 
     def close(self) -> None:
-        for fd in [*self._read.values(), *self.launch_args.values(), self._log]:
-            if fd in self._read.values():
-                anyio.notify_closing(fd)
+        for fd in self._read.values():
+            close_watched(fd)
+        for fd in [*self.launch_args.values(), self._log]:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._read, self.launch_args, self._log = {}, {}, -1

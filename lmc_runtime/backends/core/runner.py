@@ -10,7 +10,6 @@ Everything else (turns, deadlines, the stop ladder, restarts) is the core's.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ...errors import KernelStartError
-from ...procs import describe_exit, read_available, signal_group, wait_for_exit
+from ...procs import close_watched, describe_exit, read_available, signal_group, wait_for_exit
 from ..base import ExecutionOptions
 from .interpreter import Deliver
 from .items import Finished, Gone, Output
@@ -142,9 +141,7 @@ class RunnerInterpreter:
                 await wait_for_exit(self._popen.pid, self._popen.wait)
             self._popen.poll()
         for fd in self._fds.values():
-            anyio.notify_closing(fd)
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            close_watched(fd)
         self._fds = {}
         if self._native is not None:
             self._native.close()

@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 from ... import replies
 from ...errors import KernelStartError
 from ...procs import (
+    close_watched,
     describe_exit,
     end_session,
     read_available,
@@ -190,7 +191,9 @@ class ShellInterpreter:
         finally:
             os.close(ctl_write)
         self._ctl = ctl_read
-        self._fd, self.pid = self._child.child_fd, self._child.pid
+        # A descriptor of our own for the terminal: pexpect closes its own at once,
+        # and this one is closed only once its reader has left its wait (close_watched).
+        self._fd, self.pid = os.dup(self._child.child_fd), self._child.pid
         os.set_blocking(self._fd, False)
         os.set_blocking(ctl_read, False)
 
@@ -229,13 +232,12 @@ class ShellInterpreter:
 
     def _close(self) -> None:
         if self._child is not None:
-            anyio.notify_closing(self._fd)
+            close_watched(self._fd)
             with contextlib.suppress(Exception):
                 self._child.close(force=True)
             self._child, self._fd = None, -1
         if self._ctl >= 0:
-            anyio.notify_closing(self._ctl)
-            os.close(self._ctl)
+            close_watched(self._ctl)
             self._ctl = -1
         for path in self._files:
             path.unlink(missing_ok=True)
