@@ -106,8 +106,11 @@ async def start_holder(
         info = await _bwrap_info(report)
         with anyio.fail_after(_ANSWER):
             await anyio.wait_readable(ready)
-        if os.read(ready, 16) != b"ready\n":
-            raise ForkFailed("the sandbox's holder did not start")
+        said_ready = os.read(ready, 16)
+        if said_ready != b"ready\n":
+            ended = process.poll()
+            how = "it runs" if ended is None else f"it ended with {ended}"
+            raise ForkFailed(f"the sandbox's holder did not start: it said {said_ready!r}; {how}")
         return process, _pidfd_of(info)
     except BaseException as exc:
         with anyio.CancelScope(shield=True):

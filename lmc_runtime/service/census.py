@@ -26,7 +26,7 @@ import psutil
 
 from ..sandbox.cgroups import cgroup_parents
 
-__all__ = ["Census", "CensusTarget", "server_pid", "take_census"]
+__all__ = ["Census", "CensusTarget", "describe_processes", "server_pid", "take_census"]
 
 #: The counts a leak check compares (RSS is a measure, not a count).
 COUNTS = ("processes", "fds", "server_fds", "server_threads", "files", "mounts", "cgroups")
@@ -97,6 +97,20 @@ def take_census(target: CensusTarget) -> Census:
         cgroups=len(_cgroup_dirs(target)),
         rss_bytes=rss,
     )
+
+
+def describe_processes(target: CensusTarget) -> list[str]:
+    """What each process a census of ``target`` counts runs, sorted: the first
+    words of its command line, paths by their last part (the same for the same
+    role in any session). What a report shows when the counts differ."""
+    server = psutil.Process(target.pid)
+    found: list[str] = []
+    for process in _processes(server, target):
+        with contextlib.suppress(psutil.Error):
+            if process.pid != server.pid:
+                words = process.cmdline()[:6]
+                found.append(" ".join(os.path.basename(w) if "/" in w else w for w in words))
+    return sorted(found)
 
 
 def _client_connections(server: psutil.Process) -> int:

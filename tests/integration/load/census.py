@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lmc_runtime.service.census import Census, CensusTarget, take_census
+from lmc_runtime.service.census import Census, CensusTarget, describe_processes, take_census
 
 from ..service.server import Server
 
@@ -44,6 +44,15 @@ class Served:
 
     def census(self) -> Census:
         return take_census(self.target)
+
+    def processes(self) -> list[str]:
+        """What its counted processes run (see :func:`describe_processes`)."""
+        return describe_processes(self.target)
+
+    def warnings(self) -> list[str]:
+        """The lines the server logged at WARNING or above so far."""
+        levels = ("WARNING", "ERROR", "CRITICAL")
+        return [line for line in self.server.log().splitlines() if any(w in line for w in levels)]
 
 
 def steady(served: Served, bound: float = 30) -> Census:

@@ -23,6 +23,7 @@ below it.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from itertools import cycle
@@ -187,6 +188,7 @@ def test_executions_and_session_lifetimes_leave_no_descriptor_thread_process_fil
         anyio.run(_warm_up, server.url)
         wait_for_pool(server, 1)
         baseline = steady(served)
+        running = served.processes()
 
         work = anyio.run(_load, server.url)
         assert work.problems == [], work.problems[:5]
@@ -201,6 +203,13 @@ def test_executions_and_session_lifetimes_leave_no_descriptor_thread_process_fil
                 assert client.get(f"/v1/sessions/{probe}/list").status_code == 200
 
             after = settled(served, baseline, SETTLE, poke=poke)
-        report: dict[str, Any] = {"before": baseline.to_dict(), "after": after.to_dict()}
+        now = served.processes()
+        report: dict[str, Any] = {
+            "before": baseline.to_dict(),
+            "after": after.to_dict(),
+            "processes gone": sorted((Counter(running) - Counter(now)).elements()),
+            "processes new": sorted((Counter(now) - Counter(running)).elements()),
+            "server warnings": served.warnings()[-20:],
+        }
         assert after.cgroups == baseline.cgroups > 0, report
         assert after.processes == baseline.processes > 0, report
