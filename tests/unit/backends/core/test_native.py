@@ -72,3 +72,43 @@ async def test_a_log_planted_as_a_link_is_refused(tmp_path: Path) -> None:
     (tmp_path / "kernel.log").symlink_to(tmp_path / "target")
     with pytest.raises(OSError):
         NativeOutput(None, tmp_path / "kernel.log")
+
+
+async def test_closing_while_read_never_steals_another_waiters_wake_up() -> None:
+    """Regression: close() closed the pipes right after waking their readers. A
+    task that ran in between got a pipe's number for a descriptor of its own
+    (the watch for a new kernel's sockets) and never woke: the old reader's
+    clean-up dropped its registration, and that session failed to start."""
+    native = NativeOutput(None)
+    held = [os.dup(fd) for fd in native.launch_args.values()]  # the process's ends
+    native.launched()
+    woke = anyio.Event()
+
+    async def read() -> None:
+        try:
+            await native.read()
+        except* anyio.ClosedResourceError:
+            pass  # what a reader waiting at the close gets
+
+    async def newcomer(go: anyio.Event) -> None:
+        await go.wait()  # runs before the woken readers
+        new, new_end = os.pipe()
+        try:
+            os.write(new_end, b"x")
+            with anyio.fail_after(5):
+                await anyio.wait_readable(new)
+            woke.set()
+        finally:
+            os.close(new)
+            os.close(new_end)
+
+    async with anyio.create_task_group() as tg:
+        go = anyio.Event()
+        tg.start_soon(read)
+        tg.start_soon(newcomer, go)
+        await anyio.wait_all_tasks_blocked()
+        go.set()
+        native.close()
+    for fd in held:
+        os.close(fd)
+    assert woke.is_set()
