@@ -21,6 +21,8 @@ from lmc_runtime.procs import (
     signal_group,
 )
 
+from ..waiters import wait_on_a_new_pipe
+
 # -- describe_exit -----------------------------------------------------------------
 
 
@@ -102,22 +104,10 @@ def test_a_watched_descriptor_closes_without_taking_another_waiters_wake_up() ->
                 await anyio.wait_readable(old)
             seen.append("the reader was told")
 
-        async def newcomer(go: anyio.Event) -> None:
-            await go.wait()  # runs before the reader's wake-up
-            new, new_end = os.pipe()
-            try:
-                os.write(new_end, b"x")
-                with anyio.fail_after(5):
-                    await anyio.wait_readable(new)
-                seen.append("the newcomer woke")
-            finally:
-                os.close(new)
-                os.close(new_end)
-
         async with anyio.create_task_group() as tg:
             go = anyio.Event()
             tg.start_soon(reader)
-            tg.start_soon(newcomer, go)
+            tg.start_soon(wait_on_a_new_pipe, go, seen)
             await anyio.wait_all_tasks_blocked()
             go.set()
             close_watched(old)

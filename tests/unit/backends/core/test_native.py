@@ -11,6 +11,8 @@ import pytest
 from lmc_runtime.backends.core import Output
 from lmc_runtime.backends.core.native import NativeOutput
 
+from ....waiters import wait_on_a_new_pipe
+
 pytestmark = pytest.mark.anyio
 
 
@@ -82,7 +84,7 @@ async def test_closing_while_read_never_steals_another_waiters_wake_up() -> None
     native = NativeOutput(None)
     held = [os.dup(fd) for fd in native.launch_args.values()]  # the process's ends
     native.launched()
-    woke = anyio.Event()
+    woke: list[str] = []
 
     async def read() -> None:
         try:
@@ -90,25 +92,13 @@ async def test_closing_while_read_never_steals_another_waiters_wake_up() -> None
         except* anyio.ClosedResourceError:
             pass  # what a reader waiting at the close gets
 
-    async def newcomer(go: anyio.Event) -> None:
-        await go.wait()  # runs before the woken readers
-        new, new_end = os.pipe()
-        try:
-            os.write(new_end, b"x")
-            with anyio.fail_after(5):
-                await anyio.wait_readable(new)
-            woke.set()
-        finally:
-            os.close(new)
-            os.close(new_end)
-
     async with anyio.create_task_group() as tg:
         go = anyio.Event()
         tg.start_soon(read)
-        tg.start_soon(newcomer, go)
+        tg.start_soon(wait_on_a_new_pipe, go, woke)
         await anyio.wait_all_tasks_blocked()
         go.set()
         native.close()
     for fd in held:
         os.close(fd)
-    assert woke.is_set()
+    assert woke == ["the newcomer woke"]
