@@ -14,6 +14,7 @@ import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 import lmc_runtime
@@ -73,7 +74,7 @@ def test_a_forked_kernel_past_1024_reads_its_exit(high_fd: Callable[[int], int])
     fd = high_fd(os.dup(ours.fileno()))
     ours.close()
     kernel = ForkedKernel.__new__(ForkedKernel)
-    kernel.returncode = None
+    kernel.returncode, kernel._reading = None, None
     kernel._broker = socket.socket(fileno=fd)
     try:
         assert kernel.poll() is None
@@ -99,3 +100,28 @@ def test_nothing_waits_on_descriptors_with_select() -> None:
             ):
                 found.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not found, f"select.select caps descriptors at 1024; use poll: {found}"
+
+
+def test_a_forked_kernel_s_poll_leaves_its_exit_to_the_task_waiting_for_it() -> None:
+    """Regression: ``poll()`` read the broker's report (and closed its socket) while
+    a task waited on it in ``ended()``: that task was left waiting on a descriptor
+    that would say nothing more (or on a number another descriptor then took)."""
+    ours, broker = socket.socketpair()
+    kernel = ForkedKernel.__new__(ForkedKernel)
+    kernel.returncode, kernel._reading, kernel._holder = None, None, None
+    kernel._broker = ours
+
+    async def main() -> None:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(kernel.ended)
+                await anyio.wait_all_tasks_blocked()
+                broker.send(b'{"status": 256}')
+                assert kernel.poll() is None  # the waiting task reads it
+
+    try:
+        anyio.run(main)
+        assert kernel.returncode == 1
+    finally:
+        ours.close()
+        broker.close()
