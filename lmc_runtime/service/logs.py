@@ -3,7 +3,10 @@
 JSON lines are objects with ``time``, ``level``, ``logger`` and ``message``,
 and for access lines ``method``, ``path``, ``status``, ``duration_ms`` and
 ``client`` (:mod:`.access`). Whatever the format, a ``token=`` in a query
-and the service's own token are replaced by ``[redacted]``.
+and the service's own token are replaced by ``[redacted]``. A text line can
+never be forged by what a client sent (a path with an encoded newline): every
+line of a record after its first is indented, and other control characters are
+escaped.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-__all__ = ["ACCESS_FIELDS", "JsonFormatter", "Redactor", "configure_logging", "redact_query"]
+__all__ = [
+    "ACCESS_FIELDS",
+    "JsonFormatter",
+    "Redactor",
+    "TextFormatter",
+    "configure_logging",
+    "redact_query",
+]
 
 #: The fields of an access line (the ``extra`` of its record).
 ACCESS_FIELDS = ("method", "path", "status", "duration_ms", "client")
@@ -72,6 +82,21 @@ class JsonFormatter(logging.Formatter):
 
 
 _TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: C0 controls but tab and newline, DEL and the C1 controls (a terminal's escapes).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class TextFormatter(logging.Formatter):
+    """``time LEVEL logger: message``; a record is one line, its continuation
+    lines (a kernel's log tail, a traceback) indented, so no text in it can
+    pass for a record of its own."""
+
+    def __init__(self) -> None:
+        super().__init__(_TEXT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", super().format(record))
+        return text.replace("\n", "\n  ")
 
 
 def configure_logging(
@@ -81,7 +106,7 @@ def configure_logging(
     ``form`` (``text`` or ``json``), replacing the handlers there were; the
     handler installed."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if form == "json" else logging.Formatter(_TEXT))
+    handler.setFormatter(JsonFormatter() if form == "json" else TextFormatter())
     handler.addFilter(Redactor(secrets))
     root = logging.getLogger()
     for old in list(root.handlers):

@@ -8,6 +8,7 @@ import argparse
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -191,6 +192,34 @@ async def test_access_log_has_one_line_per_request_without_the_token(
     assert line["client"] == "10.1.2.3:4567"
     assert isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0
     assert "s3cret-token" not in captured.getvalue()
+
+
+@pytest.mark.anyio
+async def test_a_path_with_an_encoded_newline_cannot_forge_a_text_log_line() -> None:
+    """Regression: a request for ``/x%0a<time> ERROR ...`` (no token needed) wrote a
+    second, fake ERROR line into the text log; an ESC reached the operator's terminal."""
+    stream = io.StringIO()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    configure_logging("info", "text", [], stream)
+    try:
+        app = AccessLog(Starlette(routes=[]))
+        transport = httpx.ASGITransport(app=app)
+        forged = "/v1/x%0a2026-11-24 05:41:20,549 ERROR lmc_runtime.service: FORGED%1b[2J"
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            assert (await client.get(forged.replace(" ", "%20"))).status_code == 404
+        logging.getLogger("lmc_runtime.test").error("tail:\nline two")
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in handlers:
+            root.addHandler(handler)
+        root.setLevel(level)
+    lines = stream.getvalue().splitlines()
+    records = [line for line in lines if re.match(r"\d{4}-\S+ \S+ [A-Z]+ lmc_runtime\.", line)]
+    assert len(records) == 2 and "lmc_runtime.access" in records[0], lines
+    assert "FORGED" not in records[1] and lines[-1] == "  line two"
+    assert "\x1b" not in stream.getvalue() and "FORGED\\x1b[2J" in stream.getvalue()
 
 
 def test_the_example_file_loads_and_states_the_built_in_defaults() -> None:
