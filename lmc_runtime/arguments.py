@@ -112,10 +112,18 @@ def check_call(message: object, code: object) -> tuple[MessageInput, str | None]
     )
 
 
+#: Linux's longest ``NAME=value`` string (``MAX_ARG_STRLEN``, with its NUL).
+_ENV_ENTRY_MAX = 128 * 1024 - 1
+#: The most an environment may hold in all, well within ``ARG_MAX`` (2 MiB).
+_ENV_TOTAL_MAX = 1024 * 1024
+
+
 def env_problem(env: object) -> str | None:
-    """Why ``env`` is not a mapping of variable names to values, or None."""
+    """Why ``env`` is not a mapping of variable names to values a process can be
+    started with (UTF-8, no NUL, within the kernel's sizes), or None."""
     if not isinstance(env, Mapping):
         return f"must be an object of names to strings, not {type(env).__name__}"
+    total = 0
     for name, value in env.items():
         if not isinstance(name, str) or not name or "=" in name or "\0" in name:
             return f"has an invalid variable name {reprlib.repr(name)}"
@@ -123,6 +131,15 @@ def env_problem(env: object) -> str | None:
             return f"{name} must be a string, not {type(value).__name__}"
         if "\0" in value:
             return f"{name} holds a NUL character"
+        try:
+            size = len(name.encode()) + len(value.encode()) + 1
+        except UnicodeEncodeError:
+            return f"{reprlib.repr(name)} or its value is not valid UTF-8 (a lone surrogate)"
+        if size > _ENV_ENTRY_MAX:
+            return f"{name} is longer than {_ENV_ENTRY_MAX} bytes with its name"
+        total += size + 1
+    if total > _ENV_TOTAL_MAX:
+        return f"holds {total} bytes; at most {_ENV_TOTAL_MAX} are allowed"
     return None
 
 

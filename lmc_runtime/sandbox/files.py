@@ -31,6 +31,8 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_N
 
 #: The most components a path given to the files API may have.
 MAX_DEPTH = 64
+#: The longest name a component may have, in bytes (Linux's ``NAME_MAX``).
+NAME_MAX = 255
 
 
 def safe_parts(relpath: str) -> list[str]:
@@ -45,6 +47,8 @@ def safe_parts(relpath: str) -> list[str]:
     for part in parts:
         if part in ("", ".", ".."):
             raise UnsafePath(relpath, f"path component {part!r} is not allowed")
+        if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX:
+            raise UnsafePath(relpath[:200], f"a path component is longer than {NAME_MAX} bytes")
     return parts
 
 

@@ -185,6 +185,43 @@ def test_hostile_requests_are_never_a_500(server: Server) -> None:
         server.delete(session_id)
 
 
+#: A body sent as JSON text: ``json.dumps`` escapes the lone surrogates httpx cannot encode.
+_JSON = {"content-type": "application/json"}
+
+
+def test_values_no_process_can_start_with_are_400_not_a_failed_start(server: Server) -> None:
+    """Regression: a cwd component past 255 bytes, an env value past Linux's 128 KiB
+    or with a lone surrogate passed validation and failed the kernel's start (503,
+    a traceback, and the host's interpreter path in the message); the same
+    surrogate in a run's ``extras.env`` was an internal error."""
+    bodies = [
+        {"cwd": "a" * 256},
+        {"cwd": "x/" + "y" * 256},
+        {"env": {"A": "\ud800"}},
+        {"env": {"A": "x" * 140_000}},
+    ]
+    with server.client() as client:
+        for body in bodies:
+            response = client.post("/v1/sessions", content=json.dumps(body), headers=_JSON)
+            assert response.status_code == 400, (str(body)[:80], response.text)
+            _assert_json_4xx(response)
+    session_id = server.create()
+    try:
+        for env in ({"A": "\ud800"}, {"\udfff": "x"}):
+            with server.client() as client:
+                body = json.dumps({**CODE, "content": "1", "extras": {"env": env}})
+                response = client.post(
+                    f"/v1/sessions/{session_id}/execute", content=body, headers=_JSON
+                )
+            replies = [json.loads(line) for line in response.text.splitlines() if line]
+            assert [m["content"] for m in replies if m.get("format") == "output"] == [
+                f"[lmc] not understood: extras.env {next(iter(env))!r} or its value is "
+                "not valid UTF-8 (a lone surrogate)\n"
+            ], replies
+    finally:
+        server.delete(session_id)
+
+
 def _abandoned_upload(server: Server, session_id: str) -> None:
     """Send the headers and half the body of an upload, then leave."""
     head = (

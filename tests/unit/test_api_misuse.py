@@ -76,6 +76,12 @@ def test_misuse_raises_type_error_before_anything_runs(args: tuple[Any, ...], ph
         ({"env": {"": "x"}}, ValueError, "invalid variable name"),
         ({"env": {"A=B": "x"}}, ValueError, "invalid variable name"),
         ({"env": {"A": "x\0y"}}, ValueError, "NUL"),
+        # Regression: a lone surrogate reached the kernel's JSON packer (an internal
+        # error), and a value past Linux's 128 KiB a failed start (E2BIG).
+        ({"env": {"A": "\ud800"}}, ValueError, "not valid UTF-8"),
+        ({"env": {"\udfff": "x"}}, ValueError, "not valid UTF-8"),
+        ({"env": {"A": "x" * 140_000}}, ValueError, "longer than 131071 bytes"),
+        ({"env": {f"V{i}": "x" * 100_000 for i in range(11)}}, ValueError, "at most 1048576"),
     ],
 )
 def test_bad_keyword_values_raise(kwargs: dict[str, Any], error: type, phrase: str) -> None:

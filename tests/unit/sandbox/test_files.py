@@ -13,7 +13,20 @@ from lmc_runtime.sandbox.files import safe_parts
 
 
 @pytest.mark.parametrize(
-    "relpath", ["", "/etc/passwd", "../x", "a/../../x", "a//b", "./a", "a/./b", "a\x00b", "a/"]
+    "relpath",
+    [
+        "",
+        "/etc/passwd",
+        "../x",
+        "a/../../x",
+        "a//b",
+        "./a",
+        "a/./b",
+        "a\x00b",
+        "a/",
+        "a" * 256,
+        "d/" + "é" * 128,
+    ],
 )
 def test_unsafe_paths_are_refused(relpath: str) -> None:
     with pytest.raises(UnsafePath):
@@ -22,6 +35,7 @@ def test_unsafe_paths_are_refused(relpath: str) -> None:
 
 def test_plain_paths_split_into_parts() -> None:
     assert safe_parts("a/b/c.txt") == ["a", "b", "c.txt"]
+    assert safe_parts("x" * 255) == ["x" * 255]
 
 
 def test_write_then_read_with_parents(tmp_path: Path) -> None:
