@@ -137,16 +137,24 @@ def run_env(env: Mapping[str, str]) -> tuple[str, str, list[str]]:
     commands (one line) that put back what was saved, and the names no shell can set.
 
     A saved variable's state is ``x1`` (it was set) or ``x`` (unset); one that
-    was never saved (an ``export`` that failed before it) is left alone.
+    was never saved is left alone. A read-only variable (bash's ``UID``, sh's
+    ``PS1``, or one the code made read-only) is neither set nor put back: an
+    assignment to it would abort the whole typed line, the next run's code with
+    it. A subshell tries the assignment first, where failing costs nothing.
     """
     script, restore, invalid = [], [], []
     for index, (name, value) in enumerate(env.items()):
         if not _NAME.fullmatch(name) or name.startswith("__lmc_"):
             invalid.append(name)
             continue
-        state, saved = f"__lmc_s{index}", f"__lmc_v{index}"
-        script.append(f"{state}=x${{{name}+1}} {saved}=${{{name}-}}\n")
-        script.append(f"export {name}={shlex.quote(value)}\n")
-        restore.append(f"case ${{{state}-}} in x1) {name}=${saved};; x) unset {name};; esac; ")
-        restore.append(f"unset {state} {saved}; ")
+        state, saved, writable = f"__lmc_s{index}", f"__lmc_v{index}", f"( {name}= ) 2>/dev/null"
+        script.append(
+            f"if {writable}; then {state}=x${{{name}+1}} {saved}=${{{name}-}}; "
+            f"export {name}={shlex.quote(value)}; else "
+            f"echo 'lmc: {name} is read-only in this shell; it was not set' >&2; fi\n"
+        )
+        restore.append(
+            f"case ${{{state}-}} in x1) {writable} && {name}=${saved};; "
+            f"x) {writable} && unset {name};; esac; unset {state} {saved}; "
+        )
     return "".join(script), "".join(restore), invalid

@@ -91,6 +91,27 @@ def test_shell_leaves_out_a_name_it_cannot_set_and_says_so(computer: Computer, s
     assert go(computer, shell, SHOW_SH).output == "<unset>\n"
 
 
+#: A variable each shell keeps read-only: bash's own, and the marker prompt in sh.
+READ_ONLY = {"bash": "UID", "sh": "PS1", "zsh": "PPID"}
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_shell_a_read_only_name_is_left_out_and_the_next_run_still_runs(
+    computer: Computer, shell: str
+) -> None:
+    """Regression: putting back a read-only variable (``UID``; sh's ``PS1``) aborted
+    the whole typed line of the next run, whose code never ran; a variable the code
+    made read-only did the same."""
+    name = READ_ONLY[shell]
+    result = go(computer, shell, SHOW_SH, env={name: "x", NAME: "kept"})
+    assert f"lmc: {name} is read-only" in result.output and "kept\n" in result.output
+    assert result.status == "ok", result.messages
+    assert go(computer, shell, "echo next-ran").output == "next-ran\n"
+    made = go(computer, shell, f"readonly {NAME}", env={NAME: "frozen"})
+    assert made.status == "ok", made.messages
+    assert go(computer, shell, "echo still-runs").output == "still-runs\n"
+
+
 @has_node
 def test_node_async_run_sees_its_value_after_an_await_and_then_it_is_unset(
     computer: Computer,
