@@ -12,6 +12,13 @@
 # parented to the running request, with the 1-based line the expression starts
 # on. The code itself runs unchanged.
 #
+# Interrupts
+# ----------
+# An interrupt outside the evaluation of a cell (while IRkernel handles the
+# request around it) ends R. The wrapper publishes `lmc_begun` first, from
+# inside IRkernel's handler of interrupts; the runtime sends no interrupt
+# before it.
+#
 # Input
 # -----
 # Without `allow_stdin` (the host has no input callback) readline() fails at
@@ -138,6 +145,8 @@ local({
     if (identical(envir, globalenv()) && exists("current_request", envir = caller)) {
       request <- get("current_request", envir = caller)
       send <- get("send_response", envir = caller)
+      # From here on an interrupt is IRkernel's to take: the runtime waits for this.
+      send("lmc_begun", request, "iopub", list())
       env <- request$metadata$lmc_env
       if (length(env)) {
         old <- Sys.getenv(names(env), unset = NA, names = TRUE)

@@ -169,7 +169,7 @@ class Execution:
     def abandon(self) -> None:
         """The caller left: what still comes for this run is dropped, never waited on."""
         self._abandoned = True
-        self.route.receive.close()
+        self.route.leave()
 
     # -- the messages ------------------------------------------------------------
 

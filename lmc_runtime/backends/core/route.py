@@ -48,6 +48,8 @@ class Route:
         self.tail = ""
         #: Set by each piece of output; whoever waits for quiet replaces it.
         self.activity = anyio.Event()
+        #: The caller left (see :meth:`leave`).
+        self.left = False
         self._unyielded = 0
 
     def observe(self, item: Any) -> bool:
@@ -98,6 +100,11 @@ class Route:
         self.finished.set()
         self.attention.set()
         self._send.close()
+
+    def leave(self) -> None:
+        """The caller left: what still comes is dropped, never waited on."""
+        self.left = True
+        self.receive.close()
 
     def close(self) -> None:
         self._send.close()

@@ -25,6 +25,9 @@ __all__ = ["Supervisor"]
 
 logger = logging.getLogger(__name__)
 
+#: Ends someone asked for (a restart, the session's close): no news for the next run.
+_ASKED_FOR = frozenset({Status.RESTARTED, Status.CLOSED})
+
 
 class Supervisor:
     """The lifecycle of one session's interpreter, through restarts; ``who`` names it."""
@@ -197,13 +200,17 @@ class Supervisor:
             self.late.keep(item, key)
 
     def _end_route(self, gone: Gone) -> None:
+        """End the open run with ``gone``; if its caller left, a loss of state that
+        caller did not ask for (a death, the ladder's restart) is the next run's news."""
         route, self.route = self.route, None
-        if route is not None:
-            route.end(gone)
+        if route is None:
+            return
+        if route.left and not route.finished.is_set() and gone.status not in _ASKED_FOR:
+            self.unreported = gone
+        route.end(gone)
 
     def news(self, reply_to: str) -> list[Message]:
         """What happened since the last run: a death nobody saw, late output."""
         gone, self.unreported = self.unreported, None
         late, dropped = self.late.take()
-        death = (gone.description, gone.exit_code) if gone is not None else None
-        return news_between_runs(reply_to, death=death, late=late, dropped=dropped, who=self.who)
+        return news_between_runs(reply_to, death=gone, late=late, dropped=dropped, who=self.who)

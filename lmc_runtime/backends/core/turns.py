@@ -14,6 +14,7 @@ import anyio
 
 from ... import replies
 from ...messages import Message
+from .items import Gone
 
 __all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs", "stop_phrase"]
 
@@ -117,24 +118,22 @@ class Turns(Generic[R]):
 def news_between_runs(
     reply_to: str,
     *,
-    death: tuple[str, int | None] | None,
+    death: Gone | None,
     late: list[tuple[str, str, str]],
     dropped: int,
     who: str = "it",
 ) -> list[Message]:
-    """What happened since the last run: ``death`` (description, exit code) of an idle
-    interpreter, ``late`` output (tag, stream, text), ``dropped`` late bytes."""
+    """What happened since the last run: the ``death`` of an idle interpreter (or the
+    restart that ended a run whose caller had left), ``late`` output (tag, stream,
+    text), ``dropped`` late bytes."""
     news: list[Message] = []
     if death is not None:
-        description, exit_code = death
+        text = f"Since the last run: {death.description}; its state was lost."
+        if not death.intentional:
+            text = f"Since the last run, {death.description}. Its state was lost; "
+            text += f"{who} has been restarted."
         news.append(
-            replies.notice(
-                f"Since the last run, {description}. Its state was lost; {who} has been restarted.",
-                "kernel_died",
-                reply_to,
-                state_lost=True,
-                exit_code=exit_code,
-            )
+            replies.notice(text, death.status, reply_to, state_lost=True, exit_code=death.exit_code)
         )
     for tag, stream, text in late:
         extras = {"stream": stream} if stream == "stderr" else {}

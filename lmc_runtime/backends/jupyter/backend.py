@@ -21,7 +21,7 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from ..base import Availability, SessionSettings
 from ..core import Interpreter, Route, SupervisedBackend, SupervisedSession
 from ..kernelspecs import kernels_dir
-from .execution import JupyterExecution
+from .execution import JupyterExecution, KernelRoute
 from .gateway_rest import Gateway
 from .interpreter import WHO, JupyterInterpreter
 
@@ -67,7 +67,7 @@ class JupyterSession(SupervisedSession):
     """A kernel's session: a run's route is keyed by its request's (unique) ``msg_id``."""
 
     def route(self, key: object, tag: str) -> Route:
-        return Route(f"{uuid.uuid4().hex}-{key}", tag)
+        return KernelRoute(f"{uuid.uuid4().hex}-{key}", tag)
 
 
 class JupyterBackend(SupervisedBackend):

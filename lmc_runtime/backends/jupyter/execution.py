@@ -1,6 +1,13 @@
 """A run on a Jupyter kernel: the core's :class:`~..core.Execution` plus the kernel's
 own messages (results, displays, errors, pager payloads) and input requests.
 
+An interrupt waits until the kernel can take it (:attr:`JupyterExecution.
+interruptible`): an idle kernel ignores SIGINT, so one sent while the request
+still waited in the kernel was lost, and the ladder restarted a kernel whose code
+never saw it. One that lands before the code itself runs makes ipykernel end the
+request with no reply at all; the kernel's ``idle`` for it, then no reply within
+:data:`REPLY_GRACE`, ends the run as stopped, its state kept.
+
 An announced input request comes twice (on stdin, and a copy on IOPub): the n-th
 is answered on whichever channel brings it first; its echo waits for the IOPub
 copy, which is ordered with the output before it.
@@ -18,17 +25,36 @@ from ...messages import Message
 from ...replies import Status
 from ..base import ExecutionOptions
 from ..core import Execution, Finished, Route, Supervisor
+from ..core.turns import first_of
 from ..inputs import call_input
-from .items import InputRequest, Reply
+from .items import InputRequest, Progress, Reply
 from .translate import translate_iopub, translate_payload
 
-__all__ = ["JupyterExecution"]
+__all__ = ["REPLY_GRACE", "JupyterExecution", "KernelRoute"]
+
+#: How long a stopped run's reply may trail the kernel's ``idle`` for it.
+REPLY_GRACE = 1.0
+
+
+class KernelRoute(Route):
+    """A run's route that also knows how far the kernel got with it (see :class:`.Progress`)."""
+
+    def __init__(self, key: object, tag: str) -> None:
+        super().__init__(key, tag)
+        self.reached = {state: anyio.Event() for state in ("begun", "evaluating", "idle")}
+
+    def observe(self, item: Any) -> bool:
+        if isinstance(item, Progress):
+            self.reached[item.state].set()
+        return super().observe(item)
 
 
 class JupyterExecution(Execution):
     """One ``execute_request`` in flight; the kernel's sampler paces active lines."""
 
     dwell = 0.0
+    #: From which :class:`.Progress` on the kernel takes an interrupt.
+    interruptible = "begun"
     #: After interrupting code that waits for input, also answer it with ``"\x04"``
     #: (Jupyter's end of input), for kernels whose wait an interrupt may not reach.
     wakes_input_with_eof = False
@@ -41,13 +67,41 @@ class JupyterExecution(Execution):
         self._asking: anyio.CancelScope | None = None
         self._waiting: InputRequest | None = None  # asked, not answered yet
 
+    def _not_yet(self) -> anyio.Event | None:
+        """What the kernel must reach before it takes an interrupt, if it has not yet."""
+        route = self.route
+        if not isinstance(route, KernelRoute):
+            return None
+        ready = route.reached[self.interruptible]
+        return None if ready.is_set() else ready
+
     async def interrupt_code(self) -> None:
+        if self._not_yet() is not None:
+            return  # :meth:`insist` sends it once the kernel can take it
         if self._asking is not None:
             self._asking.cancel()  # a callback still thinking is abandoned
         await super().interrupt_code()
         waiting, self._waiting = self._waiting, None
         if waiting is not None and self.wakes_input_with_eof:
             waiting.answer("\x04")
+
+    async def insist(self) -> None:
+        """Send an interrupt asked before the kernel could take it once it can; end
+        the run if the kernel went idle without a reply (see the module's doc)."""
+        route = self.route
+        if not isinstance(route, KernelRoute):
+            return
+        ready = self._not_yet()
+        if ready is not None:
+            await first_of(ready, route.finished)
+            if route.finished.is_set():
+                return
+            await self.interrupt_code()
+        await first_of(route.reached["idle"], route.finished)
+        with anyio.move_on_after(REPLY_GRACE):
+            await route.finished.wait()
+        if not route.finished.is_set():
+            await route.put(Finished(Status.INTERRUPTED))
 
     async def handle(self, item: Any) -> AsyncIterator[Any]:
         if isinstance(item, InputRequest):

@@ -10,7 +10,7 @@ from ...replies import Status
 from ..core import Finished, Line, Output
 from .translate import ACTIVE_LINE_MSG_TYPE, INPUT_REQUEST_MSG_TYPE
 
-__all__ = ["InputRequest", "Reply", "RunEnds", "asks_exit", "is_idle", "to_item"]
+__all__ = ["InputRequest", "Progress", "Reply", "RunEnds", "asks_exit", "is_idle", "to_item"]
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,16 @@ class Reply:
 
     channel: str
     msg: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far the kernel got with a run: ``begun`` (its ``execute_input``; an idle
+    kernel ignores SIGINT), ``evaluating`` (the startup code's ``lmc_begun``: the
+    code runs where the kernel takes an interrupt) or ``idle`` (its handler
+    returned, with or without a reply)."""
+
+    state: str
 
 
 @dataclass(frozen=True)
@@ -42,9 +52,12 @@ def asks_exit(msg: Mapping[str, Any]) -> bool:
     return any(p.get("source") == "ask_exit" and not p.get("keepkernel") for p in payloads)
 
 
+_PROGRESS = {"execute_input": "begun", "lmc_begun": "evaluating"}
+
+
 def to_item(
     channel: str, msg: Mapping[str, Any], answer: Callable[[str], None], announced: bool
-) -> Output | Line | Reply | InputRequest | None:
+) -> Output | Line | Reply | InputRequest | Progress | None:
     """One kernel message as what its run reads, or None for one no run needs."""
     msg_type, content = msg["msg_type"], msg["content"]
     if msg_type == "stream":
@@ -55,8 +68,10 @@ def to_item(
         return Line(line) if isinstance(line, int) and line >= 1 else None
     if msg_type in ("input_request", INPUT_REQUEST_MSG_TYPE):
         return InputRequest(channel, content, answer, announced)
-    if msg_type in ("status", "execute_input"):
-        return None
+    if msg_type in _PROGRESS:
+        return Progress(_PROGRESS[msg_type])
+    if msg_type == "status":
+        return Progress("idle") if is_idle(msg) else None
     return Reply(channel, msg)
 
 

@@ -124,8 +124,23 @@ async def test_leaving_code_that_ignores_the_interrupt_restarts_it_and_frees_the
         await until(run, lambda m: m.content == "started\n")
         await run.aclose()
         messages = await h.run("print next", reply_to="c2")
-    assert outputs(messages) == ["next\n"] and messages[-1].status == Status.OK
+    assert outputs(messages)[1:] == ["next\n"] and messages[-1].status == Status.OK
     assert len(h.backend.interpreters) == 2
+    # Regression: the restart's notice went to the left run, and was dropped with it:
+    # the next run never heard that the state was lost.
+    (news,) = _notices(messages)
+    assert news.status == Status.INTERRUPTED and extras(news)["state_lost"] is True
+    assert "its state was lost" in str(news.content) and news.in_reply_to == "c2"
+
+
+async def test_restarting_on_request_after_a_caller_left_is_no_news(tmp_path: Path) -> None:
+    async with started(tmp_path) as h:
+        run = h.execute("print started\nwedge", interrupt_grace=60)
+        await until(run, lambda m: m.content == "started\n")
+        await run.aclose()
+        await h.session.restart()
+        messages = await h.run("print next", reply_to="c2")
+    assert outputs(messages) == ["next\n"]
 
 
 async def test_leaving_a_run_that_floods_never_blocks_the_interpreter(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from lmc_runtime import replies
+from lmc_runtime.backends.core.items import Gone
 from lmc_runtime.backends.core.turns import Once, Turns, news_between_runs
 from lmc_runtime.messages import Message
 
@@ -103,7 +104,7 @@ async def test_a_caller_that_leaves_early_stops_the_code() -> None:
 def test_news_between_runs_reports_a_death_late_output_and_drops() -> None:
     news = news_between_runs(
         "now",
-        death=("the kernel was killed by SIGKILL", -9),
+        death=Gone("the kernel was killed by SIGKILL", -9),
         late=[("before", "stdout", "late\n"), ("before", "stderr", "oops\n")],
         dropped=12,
         who="node",

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from lmc_runtime.backends.core import Finished, Line, Output
-from lmc_runtime.backends.jupyter.items import InputRequest, Reply, RunEnds, asks_exit, to_item
+from lmc_runtime.backends.jupyter.items import (
+    InputRequest,
+    Progress,
+    Reply,
+    RunEnds,
+    asks_exit,
+    to_item,
+)
 from lmc_runtime.backends.jupyter.translate import ACTIVE_LINE_MSG_TYPE, INPUT_REQUEST_MSG_TYPE
 from lmc_runtime.replies import Status
 
@@ -39,10 +46,10 @@ def test_input_requests_from_both_channels_can_answer_themselves() -> None:
     assert answers == ["stdin", "iopub"]
 
 
-def test_status_and_echoed_input_are_dropped_the_rest_travels_as_replies() -> None:
+def test_busy_is_dropped_progress_is_told_the_rest_travels_as_replies() -> None:
     assert _item("iopub", _msg("status", execution_state="busy")) is None
-    assert _item("iopub", _idle()) is None
-    assert _item("iopub", _msg("execute_input", code="1")) is None
+    assert _item("iopub", _idle()) == Progress("idle")
+    assert _item("iopub", _msg("execute_input", code="1")) == Progress("begun")
     reply = _item("shell", _msg("execute_reply", status="ok", execution_count=3))
     assert isinstance(reply, Reply) and reply.msg["content"]["execution_count"] == 3
 

@@ -1,0 +1,64 @@
+"""A run stopped before the kernel began it: on real Python and R kernels.
+
+An idle kernel ignores SIGINT, and ipykernel drops the reply of a request
+interrupted before its code runs. A caller that leaves (or interrupts) the
+moment it sent the code must still find the state kept and the kernel alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from lmc_runtime import Computer, Message, Timeouts
+
+pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+
+#: Sets ``kept``, sleeps (interruptibly) for 20 s, and prints ``kept``.
+CODE = {
+    "python": ("kept = 'kept-value'", "import time\ntime.sleep(20)", "print(kept)"),
+    "r": ('kept <- "kept-value"', "Sys.sleep(20)", 'cat(kept, "\\n", sep = "")'),
+}
+#: Runs left at once: each hits the kernel at a slightly different moment.
+TRIES = 4
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _all(run: AsyncIterator[Message]) -> list[Message]:
+    with anyio.fail_after(60):  # a generous bound: only a hang trips it
+        return [message async for message in run]
+
+
+async def _first(run: AsyncIterator[Message]) -> None:
+    await run.__anext__()
+
+
+@pytest.mark.parametrize("language", list(CODE))
+async def test_a_run_left_the_moment_it_was_sent_keeps_the_state(language: str) -> None:
+    """Regression: the interrupt of a run its caller left at once (an HTTP client
+    that dropped its connection) reached the kernel before the code, was lost, and
+    the ladder restarted the kernel 3 s later: the state was gone, and nobody was
+    told (the restart's notice went to the left run)."""
+    setup, sleep, show = CODE[language]
+    async with Computer(timeouts=Timeouts(interrupt_grace=10.0)) as computer:
+        if not computer.registry.availability(language).available:
+            pytest.skip(f"{language} is not available here")
+        assert (await _all(computer.arun(language, setup)))[-1].status == "ok"
+        for _ in range(TRIES):
+            run = computer.arun(language, sleep)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_first, run)
+                await anyio.lowlevel.checkpoint()
+                tg.cancel_scope.cancel()
+            await run.aclose()  # type: ignore[attr-defined]
+            after = await _all(computer.arun(language, show))
+            outputs = [m.content for m in after if m.format == "output"]
+            assert outputs == ["kept-value\n"], after
+            assert after[-1].status == "ok", after
