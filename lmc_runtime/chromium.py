@@ -114,7 +114,7 @@ async def take_screenshot(
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=subprocess.STDOUT,
-            cwd=settings.cwd,
+            cwd=settings.host_cwd,
             env={**os.environ, **settings.env},
             start_new_session=True,
         )

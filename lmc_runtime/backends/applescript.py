@@ -59,7 +59,7 @@ class OsascriptInterpreter:
             process = await anyio.open_process(
                 self._settings.command([self._osascript, str(script)]),
                 stdin=subprocess.DEVNULL,
-                cwd=self._settings.cwd,
+                cwd=self._settings.host_cwd,
                 env={**self._env, **options.env},
                 start_new_session=True,
             )

@@ -22,6 +22,7 @@ __all__ = [
     "ForkingLauncher",
     "KernelProcess",
     "Launcher",
+    "PlacingLauncher",
     "Session",
     "SessionSettings",
 ]
@@ -50,6 +51,17 @@ class Launcher(Protocol):
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` under this launcher."""
+        ...
+
+
+@runtime_checkable
+class PlacingLauncher(Launcher, Protocol):
+    """A launcher whose processes enter the session's folder themselves, inside
+    its sandbox: the host starts them in ``work_dir``, a folder only it writes,
+    and never follows a link the code planted on the way to its own folder."""
+
+    def places(self, cwd: Path) -> bool:
+        """Whether the processes it wraps start in ``cwd`` of their own accord."""
         ...
 
 
@@ -108,6 +120,14 @@ class SessionSettings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     launcher: Launcher | None = None
     shared_dir: Path | None = None
+
+    @property
+    def host_cwd(self) -> Path:
+        """Where the host starts a process of this session: ``cwd``, unless the
+        launcher enters it itself (see :class:`PlacingLauncher`)."""
+        launcher = self.launcher
+        placed = isinstance(launcher, PlacingLauncher) and launcher.places(self.cwd)
+        return self.work_dir if placed else self.cwd
 
     @property
     def interpreter_dir(self) -> Path:

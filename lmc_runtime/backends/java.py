@@ -177,7 +177,7 @@ class JavaBackend(SupervisedBackend):
         argv = [java, *JAVA_FLAGS, *shared, "-cp", os.fspath(build / _JAR), _MAIN]
         return JavaRunner(
             settings.command(argv),
-            cwd=settings.cwd,
+            cwd=settings.host_cwd,
             env=env,
             fifo_dir=settings.work_dir,
             startup_timeout=settings.timeouts.startup,

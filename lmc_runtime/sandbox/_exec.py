@@ -20,6 +20,10 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     root.
 ``--unset NAME``
     remove NAME from the environment.
+``--chdir DIR``
+    start ``argv`` in DIR, entered once the other options are applied (inside
+    the sandbox, as its user): the host never enters a folder the code can
+    write, where a link could lead it anywhere.
 ``--bwrap-env``
     ``argv`` is a bwrap command line: give the environment to the sandboxed
     command as ``--clearenv --setenv NAME VALUE ...`` and start bwrap itself
@@ -218,6 +222,7 @@ class _Settings:
         self.supervise: int | None = None
         self.user: tuple[int, int] | None = None
         self.sigint: Any = None
+        self.chdir: str | None = None
 
 
 def _apply(option: str, value: str, settings: _Settings) -> None:
@@ -238,6 +243,8 @@ def _apply(option: str, value: str, settings: _Settings) -> None:
         settings.user = (int(uid), int(gid))
     elif option == "--unset":
         settings.env.pop(value, None)
+    elif option == "--chdir":
+        settings.chdir = value
     else:
         _fail(f"unknown option {option}")
 
@@ -285,6 +292,12 @@ def main(args: list[str]) -> None:
     env = settings.env
     if settings.user is not None:
         _drop_to(settings.user)
+    if settings.chdir is not None:
+        try:
+            os.chdir(settings.chdir)
+        except OSError as exc:
+            _fail(f"--chdir {settings.chdir}: {exc}")
+        env["PWD"] = settings.chdir
     if settings.report and STATUS_FD in env:
         _report(argv, env, settings.sigint)
     if settings.sigint is not None:

@@ -66,6 +66,16 @@ class SandboxLauncher:
     tmp_bytes: int | None = None
     #: Forks Python kernels into their sandboxes (see :mod:`.forks`); None: never.
     forks: ForkServer | None = None
+    #: The folder every process starts in, entered inside the sandbox as its user
+    #: (``_exec.py --chdir``); the host starts them in a folder only it writes.
+    cwd: Path | None = None
+
+    def places(self, cwd: Path) -> bool:
+        """Whether the processes it wraps enter ``cwd`` themselves (see ``cwd``)."""
+        return self.cwd is not None and Path(cwd) == self.cwd
+
+    def _chdir(self) -> list[str]:
+        return ["--chdir", str(self.cwd)] if self.cwd is not None else []
 
     def _wrapper(self) -> list[str]:
         return [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
@@ -103,8 +113,9 @@ class SandboxLauncher:
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` inside this session's sandbox."""
         if self.bwrap is None:
-            return [*self._wrapper(), *self.host_options(), "--", *argv]
-        return self._in_bwrap([*self._wrapper(), "--sigint", "default", "--report", "--", *argv])
+            return [*self._wrapper(), *self.host_options(), *self._chdir(), "--", *argv]
+        inner = [*self._wrapper(), "--sigint", "default", "--report", *self._chdir()]
+        return self._in_bwrap([*inner, "--", *argv])
 
     def _in_bwrap(self, inner: Sequence[str], *, info_fd: int | None = None) -> list[str]:
         """The command line that has bwrap run ``inner`` in this session's sandbox
@@ -144,14 +155,14 @@ class SandboxLauncher:
             return self._in_bwrap(list(HOLDER), info_fd=info_fd)
 
         try:
-            holder, holder_pidfd = await start_holder(holder_argv, env, cwd, stderr)
+            holder, holder_pidfd = await start_holder(holder_argv, env, "/", stderr)
         except ForkFailed as exc:
             logger.warning("starting the kernel the usual way: %s", exc)
             return None
         request = {
             "argv": list(argv),
             "env": self.sandbox_env(env),
-            "cwd": cwd,
+            "cwd": str(self.cwd) if self.cwd is not None else cwd,
             "cgroups": [str(procs) for procs in self.cgroup_procs],
             "rlimits": {RLIMITS[name]: value for name, value in self.rlimits.items()},
             "uid": SANDBOX_UID,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import uuid
@@ -219,9 +220,9 @@ class Sandbox:
 
     def computer(self, **kwargs: Any) -> Computer:
         """A Computer wired to this sandbox; keyword arguments override its settings."""
-        launcher = self.launcher
         limits = self.policy.limits
-        kwargs.setdefault("cwd", self.work_dir)
+        cwd = kwargs.setdefault("cwd", self.work_dir)
+        launcher = dataclasses.replace(self.launcher, cwd=Path(cwd))
         kwargs.setdefault("work_dir", self.control_dir)
         kwargs.setdefault("shared_dir", self.shared_dir)
         kwargs.setdefault("launcher", launcher)

@@ -145,6 +145,39 @@ def test_files_swapped_for_links_during_restarts_never_bind_host_files(
         server.delete(sid)
 
 
+def _processes_in(folder: Path) -> list[str]:
+    """The command lines of the host's processes whose working directory is ``folder``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") == str(folder):
+                found.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" "))
+        except OSError:
+            continue
+    return [line.decode(errors="replace")[:120] for line in found]
+
+
+def test_a_session_folder_swapped_for_a_link_never_leads_the_host_there(
+    server: Server, host_dir: Path
+) -> None:
+    """Class 4: a session's ``cwd`` was the host's ``cwd`` for each process it started
+    (``Popen(cwd=)``, as root before the sandbox): the code swapped that folder for a
+    link, and a restart had the host follow it into a folder of the host's choosing
+    (on a hung mount, the whole server would have hung there)."""
+    sid = server.create(languages=["python", "shell"], cwd="proj")
+    try:
+        swap = f"cd .. && mv proj proj.real && ln -s {host_dir} proj && echo swapped"
+        assert "swapped" in output(execute(server, sid, "shell", swap))
+        for language in ("shell", "python"):
+            # Inside the sandbox the link leads to a folder that is not there: the
+            # new interpreter cannot start (409), the session's own loss.
+            assert restart(server, sid, language) in (200, 409)
+            assert _processes_in(host_dir) == [], language
+        assert not any(host_dir.iterdir())
+    finally:
+        server.delete(sid)
+
+
 def test_the_sandbox_never_runs_as_host_root(server: Server, account: Account) -> None:
     """Class 4: under a root server, uid 1000 inside was uid 0 outside and
     /proc/sys was writable (kernel.core_pattern ran a script as host root);

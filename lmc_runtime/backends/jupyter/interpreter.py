@@ -69,7 +69,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         wrap = settings.command if settings.launcher is not None else None
         fork = settings.launcher.fork if isinstance(settings.launcher, ForkingLauncher) else None
         self._launch_args = {
-            "cwd": str(settings.cwd),
+            "cwd": str(settings.host_cwd),
             "env": dict(env),
             "wrap_command": wrap,
             "fork_command": fork,

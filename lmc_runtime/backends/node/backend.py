@@ -154,7 +154,7 @@ class NodeBackend(SupervisedBackend):
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> RunnerInterpreter:
         return RunnerInterpreter(
             settings.command([self.node() or "node", *NODE_FLAGS, str(runner_path())]),
-            cwd=settings.cwd,
+            cwd=settings.host_cwd,
             env=env,
             fifo_dir=settings.work_dir,
             startup_timeout=settings.timeouts.startup,

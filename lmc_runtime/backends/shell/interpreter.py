@@ -65,7 +65,7 @@ class ShellInterpreter:
     ) -> None:
         self.dialect = dialect
         self.work_dir = settings.work_dir
-        self._argv, self._cwd, self._env = list(argv), settings.cwd, dict(env)
+        self._argv, self._cwd, self._env = list(argv), settings.host_cwd, dict(env)
         self._startup_timeout = settings.timeouts.startup
         self._token = secrets.token_hex(8)
         self._parser = MarkerParser(self._token)
