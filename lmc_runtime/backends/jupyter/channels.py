@@ -5,6 +5,11 @@ kernel's ROUTER drops a message to a peer still in its handshake, so readiness
 waits until stdin is really connected. Once the kernel ended, :meth:`Channels.drain`
 waits (bounded) for shell and IOPub to see their connection close, which comes
 after everything the kernel sent, and returns once all of it was handed on.
+
+A message's content is parsed only if ``needed`` says its header asks for it
+(a display sent after its run ended is dropped unread), and a reader lets the
+other tasks run after every large message and every few small ones: a kernel
+that floods its channels never stalls the event loop that serves every session.
 """
 
 from __future__ import annotations
@@ -15,15 +20,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-__all__ = ["Channels", "Dispatch"]
+__all__ = ["Channels", "Dispatch", "Needed"]
 
 logger = logging.getLogger(__name__)
 
 #: Receives each message: ``dispatch(channel, msg)``.
 Dispatch = Callable[[str, dict[str, Any]], Awaitable[None]]
+#: Whether a message (its header and parent, content not parsed yet) is wanted.
+Needed = Callable[[str, dict[str, Any]], bool]
+#: A reader lets other tasks run after this many messages, or one this large (bytes).
+_BURST, _LARGE = 16, 64 * 1024
 
 #: How long a drain waits for the connections to close (a child may hold them).
 _DRAIN_BOUND = 1.0
@@ -34,8 +44,14 @@ _CONNECTED = getattr(zmq, "EVENT_HANDSHAKE_SUCCEEDED", zmq.EVENT_CONNECTED)
 class Channels:
     """The client of one kernel: its sockets, their readers, and sending."""
 
-    def __init__(self, client: Any, info: Mapping[str, Any], dispatch: Dispatch) -> None:
-        self._client, self._dispatch = client, dispatch
+    def __init__(
+        self,
+        client: Any,
+        info: Mapping[str, Any],
+        dispatch: Dispatch,
+        needed: Needed = lambda channel, msg: True,
+    ) -> None:
+        self._client, self._dispatch, self._needed = client, dispatch, needed
         # No receive high-water mark: IOPub is PUB/SUB, which drops what passes the
         # HWM of both ends (1,000 each by default) without a word. Regression: a
         # reader that fell behind on a busy machine lost 492 of 10,000 displays.
@@ -72,10 +88,17 @@ class Channels:
 
     async def _reader(self, channel: str, socket: Any) -> None:
         session = self._client.session
+        count = 0
         try:
             while (frames := await self._receive(channel, socket)) is not None:
+                count += 1
+                if count % _BURST == 0 or sum(map(len, frames)) > _LARGE:
+                    await anyio.lowlevel.checkpoint()
                 try:
-                    msg = session.deserialize(session.feed_identities(frames)[1])
+                    msg = session.deserialize(session.feed_identities(frames)[1], content=False)
+                    if not self._needed(channel, msg):
+                        continue
+                    msg["content"] = session.unpack(msg["content"])
                 except Exception:
                     logger.warning("dropped an unreadable %s message", channel, exc_info=True)
                     continue

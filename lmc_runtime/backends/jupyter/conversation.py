@@ -95,6 +95,13 @@ class Conversation:
         ):
             self._iopub_only_since = anyio.current_time()
 
+    def needed(self, channel: str, msg: dict[str, Any]) -> bool:
+        """Whether ``msg`` (header only) matters: all does but IOPub's news of a run
+        that has ended, other than output (late output is kept for the next run)."""
+        if channel != "iopub" or msg["msg_type"] == "stream":
+            return True
+        return not self._ends.over(str((msg.get("parent_header") or {}).get("msg_id", "")))
+
     async def dispatch(self, channel: str, msg: dict[str, Any]) -> None:
         """Hand ``msg`` (from ``channel``) to whoever waits for it."""
         parent = str((msg.get("parent_header") or {}).get("msg_id", ""))

@@ -108,7 +108,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         info = dict(self._km.get_connection_info())
         if self._km.host_ip is not None:
             client.ip = info["ip"] = self._km.host_ip
-        self._channels = Channels(client, info, conversation.dispatch)
+        self._channels = Channels(client, info, conversation.dispatch, conversation.needed)
         task_group.start_soon(self._guarded, self._channels.read)
         await self._until_ready(self._channels)
 

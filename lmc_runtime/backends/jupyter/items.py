@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,8 @@ def to_item(
 
 
 _STATUS = {"error": Status.ERROR, "aborted": Status.ABORTED}
+#: How many ended runs :class:`RunEnds` remembers.
+_OVER_KEPT = 64
 
 
 class RunEnds:
@@ -84,6 +87,12 @@ class RunEnds:
     def __init__(self) -> None:
         self._idle: set[str] = set()
         self._replies: dict[str, Mapping[str, Any]] = {}
+        #: The runs that ended last, oldest first.
+        self._over: OrderedDict[str, None] = OrderedDict()
+
+    def over(self, parent: str) -> bool:
+        """Whether the run ``parent`` has ended (one of the last :data:`_OVER_KEPT`)."""
+        return parent in self._over
 
     def see(self, channel: str, msg: Mapping[str, Any], parent: str) -> Mapping[str, Any] | None:
         """The run's ``execute_reply`` once both came (the run is then forgotten)."""
@@ -94,6 +103,9 @@ class RunEnds:
         if parent not in self._idle or parent not in self._replies:
             return None
         self._idle.discard(parent)
+        self._over[parent] = None
+        while len(self._over) > _OVER_KEPT:
+            self._over.popitem(last=False)
         return self._replies.pop(parent)
 
     @staticmethod

@@ -83,3 +83,21 @@ async def test_a_silent_kernel_is_not_stalled_only_slow(monkeypatch: pytest.Monk
     monkeypatch.setattr(conversation_module, "STALL", 0.1)
     conversation, _ = await _probe((), timeout=0.5)
     assert not conversation.stalled and not conversation.answered.is_set()
+
+
+def _news(msg_type: str, parent: str, **content: Any) -> dict[str, Any]:
+    return {"msg_type": msg_type, "parent_header": {"msg_id": parent}, "content": content}
+
+
+async def test_iopub_news_of_an_ended_run_is_not_needed_but_its_output_is() -> None:
+    """Regression: a display sent after its run ended was parsed in full, then
+    dropped; a thread flooding 1 MB displays kept the event loop busy parsing."""
+    conversation = _conversation()
+    display = _news("display_data", "run-1")
+    assert conversation.needed("iopub", display)
+    await conversation.dispatch("iopub", _news("status", "run-1", execution_state="idle"))
+    await conversation.dispatch("shell", _news("execute_reply", "run-1", status="ok"))
+    assert not conversation.needed("iopub", display)
+    assert conversation.needed("iopub", _news("stream", "run-1"))  # late output is kept
+    assert conversation.needed("stdin", _news("input_request", "run-1"))
+    assert conversation.needed("iopub", _news("display_data", "run-2"))
