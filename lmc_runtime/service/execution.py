@@ -44,7 +44,8 @@ async def recorded_run(
     has the final message finds the run in the transcript. If the store fails,
     a notice before the final message says the run is held. Code in a language
     the session was not created with gets one not-understood reply naming the
-    session's languages, recorded the same way."""
+    session's languages, recorded the same way. A run whose client left before
+    its end is recorded with a final message of its own (``client_left``)."""
     transcripts = session.transcripts
     produced: list[Message] = []
     try:
@@ -84,8 +85,18 @@ async def recorded_run(
                 yield out
     finally:
         claim.release()
+        if produced and produced[0] is message:  # the client left before the end
+            produced.append(_left(message))
         with anyio.CancelScope(shield=True):
             await transcripts.append(session.id, produced)
+
+
+def _left(message: Message) -> Message:
+    """The final message a run's record gets when its client left before the end
+    (its code was interrupted then): a transcript never holds a run without one."""
+    return replies.active_line(
+        None, message.id, status=replies.Status.INTERRUPTED, client_left=True
+    )
 
 
 def _count(

@@ -183,3 +183,36 @@ def test_transcript_is_written_in_jan_layout(server: Server) -> None:
         assert roles[0] == "assistant" and len(lines) >= 3
     finally:
         server.delete(session_id)
+
+
+def test_a_run_whose_client_left_is_recorded_with_a_final_message(server: Server) -> None:
+    """Regression: a client that dropped its connection mid-run left the run in the
+    transcript without a final message: the record did not say how the run ended."""
+    session_id = server.create()
+    transcript = server.data_dir / "threads" / session_id / "messages.jsonl"
+    body = {
+        **CODE,
+        "id": "left-1",
+        "content": "print('started', flush=True)\nimport time\ntime.sleep(30)",
+    }
+    try:
+        with server.client() as client:
+            url = f"/v1/sessions/{session_id}/execute"
+            with client.stream("POST", url, json=body) as response:
+                for line in response.iter_lines():
+                    if "started" in line:
+                        break  # and leave
+        deadline = time.monotonic() + 60
+        while not transcript.is_file() or "left-1" not in transcript.read_text():
+            assert time.monotonic() < deadline, "the left run was never recorded"
+            time.sleep(0.05)
+        records = [
+            json.loads(line)["metadata"]["lmc"] for line in transcript.read_text().splitlines()
+        ]
+        run = [m for m in records if "left-1" in (m.get("id"), m.get("in_reply_to"))]
+        assert run[0]["id"] == "left-1" and run[-1]["format"] == "active_line"
+        assert run[-1]["content"] is None and run[-1]["extras"]["status"] == "interrupted"
+        assert run[-1]["extras"]["client_left"] is True
+        assert final_status(server.execute(session_id, "print('next')")) == "ok"
+    finally:
+        server.delete(session_id)
