@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.lowlevel import checkpoint
 
 from ...errors import KernelStartError
 from ...procs import close_watched, describe_exit, read_available, signal_group, wait_for_exit
@@ -216,6 +217,8 @@ class RunnerInterpreter:
                     assert self._native is not None
                     await self._native.read_now()
                 await self._event(event)
+            # Data may be there again at once (a flood): other sessions get a turn each read.
+            await checkpoint()
 
     async def _forward(self, output: Output) -> None:
         assert self._deliver is not None

@@ -8,6 +8,7 @@ read there into events, joining consecutive output of one stream.
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 from collections.abc import Mapping
@@ -15,8 +16,10 @@ from typing import Any, NamedTuple
 
 from ...replies import Status
 from ..core import Finished, Line, Output
+from .lines import Lines
 
 __all__ = [
+    "LINE_LIMIT",
     "Decoder",
     "Event",
     "Exiting",
@@ -30,6 +33,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: The most of an unfinished event line held: every event but output is far shorter,
+#: and output longer than this is decoded as it comes.
+LINE_LIMIT = 64 * 1024
 #: Output joined into one event stops growing past this many characters.
 _JOIN_LIMIT = 64 * 1024
 #: What a stopped run's notice adds when the code left async work behind.
@@ -105,38 +111,158 @@ def decode_event(raw: bytes) -> Event | None:
             return Exiting(int(data["c"]))
     except (ValueError, KeyError, TypeError):
         pass
-    logger.warning("ignored an unreadable event from a runner: %r", raw[:200])
     return None
 
 
 class Decoder:
-    """Bytes from the events FIFO in, events out, in order."""
+    """Bytes from the events FIFO in, events out, in order, holding a bounded amount.
 
-    def __init__(self) -> None:
-        self._partial = b""
+    An output event too long to hold (one big write of the code) is decoded as it
+    comes, in pieces; any other line too long to hold is not an event and is
+    dropped, but for an event written at its end (once garbage that ends without a
+    newline is followed by one of the runner's own events, that event is kept).
+    """
+
+    def __init__(self, limit: int = LINE_LIMIT) -> None:
+        self._lines = Lines(limit)
+        self._limit = limit
+        self._text: _Text | None = None
+        self._tail = b""
+        self._warned = False
+
+    @property
+    def held(self) -> int:
+        """How many bytes of an unfinished line are held now (bounded by the limit)."""
+        return self._lines.held + len(self._tail) + (self._text.held if self._text else 0)
 
     def feed(self, data: bytes) -> list[Event]:
         """The complete events in ``data`` (plus what was left over last time)."""
-        *complete, self._partial = (self._partial + data).split(b"\n")
-        events: list[Event] = []
-        parts: list[str] = []
-        stream = ""
-        size = 0
-        for raw in complete:
-            event = decode_event(raw) if raw.strip() else None
-            if event is None:
-                continue
-            if isinstance(event, Output) and event.stream == stream and size < _JOIN_LIMIT:
-                parts.append(event.text)
-                size += len(event.text)
-                continue
-            if parts:
-                events.append(Output("".join(parts), stream))
-                parts, stream, size = [], "", 0
-            if isinstance(event, Output):
-                parts, stream, size = [event.text], event.stream, len(event.text)
+        events: list[Event | None] = []
+        for piece in self._lines.feed(data):
+            if piece.first and piece.last:
+                events.append(self._line(piece.data))
+            elif piece.first:
+                self._text = _Text.start(piece.data)
+                if self._text is None:
+                    self._tail = piece.data[-self._limit :]
+                else:
+                    events.append(self._text.feed(b"", end=False))
+            elif self._text is not None:
+                events.append(self._text.feed(piece.data, end=piece.last))
+                if piece.last:
+                    self._text = None
             else:
-                events.append(event)
+                self._tail = (self._tail + piece.data)[-self._limit :]
+                if piece.last:
+                    self._warn(
+                        "dropped a line too long to be an event (over %d bytes)", self._limit
+                    )
+                    tail, self._tail = self._tail, b""
+                    events.append(self._line(tail, whole=False))
+        return _joined([event for event in events if event is not None])
+
+    def _line(self, raw: bytes, *, whole: bool = True) -> Event | None:
+        """The event in ``raw``; else the one at its end (garbage before it, no newline)."""
+        event = decode_event(raw) if whole else None
+        if event is None and raw.strip():
+            start = raw.rfind(b'{"k":"')
+            event = decode_event(raw[start:]) if start > 0 or (start == 0 and not whole) else None
+            if whole:
+                self._warn("ignored unreadable bytes from a runner: %r", raw[:200])
+        return event
+
+    def _warn(self, message: str, arg: object) -> None:
+        """Once per decoder at WARNING (a flood of garbage is one complaint), then DEBUG."""
+        level = logging.DEBUG if self._warned else logging.WARNING
+        self._warned = True
+        logger.log(level, message, arg)
+
+
+_HEADS = {b'{"k":"o","d":"': "stdout", b'{"k":"e","d":"': "stderr"}
+#: An escape is at most 6 characters: never cut within one.
+_ESCAPE = 6
+_HIGH, _LOW, _LAST = "\ud800", "\udc00", "\udfff"
+
+
+class _Text:
+    """The string of an output event too long to hold, decoded piece by piece."""
+
+    def __init__(self, stream: str) -> None:
+        self.stream = stream
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
+        self._held = ""
+        #: A high surrogate escaped at the end of a piece, for the low one in the next.
+        self._high = ""
+
+    @classmethod
+    def start(cls, head: bytes) -> _Text | None:
+        """For a line starting ``head``, its decoder if it is an output event."""
+        for prefix, stream in _HEADS.items():
+            if head.startswith(prefix):
+                text = cls(stream)
+                text._held = text._utf8.decode(head[len(prefix) :])
+                return text
+        return None
+
+    @property
+    def held(self) -> int:
+        return len(self._held)
+
+    def feed(self, data: bytes, *, end: bool) -> Output | None:
+        """The output decoded so far; at the ``end``, the line must close the event."""
+        text = self._held + self._utf8.decode(data, final=end)
+        if end:
+            body, self._held = text.removesuffix('"}'), ""
+        else:
+            cut = _boundary(text, len(text) - 2)  # the closing '"}' is never output
+            body, self._held = text[:cut], text[cut:]
+        try:
+            decoded = self._high + json.loads('"' + body + '"', strict=False)
+        except ValueError:
+            logger.warning("ignored an unreadable piece of output from a runner: %r", body[:200])
+            return None
+        self._high = ""
+        if len(decoded) > 1 and _HIGH <= decoded[0] < _LOW <= decoded[1] <= _LAST:
+            pair = 0x10000 + ((ord(decoded[0]) - 0xD800) << 10) + ord(decoded[1]) - 0xDC00
+            decoded = chr(pair) + decoded[2:]
+        if not end and decoded and _HIGH <= decoded[-1] < _LOW:  # "\\ud83d" cut from "\\ude00"
+            self._high, decoded = decoded[-1], decoded[:-1]
+        return Output(decoded, self.stream) if decoded else None
+
+
+def _boundary(text: str, cut: int) -> int:
+    """Where at or before ``cut`` the JSON string body ``text`` (whose start is not
+    within an escape) may be cut: never within an escape, nor far before ``cut``.
+
+    An escape starting before the last few characters is whole; in a run of
+    backslashes, every other one (from the run's start) starts an escape.
+    """
+    cut = max(0, cut)
+    first = text.find("\\", max(0, cut - _ESCAPE), cut)
+    if first < 0:
+        return cut
+    run = len(text[:first].rstrip("\\"))
+    return first + (first - run) % 2
+
+
+def _joined(events: list[Event]) -> list[Event]:
+    """``events`` with consecutive output of one stream joined (up to a size)."""
+    joined: list[Event] = []
+    parts: list[str] = []
+    stream = ""
+    size = 0
+    for event in events:
+        if isinstance(event, Output) and event.stream == stream and size < _JOIN_LIMIT:
+            parts.append(event.text)
+            size += len(event.text)
+            continue
         if parts:
-            events.append(Output("".join(parts), stream))
-        return events
+            joined.append(Output("".join(parts), stream))
+            parts, stream, size = [], "", 0
+        if isinstance(event, Output):
+            parts, stream, size = [event.text], event.stream, len(event.text)
+        else:
+            joined.append(event)
+    if parts:
+        joined.append(Output("".join(parts), stream))
+    return joined

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
+
+import pytest
 
 from lmc_runtime.backends.core import Finished, Line, Output
+from lmc_runtime.backends.core.lines import Lines, Piece
 from lmc_runtime.backends.core.wire import (
+    LINE_LIMIT,
     PENDING_NOTE,
     Decoder,
     Exiting,
@@ -82,3 +87,92 @@ def test_decoder_splits_a_flood_into_bounded_chunks() -> None:
     events = Decoder().feed(line * 200)
     assert len(events) > 1
     assert "".join(e.text for e in events if isinstance(e, Output)) == "x" * 200_000
+
+
+def _outputs(events: list[object]) -> list[tuple[str, str]]:
+    """Output events as (stream, text), adjacent ones of a stream joined."""
+    joined: list[tuple[str, str]] = []
+    for event in events:
+        assert isinstance(event, Output), event
+        if joined and joined[-1][0] == event.stream:
+            joined[-1] = (event.stream, joined[-1][1] + event.text)
+        else:
+            joined.append((event.stream, event.text))
+    return joined
+
+
+def test_lines_come_whole_up_to_the_limit_and_in_pieces_past_it() -> None:
+    lines = Lines(limit=4)
+    assert lines.feed(b"ab") == []
+    assert lines.feed(b"c\nde") == [Piece(b"abc", True, True)]
+    assert lines.feed(b"fgh") == [Piece(b"defgh", True, False)]
+    assert lines.held == 0
+    assert lines.feed(b"ij") == [Piece(b"ij", False, False)]
+    assert lines.feed(b"k\nl\n") == [Piece(b"k", False, True), Piece(b"l", True, True)]
+
+
+def test_regression_a_flood_without_a_newline_is_bounded_and_events_go_on() -> None:
+    """Regression: 32 MiB written to the events FIFO with no newline (the code can
+    hand the FIFO to a child) was all kept and joined again with every read
+    (``(partial + data).split``): host memory without bound and a cost growing
+    with the square of the size, on the server's one event loop. Now at most the
+    limit is held, no read allocates more than a bounded amount, and the runner's
+    own events still come through: one written right after the garbage (no
+    newline between) and those after the next newline."""
+    decoder = Decoder()
+    chunk = b"a" * 65536
+    tracemalloc.start()
+    try:
+        for _ in range(512):  # 32 MiB
+            assert decoder.feed(chunk) == []
+            assert decoder.held <= LINE_LIMIT
+            _, peak = tracemalloc.get_traced_memory()
+            assert peak < 4 * (len(chunk) + LINE_LIMIT)
+            tracemalloc.reset_peak()
+    finally:
+        tracemalloc.stop()
+    done = b'{"k":"d","id":1,"s":"ok","p":false}\n'
+    assert decoder.feed(done + b'{"k":"o","d":"after"}\n') == [
+        Keyed(1, Finished(Status.OK)),
+        Output("after", "stdout"),
+    ]
+    assert decoder.held == 0
+
+
+def test_garbage_before_an_event_on_its_line_is_dropped_and_the_event_kept() -> None:
+    decoder = Decoder()
+    assert decoder.feed(b'garbage{"k":"l","id":2,"n":3}\nmore garbage\n') == [Keyed(2, Line(3))]
+
+
+TEXTS = [
+    "plain " * 50,
+    'quotes " and \\ backslashes \\\\" and \n newlines \t tabs \x00 controls' * 5,
+    "caf\u00e9 \u4e2d\u6587 \U0001f600 emoji \U0001f600\U0001f601" * 20,
+    "\\" * 300,
+]
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 13, 64, 1000])
+def test_output_longer_than_the_limit_is_decoded_as_it_comes(ascii_only: bool, size: int) -> None:
+    """One big write of the code is one long event: it comes out whole, in pieces, in
+    order with the events around it, however the reads cut it (within escapes,
+    surrogate pairs and UTF-8 characters), and only a bounded part of it is held."""
+    events = [{"k": "o", "d": "before"}, *({"k": "e", "d": text} for text in TEXTS)]
+    events += [{"k": "o", "d": "x" * 200}, {"k": "l", "id": 1, "n": 2}]
+    data = b"".join(
+        json.dumps(e, ensure_ascii=ascii_only, separators=(",", ":")).encode() + b"\n"
+        for e in events
+    )
+    decoder = Decoder(limit=64)
+    got: list[object] = []
+    for start in range(0, len(data), size):
+        got.extend(decoder.feed(data[start : start + size]))
+        assert decoder.held <= 64 + size
+    assert got[-1] == Keyed(1, Line(2))
+    assert _outputs(got[:-1]) == [
+        ("stdout", "before"),
+        ("stderr", "".join(TEXTS)),
+        ("stdout", "x" * 200),
+    ]
+    assert decoder.held == 0
