@@ -39,7 +39,7 @@ from ..core import Deliver, Finished, Gone, Line, Output, Route, answers_fifo_re
 from ..core.pty import spawn_pty
 from ..core.turns import first_of
 from .dialect import Dialect, run_env
-from .protocol import Done, MarkerParser, parse_records
+from .protocol import Done, MarkerParser, RecordParser
 
 __all__ = ["ShellInterpreter"]
 
@@ -296,15 +296,14 @@ class ShellInterpreter:
     async def _read_lines(self) -> None:
         """The DEBUG trap's records: each run's newest line, keyed by its run."""
         assert self._deliver is not None
-        buffer = b""
+        records = RecordParser()
         try:
             while True:
-                await anyio.wait_readable(self._ctl)
+                await anyio.wait_readable(self._ctl)  # a loop turn for others every read
                 data = read_available(self._ctl)
                 if data is None:
                     return
-                latest, buffer = parse_records(buffer + data)
-                for run, line in latest.items():
+                for run, line in records.feed(data).items():
                     await self._deliver(Line(line), run)
         except (OSError, anyio.ClosedResourceError):
             logger.debug("the line-record pipe closed", exc_info=True)

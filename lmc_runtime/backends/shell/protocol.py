@@ -8,12 +8,19 @@ with its output. The DEBUG trap writes ``"RUN LINE\\n"`` to a pipe of its own;
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
-__all__ = ["Done", "MarkerParser", "marker_prefix", "parse_records"]
+from ..core.lines import Lines
+
+__all__ = ["Done", "MarkerParser", "RecordParser", "marker_prefix"]
+
+logger = logging.getLogger(__name__)
 
 _MAX_STATUS_DIGITS = 4
+#: A record is "RUN LINE": a line past this many bytes is not one.
+_RECORD_LIMIT = 4096
 
 
 def marker_prefix(token: str) -> bytes:
@@ -90,17 +97,40 @@ class MarkerParser:
         return 0
 
 
-def parse_records(buffer: bytes) -> tuple[dict[int, int], bytes]:
-    """The last line of each run in the complete records of ``buffer``, and the rest.
+class RecordParser:
+    """Line records in, the newest line of each run in the records complete so far out.
 
-    Only the newest line of a run matters: a burst read at once happened at once.
+    A record is a few bytes; the code can write to the pipe too, but what is held of
+    an unfinished line stays bounded (:class:`~..core.wire.Lines`) and a line too long
+    to be a record is dropped, with one warning per session.
     """
-    *complete, rest = buffer.split(b"\n")
-    latest: dict[int, int] = {}
-    for raw in complete:
-        fields = raw.split()
-        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
-            line = int(fields[1])
-            if line >= 1:
-                latest[int(fields[0])] = line
-    return latest, rest
+
+    def __init__(self, limit: int = _RECORD_LIMIT) -> None:
+        self._lines = Lines(limit)
+        self._limit = limit
+        self._warned = False
+
+    @property
+    def held(self) -> int:
+        """How many bytes of an unfinished line are held now (at most the limit)."""
+        return self._lines.held
+
+    def feed(self, data: bytes) -> dict[int, int]:
+        """The last line of each run in the records ``data`` completes.
+
+        Only the newest line of a run matters: a burst read at once happened at once.
+        """
+        latest: dict[int, int] = {}
+        for piece in self._lines.feed(data):
+            if not (piece.first and piece.last):
+                if piece.first:
+                    level = logging.DEBUG if self._warned else logging.WARNING
+                    logger.log(level, "dropped a line longer than a record (%d bytes)", self._limit)
+                    self._warned = True
+                continue
+            fields = piece.data.split()
+            if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+                line = int(fields[1])
+                if line >= 1:
+                    latest[int(fields[0])] = line
+        return latest

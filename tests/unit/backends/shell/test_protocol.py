@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lmc_runtime.backends.shell.protocol import Done, MarkerParser, marker_prefix, parse_records
+from lmc_runtime.backends.shell.protocol import Done, MarkerParser, RecordParser, marker_prefix
 
 TOKEN = "0123456789abcdef"
 MARK = marker_prefix(TOKEN)
@@ -82,11 +84,41 @@ def test_regression_output_is_never_lost_or_reordered(pieces: list[bytes], cuts:
 
 
 def test_complete_records_give_each_runs_newest_line_and_the_rest_is_kept() -> None:
-    latest, rest = parse_records(b"1 3\n1 4\n2 7\n2 1")
-    assert latest == {1: 4, 2: 7}
-    assert rest == b"2 1"
+    records = RecordParser()
+    assert records.feed(b"1 3\n1 4\n2 7\n2 1") == {1: 4, 2: 7}
+    assert records.held == 3
+    assert records.feed(b"2\n") == {2: 12}
 
 
 def test_garbage_and_line_zero_are_ignored() -> None:
-    latest, rest = parse_records(b"x y\n1\n1 0\n3 9\n")
-    assert latest == {3: 9} and rest == b""
+    records = RecordParser()
+    assert records.feed(b"x y\n1\n1 0\n3 9\n") == {3: 9}
+    assert records.held == 0
+
+
+def test_regression_a_flood_without_a_newline_is_bounded_and_records_go_on() -> None:
+    """Regression: 32 MiB written to the record pipe with no newline (the code can
+    reach it) was all kept and joined again with every read: host memory without
+    bound and each read costing as much as all before it, on the server's one event
+    loop. Now at most the limit is held, no read allocates more than a bounded
+    amount, and records after the next newline are read again."""
+    records = RecordParser(limit=4096)
+    chunk = b"a" * 65536
+    tracemalloc.start()
+    try:
+        for _ in range(512):  # 32 MiB
+            assert records.feed(chunk) == {}
+            assert records.held <= 4096
+            _, peak = tracemalloc.get_traced_memory()
+            assert peak < 4 * len(chunk)
+            tracemalloc.reset_peak()
+    finally:
+        tracemalloc.stop()
+    assert records.feed(b"aaa 5 6\n7 8\n") == {7: 8}
+    assert records.held == 0
+
+
+def test_a_long_line_is_dropped_whole_even_if_it_ends_like_a_record() -> None:
+    records = RecordParser(limit=16)
+    assert records.feed(b"x" * 10) == {}
+    assert records.feed(b"y" * 10 + b" 1 2\n3 4\n") == {3: 4}
