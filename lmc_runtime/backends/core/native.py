@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import fcntl
 import os
+import struct
+import termios
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
+from anyio.lowlevel import checkpoint
 
 from ...procs import close_watched, nonblocking_pipe, read_available
 from .items import Output
@@ -75,11 +79,17 @@ class NativeOutput:
 
     async def read_now(self) -> None:
         """Hand on what the pipes hold at this moment: a child wrote it before the
-        process said a run ended, so it goes before that end."""
+        process said a run ended, so it goes before that end. Only that: a child
+        that keeps writing never holds the end back."""
         for stream, fd in self._read.items():
             async with self._locks[stream]:
-                while await self._take(stream, fd):
-                    pass
+                left = _pending(fd)
+                while left > 0:
+                    got = await self._take(stream, fd)
+                    if not got:
+                        break
+                    left -= got
+                    await checkpoint()
 
     async def drained(self) -> None:
         """After the process ended: return once its pipes are read to the end (bounded)."""
@@ -93,13 +103,13 @@ class NativeOutput:
                 if await self._take(stream, fd) is None:
                     return
 
-    async def _take(self, stream: str, fd: int) -> bool | None:
-        """One read of ``fd``, handed on: whether it had data (None at its end)."""
+    async def _take(self, stream: str, fd: int) -> int | None:
+        """One read of ``fd``, handed on: how many bytes it had (None at its end)."""
         data = read_available(fd)
         if data is None:
             text = self._decoders[stream].decode(b"", final=True)
         elif not data:
-            return False
+            return 0
         else:
             if self._log >= 0:
                 with contextlib.suppress(OSError):  # a full disk loses log lines, not output
@@ -108,7 +118,7 @@ class NativeOutput:
             text = self._decoders[stream].decode(data)
         if self._forward is not None and text:
             await self._forward(Output(text, stream))
-        return None if data is None else True
+        return None if data is None else len(data)
 
     def close(self) -> None:
         for fd in self._read.values():
@@ -117,3 +127,11 @@ class NativeOutput:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._read, self.launch_args, self._log = {}, {}, -1
+
+
+def _pending(fd: int) -> int:
+    """How many bytes pipe ``fd`` holds now (0 if that cannot be told)."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except OSError:
+        return 0

@@ -102,3 +102,28 @@ async def test_closing_while_read_never_steals_another_waiters_wake_up() -> None
     for fd in held:
         os.close(fd)
     assert woke == ["the newcomer woke"]
+
+
+async def test_regression_read_now_takes_what_is_there_and_never_follows_a_writer() -> None:
+    """Regression: ``read_now`` read for as long as the pipe had data, so a child that
+    kept writing held back the run's end (and the event loop, when handing on did
+    not yield). Now it takes what the pipe held when it was called, and no more."""
+    writes = 0
+
+    async def forward(output: Output) -> None:
+        nonlocal writes
+        if writes < 1000:  # a writer always a step ahead of the reader
+            writes += 1
+            os.write(kernel, b"y" * 4096)
+
+    native = NativeOutput(forward)
+    kernel = os.dup(native.launch_args["stdout"])
+    native.launched()
+    try:
+        os.write(kernel, b"x" * 4096)
+        with anyio.fail_after(10):
+            await native.read_now()
+        assert writes == 1
+    finally:
+        os.close(kernel)
+        native.close()
