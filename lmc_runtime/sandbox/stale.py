@@ -15,6 +15,7 @@ import errno
 import logging
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -23,6 +24,7 @@ from ..hostfs import remove_tree
 from .cgroups import Cgroup, cgroup_parents
 
 __all__ = [
+    "StaleSessions",
     "clean_session_dir",
     "clean_stale_sessions",
     "mounts_under",
@@ -108,13 +110,14 @@ async def remove_cgroup(cgroup: Cgroup) -> bool:
     return False
 
 
-def _remove_tree(root: Path) -> None:
-    remove_tree(root)  # deep trees and planted links included
+def _remove_tree(root: Path) -> list[str]:
+    return remove_tree(root)  # deep trees, planted links and locked folders included
 
 
-async def clean_session_dir(root: Path, *, cgroups: bool = True) -> None:
+async def clean_session_dir(root: Path, *, cgroups: bool = True) -> list[str]:
     """Remove the stale session folder ``root``: its processes (through its
-    cgroups), its mounts and its files."""
+    cgroups), its mounts and its files; what could not be removed (see
+    :func:`~lmc_runtime.hostfs.remove_tree`), empty if ``root`` is gone."""
     root = root.parent.resolve() / root.name  # the folder itself is never resolved
     if cgroups:
         for cgroup in await anyio.to_thread.run_sync(stale_cgroups, root.name):
@@ -124,17 +127,34 @@ async def clean_session_dir(root: Path, *, cgroups: bool = True) -> None:
                 )
     for point in await anyio.to_thread.run_sync(mounts_under, root):
         await anyio.to_thread.run_sync(_umount, point)
-    await anyio.to_thread.run_sync(_remove_tree, root)
+    return await anyio.to_thread.run_sync(_remove_tree, root)
 
 
-async def clean_stale_sessions(sessions_dir: Path) -> list[str]:
+@dataclass(frozen=True)
+class StaleSessions:
+    """The session folders a start found left behind, and what stayed of them."""
+
+    found: list[str] = field(default_factory=list)
+    #: By session: what could not be removed of its folder.
+    left: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def cleaned(self) -> list[str]:
+        """The sessions whose folders are gone."""
+        return [name for name in self.found if name not in self.left]
+
+
+async def clean_stale_sessions(sessions_dir: Path) -> StaleSessions:
     """Clean every session folder in ``sessions_dir`` (call it only when none of
-    them is in use); the names of those cleaned."""
+    them is in use); which were found, and what could not be removed of each."""
     try:
         names = sorted(os.listdir(sessions_dir))
     except FileNotFoundError:
-        return []
+        return StaleSessions()
+    stale = StaleSessions(names)
     for name in names:
         logger.warning("cleaning up session %s, left behind by a runtime that did not stop", name)
-        await clean_session_dir(sessions_dir / name)
-    return names
+        left = await clean_session_dir(sessions_dir / name)
+        if left:
+            stale.left[name] = left
+    return stale

@@ -125,10 +125,14 @@ class SessionManager:
         if not lock.held:
             lock.acquire()
         try:
-            cleaned = await clean_stale_sessions(self.sessions_dir)
-            if cleaned:
-                logger.warning("cleaned up %d stale sessions", len(cleaned))
-            for name in cleaned[-self.settings.ended_kept :]:
+            stale = await clean_stale_sessions(self.sessions_dir)
+            if stale.cleaned:
+                logger.warning("cleaned up %d stale sessions", len(stale.cleaned))
+            for name, left in stale.left.items():
+                logger.error(
+                    "could not clean up the stale session %s; left: %s", name, "; ".join(left)
+                )
+            for name in stale.found[-self.settings.ended_kept :]:
                 self.lost[name] = f"{self._who} stopped without a shutdown while it ran"
             async with anyio.create_task_group() as tg:
                 self._task_group = tg

@@ -311,3 +311,29 @@ def test_a_deep_tree_never_breaks_the_session_s_teardown(server: Server) -> None
         time.sleep(0.1)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         assert client.get("/healthz").status_code == 200
+
+
+def test_folders_the_code_locks_never_outlive_the_session(server: Server) -> None:
+    """Class 7, permissions: on an unprivileged server, a folder the code set to
+    000 and another set to 0555 (files in both) stayed on the host after the
+    session was deleted, as teardown never gave the owner its permissions back."""
+    since = len(server.log())
+    sid = server.create(languages=["python"])
+    code = (
+        "import os\n"
+        "os.makedirs('locked/inner'); os.makedirs('ro/sub')\n"
+        "for name in ('locked/inner/big', 'ro/big', 'ro/sub/big'):\n"
+        "    open(name, 'wb').write(b'x' * (1 << 20))\n"
+        "for name, mode in (('locked/inner', 0o555), ('locked', 0), ('ro/sub', 0o300),\n"
+        "                   ('ro', 0o555)):\n"
+        "    os.chmod(name, mode)\n"
+        "print('locked')\n"
+    )
+    assert "locked" in output(execute(server, sid, "python", code))
+    server.delete(sid)
+    folder = server.data_dir / "sessions" / sid
+    deadline = time.monotonic() + 60
+    while os.path.lexists(folder):
+        assert time.monotonic() < deadline, f"{folder} was left behind: {server.log()[-3000:]}"
+        time.sleep(0.1)
+    assert "cannot remove" not in server.log()[since:]

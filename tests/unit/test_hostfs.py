@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -91,3 +92,97 @@ def test_remove_tree_survives_deep_trees_and_never_follows_links(tmp_path: Path)
     remove_tree(root)
     assert not root.exists()
     assert (outside / "keep").read_text() == "kept"
+
+
+_LOCKED_TREE = """
+import json, os, sys
+from pathlib import Path
+from lmc_runtime.hostfs import remove_tree
+
+base = Path(sys.argv[1])
+root, outside = base / "session", base / "outside"
+outside.mkdir(mode=0o750)
+(outside / "keep").write_text("kept")
+for folder in ("locked/inner", "ro/sub", "wx/deep/er"):
+    (root / folder).mkdir(parents=True, exist_ok=True)
+for name in ("locked/inner/big", "ro/f", "ro/sub/f", "wx/f", "wx/deep/er/f"):
+    (root / name).write_bytes(b"x" * 4096)
+os.symlink(outside, root / "locked/inner/link")
+os.symlink(outside, root / "ro/link")
+for folder, mode in (("locked/inner", 0o000), ("locked", 0o000), ("ro/sub", 0o555),
+                     ("ro", 0o555), ("wx/deep/er", 0o100), ("wx/deep", 0o300), ("wx", 0o300)):
+    os.chmod(root / folder, mode)
+left = remove_tree(root)
+print(json.dumps({
+    "left": left,
+    "exists": os.path.lexists(root),
+    "outside_mode": oct(outside.stat().st_mode & 0o777),
+    "kept": (outside / "keep").read_text(),
+}))
+"""
+
+
+def _as_owner(tmp: Path) -> dict[str, object]:
+    """Run ``_LOCKED_TREE`` as an unprivileged user (root bypasses the modes)."""
+    import json
+    import subprocess
+    import sys
+
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        os.chown(tmp, 65534, 65534)
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", _LOCKED_TREE, str(tmp)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+@pytest.fixture
+def owned_tmp() -> Iterator[Path]:
+    """A folder another user can own (pytest's tmp_path is root's, 0700)."""
+    import shutil
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="lmc-rm-"))
+    os.chmod(tmp, 0o755)
+    try:
+        yield tmp
+    finally:
+        for folder, _, _ in os.walk(tmp):
+            os.chmod(folder, 0o700)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_remove_tree_unlocks_folders_the_code_made_unsearchable_or_unwritable(
+    owned_tmp: Path,
+) -> None:
+    """Regression: on an unprivileged server, folders the code set to 000 or 0555
+    (or 0300) survived teardown, files and all: remove_tree never gave the owner
+    its permissions back. Links in them are still never followed (the folder
+    outside keeps its mode and file)."""
+    found = _as_owner(owned_tmp)
+    assert found == {"left": [], "exists": False, "outside_mode": "0o750", "kept": "kept"}
+
+
+def test_remove_tree_reports_what_it_could_not_remove_and_goes_on(owned_tmp: Path) -> None:
+    """Regression: an entry that cannot be removed raised out of remove_tree's
+    top-level loop (or was only logged), so its callers reported a cleanup as done;
+    now every other entry still goes and what is left is returned."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to plant a folder of another user's")
+    root = owned_tmp / "session"
+    (root / "foreign").mkdir(parents=True)
+    (root / "foreign" / "theirs").write_text("root's: nothing can unlock it")
+    os.chown(root, 65534, 65534)
+    found = _as_owner(owned_tmp)
+    assert found["exists"] is True
+    left = found["left"]
+    assert isinstance(left, list) and len(left) == 1 and "foreign/theirs" in left[0], left
+    assert sorted(os.listdir(root)) == ["foreign"]
+    assert found["outside_mode"] == "0o750" and found["kept"] == "kept"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from lmc_runtime.hostfs import remove_tree as real_remove_tree
+from lmc_runtime.sandbox import stale as stale_module
 from lmc_runtime.sandbox.stale import clean_stale_sessions, mounts_under, stale_cgroups
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +58,29 @@ async def test_cleanup_never_follows_links_planted_in_a_session(tmp_path: Path) 
     work.mkdir(parents=True)
     os.symlink(precious, work / "link")
     os.symlink(precious, sessions / "fedcba9876543210")
-    cleaned = await clean_stale_sessions(sessions)
-    assert cleaned == ["0123456789abcdef", "fedcba9876543210"]
+    stale = await clean_stale_sessions(sessions)
+    assert stale.found == stale.cleaned == ["0123456789abcdef", "fedcba9876543210"]
+    assert stale.left == {}
     assert os.listdir(sessions) == []
     assert (precious / "keep.txt").read_text() == "keep"
+
+
+async def test_a_cleanup_that_leaves_files_says_what_it_left(tmp_path: Path) -> None:
+    """Regression: a stale session folder that could not be removed (a folder the
+    code locked, on an unprivileged server) was counted as cleaned up all the
+    same; now its cleanup is a failure that names what was left."""
+    sessions = tmp_path / "sessions"
+    (sessions / "0123456789abcdef" / "work" / "kept").mkdir(parents=True)
+    (sessions / "fedcba9876543210" / "work").mkdir(parents=True)
+    with pytest.MonkeyPatch.context() as patch:
+
+        def remove_tree(root: Path) -> list[str]:
+            if root.name == "0123456789abcdef":
+                return ["work/kept: Permission denied"]
+            return real_remove_tree(root)
+
+        patch.setattr(stale_module, "remove_tree", remove_tree)
+        stale = await clean_stale_sessions(sessions)
+    assert stale.found == ["0123456789abcdef", "fedcba9876543210"]
+    assert stale.cleaned == ["fedcba9876543210"]
+    assert stale.left == {"0123456789abcdef": ["work/kept: Permission denied"]}
