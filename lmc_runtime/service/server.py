@@ -18,9 +18,11 @@ import math
 import socket
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from .access import AccessLog
 from .app import create_app
@@ -101,6 +103,20 @@ class _Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+class _WebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's sans-I/O WebSockets, with a handshake refused by a denial
+    response (the 401, 403 or 404 of :mod:`.ws`) counted as completed once that
+    response is sent. uvicorn 0.54 counts only an accept or a close, and logged
+    "ASGI callable returned without completing handshake" at ERROR for every
+    refusal: anyone, with no token, could fill the log with errors. (The legacy
+    ``websockets`` implementation is deprecated; ``wsproto`` is not a dependency.)"""
+
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.http.response.body" and not message.get("more_body"):
+            self.handshake_complete = True
+
+
 def _announce(sock: socket.socket) -> Callable[[], None]:
     def ready() -> None:
         sys.stdout.write(f"lmc serve: listening on {url_of(sock)}\n")
@@ -129,7 +145,7 @@ def serve(
         AccessLog(guard),
         http=guarded_protocol(limits),
         backlog=backlog(limits),
-        ws="websockets-sansio",
+        ws=_WebSocketProtocol,
         # A WebSocket frame carries one code message: the HTTP body limit applies.
         ws_max_size=settings.max_request_bytes,
         lifespan="on",
