@@ -3,7 +3,9 @@
 Authentication: ``Authorization: Bearer``, ``?token=``, or an ``lmc.token.<token>``
 subprotocol. A browser Origin must be allowed. Chunk framing (start/content/end,
 see :mod:`lmc_runtime.chunks`) is used on request: ``?chunks=1``, or a first
-message ``{"hello": {"chunks": true}}``; chunked input is accepted either way.
+message ``{"hello": {"chunks": true}}`` (a hello frame with any other field, or
+a ``chunks`` that is not a boolean, is not understood); chunked input is
+accepted either way.
 ``{"control": "interrupt"}`` interrupts the running code. A code message's
 ``extras.timeout`` (seconds, positive; at most the session's ``wall_seconds``) is
 its run's timeout, as ``?timeout=`` is over HTTP; it is taken off the message
@@ -128,8 +130,12 @@ class _Connection:
             await self.send(replies.not_understood(f"not JSON: {reason}", None, status="malformed"))
             return
         if isinstance(data, dict) and "hello" in data and "role" not in data:
-            hello = data["hello"]
-            self.chunks = bool(hello.get("chunks")) if isinstance(hello, dict) else self.chunks
+            try:
+                self.chunks = _hello_chunks(data)
+            except MessageError as exc:
+                await self.send(
+                    replies.not_understood(exc.reason, raw_id(data), status="malformed")
+                )
             return
         if isinstance(data, dict) and "control" in data and "role" not in data:
             await self._control(data["control"])
@@ -205,6 +211,21 @@ class _Connection:
                 f"unknown control {reprlib.repr(command)}; known: interrupt", None
             )
         )
+
+
+def _hello_chunks(frame: dict[str, Any]) -> bool:
+    """Whether the hello ``frame`` (``{"hello": {"chunks": true}}``) asks for
+    chunk framing; :class:`MessageError` for any other field, or a value of
+    another type."""
+    hello = frame["hello"]
+    if len(frame) != 1 or not isinstance(hello, dict) or not set(hello) <= {"chunks"}:
+        raise MessageError(
+            f'a hello frame is {{"hello": {{"chunks": true or false}}}}, not {reprlib.repr(frame)}'
+        )
+    chunks = hello.get("chunks", False)
+    if not isinstance(chunks, bool):
+        raise MessageError(f"hello.chunks must be true or false, not {reprlib.repr(chunks)}")
+    return chunks
 
 
 def _run_timeout(message: Message, wall: float | None) -> tuple[Message, float | None]:

@@ -76,7 +76,8 @@ def _hello() -> st.SearchStrategy[Frame]:
         bad_values().map(json.dumps),
         st.fixed_dictionaries({"chunks": bad_values()}).map(json.dumps),
     )
-    hello = value.map(lambda raw: Frame(['{"hello": ' + raw + "}"], "none", "ws: hello"))
+    # A bad one is answered "not understood"; {} or a boolean chunks is a hello.
+    hello = value.map(lambda raw: Frame(['{"hello": ' + raw + "}"], "maybe", "ws: hello"))
     # Nested too deeply to parse, it is answered; less deeply, it is a hello.
     deep = st.integers(100, 3000).map(
         lambda depth: Frame(['{"hello": ' + _deep_text(depth) + "}"], "maybe", "ws: hello")

@@ -164,3 +164,46 @@ def test_a_refused_run_is_recorded_before_its_reply(server: Server) -> None:
     finally:
         server.delete(session_id)
     assert counts == [2 * (n + 1) for n in range(20)]
+
+
+def test_bad_hello_frames_are_not_understood_and_change_nothing(server: Server) -> None:
+    """Regression: hello frames of the wrong shape got no answer at all, and
+    {"hello": {"chunks": "maybe"}} turned chunk framing on; each is now answered
+    "not understood" (malformed), and replies stay unchunked."""
+    session_id = server.create()
+    bad: list[Any] = [
+        {"hello": "x"},
+        {"hello": [1]},
+        {"hello": None},
+        {"hello": {"chunks": "maybe"}},
+        {"hello": {"chunks": 1}},
+        {"hello": {"chunks": True, "bogus": 1}},
+        {"hello": {"chunks": True}, "extra": 1},
+    ]
+
+    async def scenario() -> list[dict[str, Any]]:
+        url = f"{server.ws_url}/v1/sessions/{session_id}/ws"
+        answers = []
+        async with connect(
+            url, additional_headers={"Authorization": f"Bearer {TOKEN}"}, open_timeout=30
+        ) as ws:
+            for frame in bad:
+                await ws.send(json.dumps(frame))
+                with anyio.fail_after(30):
+                    answers.append(json.loads(await ws.recv()))
+            await ws.send(json.dumps({"hello": {}}))  # valid: no answer, framing off
+            await ws.send("not json")  # answered unchunked if framing stayed off
+            with anyio.fail_after(30):
+                answers.append(json.loads(await ws.recv()))
+        return answers
+
+    try:
+        answers = anyio.run(scenario)
+    finally:
+        server.delete(session_id)
+    for frame, answer in zip(bad, answers, strict=False):
+        assert "start" not in answer and "end" not in answer, (frame, answer)
+        assert answer["content"].startswith("[lmc] not understood: "), (frame, answer)
+        assert answer["extras"]["status"] == "malformed", (frame, answer)
+    assert answers[-1]["content"].startswith("[lmc] not understood: not JSON"), answers[-1]
+    assert len(answers) == len(bad) + 1
