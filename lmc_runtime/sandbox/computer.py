@@ -8,6 +8,7 @@ files capped by the room left on the session's disk, then the
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -17,9 +18,10 @@ import anyio
 from .. import replies
 from ..budget import BudgetFilter
 from ..computer import Computer
+from ..errors import LMCError
 from ..filters import Filter, Run, Stream
 from ..messages import Message
-from .guard import Guard
+from .guard import Guard, Violation
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +40,12 @@ class GuardFilter:
 
     A limit that leaves processes behind (``process_limit``) stops every
     interpreter, has the guard kill what is left, and starts them again: the
-    state is lost (``state_lost``).
+    state is lost (``state_lost``). After any other limit that ended the run
+    (and a timeout), what the code started and left running is killed; the
+    interpreters keep running, with their state.
+
+    A run the host cannot even start for want of room on the session's disk
+    (the code used every inode) ends as ``disk_limit``, not as an internal error.
 
     An interpreter's death that a limit explains (the out-of-memory killer) is
     told by the limit's notice alone: the backend's own notice of the death,
@@ -50,6 +57,19 @@ class GuardFilter:
 
     async def __call__(self, run: Run, stream: Stream, /) -> Stream:
         guard = self.guard
+        try:
+            # Started before the count of the session's processes, so that its
+            # sandbox is known and what the code starts in it is told apart.
+            await guard.make_room()
+            await run.computer.astart(run.language)
+        except LMCError:
+            logger.debug("the %s interpreter did not start before its run", run.language)
+        except OSError as exc:
+            if _errno(exc) not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            for out in _no_room(run):
+                yield out
+            return
         probe = await guard.begin()
         watcher = anyio.CancelScope()
 
@@ -73,6 +93,13 @@ class GuardFilter:
                         deaths.append(out)  # said only if no limit explains it
                         continue
                     yield out
+        except OSError as exc:
+            if _errno(exc) not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            await guard.end_strays(probe)
+            for out in _no_room(run):
+                yield out
+            return
         finally:
             watcher.cancel()
         if final is None:
@@ -80,17 +107,19 @@ class GuardFilter:
                 yield out
             return
         violations = await guard.finish(probe)
-        if not violations:
-            for out in deaths:
-                yield out
-            yield final
-            return
         restart = any(v.restart for v in violations)
         if restart:
             # Stopping an interpreter ends its sandbox and every process in it;
             # the guard's reaper then ends what escaped, so nothing a fork bomb
             # started survives.
             await run.computer.arestart_all(cleanup=guard.kill_leftovers)
+        elif _ended_by_limit(violations, final):
+            await guard.end_strays(probe)
+        if not violations:
+            for out in deaths:
+                yield out
+            yield final
+            return
         for violation in violations:
             yield replies.notice(violation.text, violation.status, final.in_reply_to)
         extras = dict(final.extras or {})
@@ -100,6 +129,42 @@ class GuardFilter:
         if restart:
             extras["state_lost"] = True
         yield final.model_copy(update={"extras": extras})
+
+
+#: Limits that end an execution (a file too large only fails the write).
+_ENDING = frozenset(
+    {
+        replies.Status.PROCESS_LIMIT,
+        replies.Status.MEMORY_LIMIT,
+        replies.Status.CPU_LIMIT,
+        replies.Status.DISK_LIMIT,
+    }
+)
+
+_NO_ROOM = (
+    "The session's disk is full: there is no room left for the files this run "
+    "needs. Delete files to make room."
+)
+
+
+def _no_room(run: Run) -> list[Message]:
+    """The end of a run the host could not make: its disk has no room left."""
+    logger.info("a %s run could not be made: its disk is full", run.language)
+    return [
+        replies.notice(_NO_ROOM, replies.Status.DISK_LIMIT, run.reply_to),
+        replies.active_line(None, run.reply_to, status=replies.Status.DISK_LIMIT),
+    ]
+
+
+def _errno(exc: OSError) -> object:
+    """``exc``'s errno, also when it was raised as ``OSError(28)``."""
+    return exc.errno if exc.errno is not None else (exc.args or (None,))[0]
+
+
+def _ended_by_limit(violations: list[Violation], final: Message) -> bool:
+    """Whether a limit (or the timeout) ended the execution that ``final`` ends."""
+    status = (final.extras or {}).get("status")
+    return status == replies.Status.TIMEOUT or any(v.status in _ENDING for v in violations)
 
 
 def _is_death_notice(message: Message) -> bool:

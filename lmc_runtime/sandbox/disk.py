@@ -29,7 +29,7 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["SCAN_ENTRIES", "Scan", "WorkDisk", "tree_bytes"]
+__all__ = ["SCAN_DEPTH", "SCAN_ENTRIES", "Scan", "WorkDisk", "tree_bytes"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,13 @@ _FULL_MARGIN = 1 << 20
 
 #: The most entries one measurement of an unmounted disk visits.
 SCAN_ENTRIES = 100_000
+#: The deepest folder one measurement enters (it holds a descriptor per level).
+SCAN_DEPTH = 1_000
+#: Free inodes below which a session's disk counts as full: room for the
+#: host's own files of the next executions (cells, pages, connection files).
+_INODE_MARGIN = 64
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -51,27 +58,71 @@ class Scan:
 
 
 def tree_bytes(root: Path, max_entries: int = SCAN_ENTRIES) -> Scan:
-    """Disk blocks used under ``root`` (without following any link), visiting at
-    most ``max_entries`` entries. Blocking: call it from a worker thread."""
+    """Disk blocks used under ``root``, visiting at most ``max_entries`` entries
+    and folders at most :data:`SCAN_DEPTH` deep. Blocking: call it from a worker
+    thread.
+
+    The walk never follows a link: each folder is opened through its parent's
+    descriptor with ``O_NOFOLLOW``, so a folder the code swaps for a link
+    between its listing and its visit is not entered (by its path, it would
+    lead anywhere on the host). It holds one descriptor per level it is in.
+    """
+    try:
+        top = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return Scan(0, 0)
     total = entries = 0
-    stack = [root]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as listing:
-                for entry in listing:
-                    entries += 1
-                    if entries > max_entries:
-                        return Scan(total, entries - 1, truncated=True)
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    total += info.st_blocks * 512
-                    if stat.S_ISDIR(info.st_mode):
-                        stack.append(Path(entry.path))
-        except OSError:
-            continue
-    return Scan(total, entries)
+    # Each level: its folder's descriptor and the names of its folders not yet visited.
+    stack: list[tuple[int, list[str]]] = [(top, [])]
+    try:
+        folders = _list(top)
+        while True:
+            if folders is not None:
+                names, level_bytes, count = folders
+                total, entries = total + level_bytes, entries + count
+                if entries > max_entries:
+                    return Scan(total, max_entries, truncated=True)
+                stack[-1][1].extend(names)
+            fd, pending = stack[-1]
+            if not pending:
+                os.close(stack.pop()[0])
+                if not stack:
+                    return Scan(total, entries)
+                folders = None
+                continue
+            if len(stack) >= SCAN_DEPTH:
+                return Scan(total, entries, truncated=True)
+            try:
+                child = os.open(pending.pop(), _DIR_FLAGS, dir_fd=fd)
+            except OSError:  # gone, or swapped for a link or a file since
+                folders = None
+                continue
+            stack.append((child, []))
+            folders = _list(child)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+
+
+def _list(fd: int) -> tuple[list[str], int, int] | None:
+    """The folders in the folder ``fd``, the bytes its entries take, and how many
+    entries it holds (None: it cannot be read)."""
+    names: list[str] = []
+    total = count = 0
+    try:
+        with os.scandir(fd) as listing:
+            for entry in listing:
+                count += 1
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    names.append(entry.name)
+    except OSError:
+        return None
+    return names, total, count
 
 
 class WorkDisk:
@@ -114,6 +165,7 @@ class WorkDisk:
         self.mounted = True
         (self.path / "lost+found").rmdir()
         self.path.chmod(0o700)
+        self.keep_reserve()
         self._baseline = self._used_blocks()
 
     async def _run(self, *argv: str) -> None:
@@ -161,8 +213,41 @@ class WorkDisk:
             return False
         if self.mounted:
             info = os.statvfs(self.path)
-            return info.f_bavail * info.f_frsize < _FULL_MARGIN
+            return info.f_bavail * info.f_frsize < _FULL_MARGIN or self.inodes_full()
         return self._scan.truncated or self._scan.bytes >= self.limit
+
+    def inodes_full(self) -> bool:
+        """Whether a mounted disk is out of inodes (files and folders), all but
+        the margin kept for the host's own files."""
+        if self.limit is None or not self.mounted:
+            return False
+        info = os.statvfs(self.path)
+        return info.f_files > 0 and info.f_favail < _INODE_MARGIN
+
+    @property
+    def _reserve(self) -> Path:
+        """Empty files only the host sees, holding inodes for its own files."""
+        return self.path / "reserve"
+
+    def keep_reserve(self) -> None:
+        """Give the reserve back its :data:`_INODE_MARGIN` inodes, where there is room."""
+        if not self.mounted or os.statvfs(self.path).f_favail < 2 * _INODE_MARGIN:
+            return
+        try:
+            self._reserve.mkdir(mode=0o700, exist_ok=True)
+            for number in range(_INODE_MARGIN):
+                (self._reserve / str(number)).touch(mode=0o600)
+        except OSError as exc:
+            logger.debug("the disk's reserve of inodes is not complete: %s", exc)
+
+    def release_reserve(self) -> None:
+        """Free the reserve's inodes when the disk has none left, so the host can
+        still make the files an execution needs (the code filled the rest)."""
+        if not self.inodes_full():
+            return
+        logger.info("the session's disk is out of inodes: releasing the host's reserve")
+        for number in range(_INODE_MARGIN):
+            (self._reserve / str(number)).unlink(missing_ok=True)
 
     async def teardown(self) -> None:
         """Unmount and delete the image (the disk's files go with it)."""

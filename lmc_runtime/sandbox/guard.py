@@ -1,6 +1,7 @@
 """Per-execution limit checks: CPU time while the code runs, then what the
-cgroup, the disk and the code's own errors say once it is done; and the
-clean slate after a limit that leaves processes behind (a fork bomb)."""
+cgroup, the disk and the code's own errors say once it is done; the clean
+slate after a limit that leaves processes behind (a fork bomb); and, after any
+limit that ended an execution, the end of what it left running."""
 
 from __future__ import annotations
 
@@ -17,12 +18,16 @@ from ..replies import Status
 from .cgroups import Cgroup
 from .disk import SCAN_ENTRIES, WorkDisk
 from .policy import SessionLimits
+from .strays import Census, CgroupCensus, CgroupReaper, Snapshot
 
 __all__ = ["CgroupReaper", "Guard", "Probe", "Reaper", "Violation"]
 
 logger = logging.getLogger(__name__)
 
 _FILE_SIZE_SIGNS = ("File too large", "File size limit exceeded")
+#: Signs, in the code's errors, of a write refused for want of room (blocks or
+#: inodes) on the session's disk or in one of its memory folders (/tmp).
+_NO_SPACE_SIGNS = ("No space left on device", "ENOSPC")
 
 #: Signs, in the code's output, that starting a process or thread failed at
 #: RLIMIT_NPROC (bash, Python threads, Node); Python's own ``BlockingIOError``
@@ -34,9 +39,6 @@ _PROCESS_SIGNS = (
     "Cannot fork",
     "spawn EAGAIN",
 )
-
-#: How long the reaper waits for the killed processes to be gone.
-_REAP_SECONDS = 10.0
 
 
 def _fork_failed(text: str, error: object) -> bool:
@@ -76,6 +78,9 @@ class Probe:
     memory_error: bool = False
     file_too_large: bool = False
     fork_failed: bool = False
+    no_space: bool = False
+    #: The session's processes when the execution started (None: not known).
+    procs: Snapshot | None = None
     seen: list[str] = field(default_factory=list)
 
     def observe(self, message: Message) -> None:
@@ -86,10 +91,10 @@ class Probe:
         if extras.get("error") == "MemoryError":
             self.memory_error = True
         text = str(message.content)
-        if (extras.get("error") or extras.get("stream") == "stderr") and any(
-            sign in text for sign in _FILE_SIZE_SIGNS
-        ):
-            self.file_too_large = True
+        if extras.get("error") or extras.get("stream") == "stderr":
+            self.file_too_large |= any(sign in text for sign in _FILE_SIZE_SIGNS)
+        # A shell's errors come on its terminal, with its output.
+        self.no_space |= any(sign in text for sign in _NO_SPACE_SIGNS)
         if _fork_failed(text, extras.get("error")):
             self.fork_failed = True
 
@@ -105,29 +110,13 @@ class Reaper(Protocol):
     async def kill_leftovers(self) -> None: ...
 
 
-class CgroupReaper:
-    """Kills every process in the session's cgroup."""
-
-    def __init__(self, cgroup: Cgroup) -> None:
-        self.cgroup = cgroup
-
-    async def kill_leftovers(self) -> None:
-        delay = 0.01
-        with anyio.move_on_after(_REAP_SECONDS):
-            while True:
-                await anyio.to_thread.run_sync(self.cgroup.kill)
-                if not await anyio.to_thread.run_sync(self.cgroup.pids):
-                    return
-                await anyio.sleep(delay)  # the killed are being reaped
-                delay = min(delay * 2, 0.5)
-        logger.warning("processes of a session survived being killed: %s", self.cgroup.pids())
-
-
 class Guard:
     """Checks one session's limits around each execution.
 
     ``reaper`` ends what a limit left behind; by default the cgroup's (and none
     without a cgroup, where stopping the interpreters ends their sandboxes).
+    ``census`` lists the session's processes, so that what an execution ended
+    by a limit left running can be killed; by default the cgroup's.
     """
 
     def __init__(
@@ -137,6 +126,7 @@ class Guard:
         disk: WorkDisk,
         *,
         reaper: Reaper | None = None,
+        census: Census | None = None,
     ) -> None:
         self.limits = limits
         self.cgroup = cgroup
@@ -144,6 +134,9 @@ class Guard:
         if reaper is None and cgroup is not None:
             reaper = CgroupReaper(cgroup)
         self.reaper = reaper
+        if census is None and cgroup is not None:
+            census = CgroupCensus(cgroup)
+        self.census = census
         # Counted from the end of the previous execution, so that a limit hit in
         # between (a bomb that put itself in the background) is reported next time.
         self._oom_seen = cgroup.oom_kills() if cgroup is not None else 0
@@ -157,6 +150,8 @@ class Guard:
             probe = Probe(None, 0, 0)
         else:
             probe = Probe(cgroup.cpu_seconds(), self._oom_seen, self._pids_seen)
+        if self.census is not None:
+            probe.procs = await anyio.to_thread.run_sync(self.census.snapshot)
         if not self._disk_known:
             # Afterwards, the measurement at the end of the previous execution:
             # a disk filled in between is reported once, by the next execution.
@@ -164,6 +159,11 @@ class Guard:
             self._disk_known = True
         probe.disk_full = self.disk.full()
         return probe
+
+    async def make_room(self) -> None:
+        """Before an execution: free the inodes kept for the host's own files if
+        the code used all the others."""
+        await anyio.to_thread.run_sync(self.disk.release_reserve)
 
     def spill_room(self) -> int | None:
         """Bytes the next spill file may take: half the room left on the session's
@@ -179,6 +179,15 @@ class Guard:
         if self.cgroup is not None:
             self._oom_seen = self.cgroup.oom_kills()
             self._pids_seen = self.cgroup.process_limit_hits()
+
+    async def end_strays(self, probe: Probe) -> None:
+        """Kill what the execution started and left running (the interpreters and
+        the sandboxes they run in stay, with their state)."""
+        census, before = self.census, probe.procs
+        if census is not None and before is not None:
+            killed = await anyio.to_thread.run_sync(census.end_strays, before)
+            if killed:
+                logger.info("killed %d processes an execution left running", killed)
 
     async def watch_cpu(self, probe: Probe, interrupt: Callable[[], Awaitable[None]]) -> None:
         """Interrupt the code once it has used its CPU time (the whole session's,
@@ -258,9 +267,23 @@ class Guard:
         """The disk limit, when the disk filled up during this execution (not
         again on each run while it stays full)."""
         used = await self.disk.measure()
+        await anyio.to_thread.run_sync(self.disk.keep_reserve)
         if probe.disk_full or not self.disk.full():
+            if probe.no_space:
+                return Violation(
+                    Status.DISK_LIMIT,
+                    "A write failed: no space was left on the device (the session's disk, "
+                    "or /tmp, /var/tmp or /dev/shm, each capped at "
+                    f"{_mib(self.limits.disk_bytes)}). Delete files to make room.",
+                )
             return None
         limit = _mib(self.limits.disk_bytes)
+        if self.disk.inodes_full():
+            return Violation(
+                Status.DISK_LIMIT,
+                "The session's disk has no room for another file or folder: it holds as "
+                "many as it can. Delete files to make room.",
+            )
         if self.disk.over_scan_bound:
             return Violation(
                 Status.DISK_LIMIT,

@@ -28,6 +28,7 @@ from .identity import Identity, Lease, UidRange, UserReaper
 from .launch import SandboxLauncher
 from .policy import SandboxPolicy, session_env
 from .stale import clean_session_dir, remove_cgroup
+from .strays import Census, TreeCensus, UserCensus
 
 __all__ = ["Sandbox", "Usage"]
 
@@ -229,10 +230,13 @@ class Sandbox:
         kwargs.setdefault("env", self._env())
         kwargs.setdefault("limits", Limits(limits.output_bytes, spill_dir=self.output_dir))
         kwargs.setdefault("timeouts", Timeouts(execution=limits.wall_seconds))
-        reaper = None
+        reaper: UserReaper | None = None
+        census: Census | None = None
         if self._cgroup is None and self.identity is not None:
-            reaper = UserReaper(self.identity)
-        guard = Guard(limits, self._cgroup, self._disk, reaper=reaper)
+            reaper, census = UserReaper(self.identity), UserCensus(self.identity.uid)
+        elif self._cgroup is None:
+            census = TreeCensus(self.root)
+        guard = Guard(limits, self._cgroup, self._disk, reaper=reaper, census=census)
         computer = sandbox_computer(guard, **kwargs)
         self._computers.append(computer)
         return computer

@@ -175,3 +175,28 @@ def test_a_disk_not_measured_yet_has_all_its_room(tmp_path: Path) -> None:
     assert disk.room() == MIB
     anyio.run(disk.measure)
     assert disk.room() == MIB and disk.used() == 0
+
+
+def test_a_folder_swapped_for_a_link_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the walk pushed a folder's path and listed it by name later, so
+    code that swapped the folder for a link in between had a host folder it
+    cannot see counted (a 40 MiB host folder showed in the session's use)."""
+    root, outside = tmp_path / "disk", tmp_path / "host"
+    _write(root / "x" / "small.bin", 4096)
+    _write(outside / "big.bin", 4 * MIB)
+    real = disk_module.os.scandir
+    calls = []
+
+    def swapping(target):  # type: ignore[no-untyped-def]
+        calls.append(target)
+        if len(calls) == 2:  # after the top's listing, before x's: swap x for a link
+            (root / "x").rename(tmp_path / "moved")
+            (root / "x").symlink_to(outside)
+        return real(target)
+
+    monkeypatch.setattr(disk_module.os, "scandir", swapping)
+    scan = tree_bytes(root)
+    assert len(calls) == 2
+    assert scan.bytes < MIB, scan
