@@ -1,11 +1,14 @@
 """The output budget: head and tail within a byte limit, the whole output on disk.
 
-The first half of the budget streams out as it comes (the head). Past it,
-output is withheld. If the execution ends within the budget, the withheld part
-is sent whole. If it goes past the budget, every byte goes to a file, only the
-last half-budget stays in memory (the tail), and at the end the tail is sent
-after an "N bytes omitted" marker that gives the file's path. Memory stays flat
-however much the code prints.
+Everything an execution sends back is charged: each message's content in UTF-8
+bytes plus ``overhead``, a fixed cost per message, so that a flood of tiny
+messages is charged too. The first half of the budget streams out as it comes
+(the head). Past it, output is withheld. If the execution ends within the
+budget, the withheld part is sent whole. If it goes past the budget, every byte
+goes to a file, only what the rest of the budget can carry stays in memory (the
+tail), and at the end the tail is sent after an "N bytes omitted" marker that
+gives the file's path. Memory stays flat however much the code prints.
+Displays, which cannot be cut, take their share with :meth:`OutputBudget.take`.
 
 The file is capped (``spill_limit``, in bytes: a sandbox passes the room left
 on the session's disk). A file that cannot be created or written (``ENOSPC``)
@@ -21,38 +24,15 @@ import contextlib
 import logging
 import os
 import tempfile
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .tail import Part, Tail, prefix, size
+
 __all__ = ["OutputBudget", "Part", "Truncation"]
 
 logger = logging.getLogger(__name__)
-
-
-def _size(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def _prefix(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` that fits in ``limit`` UTF-8 bytes."""
-    if text.isascii():
-        return text[:limit]
-    return text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
-
-
-def _suffix(text: str, limit: int) -> str:
-    """The longest suffix of ``text`` that fits in ``limit`` UTF-8 bytes."""
-    if limit <= 0:
-        return ""
-    if text.isascii():
-        return text[-limit:]
-    return text.encode("utf-8", "surrogatepass")[-limit:].decode("utf-8", "ignore")
-
-
-#: A piece of console output and the extras of the message it came in.
-Part = tuple[str, dict[str, Any] | None]
 
 
 @dataclass(frozen=True)
@@ -73,12 +53,19 @@ class Truncation:
 
 
 class OutputBudget:
-    """Keeps one execution's console output within ``limit`` bytes."""
+    """Keeps one execution's output within ``limit`` bytes, ``overhead`` a message."""
 
     def __init__(
-        self, limit: int, spill_dir: Path | None, name: str, spill_limit: int | None = None
+        self,
+        limit: int,
+        spill_dir: Path | None,
+        name: str,
+        spill_limit: int | None = None,
+        *,
+        overhead: int = 0,
     ) -> None:
         self._limit = limit
+        self._overhead = overhead
         self._spill_limit = spill_limit
         self._spilled = 0  # bytes written to the file
         self._over = False  # past the budget: everything goes to the file
@@ -88,9 +75,9 @@ class OutputBudget:
         self._spill_dir = spill_dir
         self._name = name
         self._sent: list[str] = []  # kept until a spill writes them to the file
-        self._sent_size = 0
-        self._tail: deque[list[Any]] = deque()  # [text, extras] pairs
-        self._tail_size = 0
+        self._sent_size = 0  # text sent, in bytes
+        self._used = 0  # what everything sent has cost, overheads included
+        self._tail = Tail(overhead)
         self._total = 0
         self._file: IO[str] | None = None
         self.path: Path | None = None
@@ -99,13 +86,25 @@ class OutputBudget:
     def exceeded(self) -> bool:
         return self._over
 
+    @property
+    def used(self) -> int:
+        """What the output sent so far has cost, in bytes."""
+        return self._used
+
+    @property
+    def held(self) -> int:
+        """The bytes of text withheld now (the tail)."""
+        return self._tail.size
+
     def feed(self, text: str, extras: dict[str, Any] | None = None) -> str:
         """The part of ``text`` to send now ("" once past the head)."""
-        self._total += _size(text)
+        self._total += size(text)
         sent = ""
-        if not self._tail and self._sent_size < self._head_limit:
-            sent = _prefix(text, self._head_limit - self._sent_size)
-            self._sent_size += _size(sent)
+        if not self._over and not self._tail:
+            sent = prefix(text, self._head_limit - self._used - self._overhead)
+            if sent:
+                self._sent_size += size(sent)
+                self._used += size(sent) + self._overhead
         rest = text[len(sent) :]
         if self._over:
             self._spill(text)
@@ -114,19 +113,29 @@ class OutputBudget:
         if sent:
             self._sent.append(sent)
         self._keep(rest, extras)
-        if self._total > self._limit:
+        if self._used + self._tail.cost > self._limit:
             self._open()
         return sent
 
+    def take(self, cost: int) -> bool:
+        """Whether a message that cannot be cut (a display), ``cost`` bytes before
+        its overhead, fits in what is left once the withheld output is sent; if
+        it does, it is charged (send :meth:`flush`'s parts before it)."""
+        cost += self._overhead
+        if self._over or self._used + self._tail.cost + cost > self._limit:
+            return False
+        self._used += cost
+        return True
+
     def flush(self) -> list[Part]:
-        """Withheld output to send now, before a display, while it is still whole."""
+        """Withheld output to send now, before a display, while it is still whole;
+        each run of one stream as one part."""
         if self._over or not self._tail:
             return []
-        parts = [(text, extras) for text, extras in self._tail]
+        self._used += self._tail.cost
+        self._sent_size += self._tail.size
+        parts = self._tail.take()
         self._sent.extend(text for text, _ in parts)
-        self._sent_size += self._tail_size
-        self._tail.clear()
-        self._tail_size = 0
         return parts
 
     def finish(self) -> Truncation | None:
@@ -137,13 +146,9 @@ class OutputBudget:
                 return None
             return Truncation("".join(t for t, _ in parts), 0, self._total, None, tuple(parts))
         self._close()
-        excess = self._tail_size - self._tail_limit
-        if excess > 0 and self._tail:
-            first = self._tail[0]
-            first[0] = _suffix(first[0], _size(first[0]) - excess)
-            self._tail_size = sum(_size(text) for text, _ in self._tail)
-        tail: list[Part] = [(text, extras) for text, extras in self._tail if text]
-        omitted = self._total - self._sent_size - self._tail_size
+        self._tail.cut(self._tail_limit)
+        omitted = self._total - self._sent_size - self._tail.size
+        tail = self._tail.take()
         marker = f"\n[... {omitted} bytes omitted; {self._saved()} ...]\n"
         text = marker + "".join(t for t, _ in tail)
         pieces = ((marker, None), *tail)
@@ -179,11 +184,11 @@ class OutputBudget:
                 self._file = os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass")
         for chunk in self._sent:
             self._spill(chunk)
-        for text, _ in self._tail:
+        for text in self._tail.texts():
             self._spill(text)
         self._sent.clear()
-        self._tail_limit = max(0, self._limit - self._sent_size)
-        self._trim()
+        self._tail_limit = max(0, self._limit - self._used)
+        self._tail.trim(self._tail_limit)
 
     def _spill(self, text: str) -> None:
         """Write ``text`` to the file, up to the cap in UTF-8 bytes; a failed write
@@ -194,13 +199,13 @@ class OutputBudget:
             room = self._spill_limit - self._spilled
             if room <= 0:
                 return
-            text = _prefix(text, room)
+            text = prefix(text, room)
         try:
             self._file.write(text)
         except OSError as exc:
             self._failed(exc)
             return
-        self._spilled += _size(text)
+        self._spilled += size(text)
 
     def _close(self) -> None:
         if self._file is not None:
@@ -225,21 +230,6 @@ class OutputBudget:
                 self._spilled = self.path.stat().st_size
 
     def _keep(self, text: str, extras: dict[str, Any] | None) -> None:
-        if not text:
-            return
-        last = self._tail[-1] if self._tail else None
-        if last is not None and last[1] == extras and not self._over:
-            last[0] += text
-        else:
-            self._tail.append([text, extras])
-        self._tail_size += _size(text)
+        self._tail.add(text, extras)
         if self._over:
-            self._trim()
-
-    def _trim(self) -> None:
-        while len(self._tail) > 1 and self._tail_size - _size(self._tail[0][0]) >= self._tail_limit:
-            self._tail_size -= _size(self._tail.popleft()[0])
-        if len(self._tail) == 1 and self._tail_size > 2 * self._tail_limit:
-            kept = _suffix(self._tail[0][0], self._tail_limit)
-            self._tail[0][0] = kept
-            self._tail_size = _size(kept)
+            self._tail.trim(self._tail_limit)

@@ -125,9 +125,9 @@ def test_memory_stays_bounded_over_200k_lines(tmp_path: Path) -> None:
         total += len(line)
         budget.feed(line)
         if i % 1000 == 0:
-            largest = max(largest, sum(_utf8(text) for text, _ in budget._tail))
+            largest = max(largest, budget.held)
     assert largest < 2 * limit
-    assert budget._tail_size == sum(_utf8(text) for text, _ in budget._tail) < 2 * limit
+    assert budget.held == sum(_utf8(text) for text in budget._tail.texts()) < 2 * limit
     truncation = budget.finish()
     assert truncation is not None
     assert truncation.total == total
@@ -138,7 +138,7 @@ def test_memory_stays_bounded_over_200k_lines(tmp_path: Path) -> None:
 def test_memory_stays_bounded_for_one_huge_write(tmp_path: Path) -> None:
     budget = OutputBudget(100, tmp_path, "huge")
     budget.feed("a" * 5_000_000)
-    assert sum(_utf8(text) for text, _ in budget._tail) < 2 * 100
+    assert budget.held < 2 * 100
     truncation = budget.finish()
     assert truncation is not None
     assert truncation.path.stat().st_size == 5_000_000
