@@ -46,7 +46,7 @@ class DirectoryListing(BaseModel):
 class MakeDirectory(BaseModel):
     """``POST /v1/sessions/{id}/mkdir``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # "yes" is no boolean
 
     path: str = Field(max_length=4096, description=_PATH)
     parents: bool = Field(
@@ -58,7 +58,7 @@ class MakeDirectory(BaseModel):
 class MoveRequest(BaseModel):
     """``POST /v1/sessions/{id}/move``: missing folders on the destination's way are made."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # "yes" is no boolean
 
     source: str = Field(max_length=4096, description=_PATH)
     destination: str = Field(max_length=4096, description=_PATH)

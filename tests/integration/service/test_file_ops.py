@@ -177,6 +177,31 @@ def test_every_route_refuses_paths_that_could_escape(server: Server, sid: str, b
         _refused(client.delete(f"{base}/files/..%2Fx"), 400, "bad_path")
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        ("mkdir", {"path": "typed", "parents": "yes"}),
+        ("mkdir", {"path": "typed", "parents": 1}),
+        ("mkdir", {"path": "typed", "parents": "false"}),
+        ("mkdir", {"path": 7}),
+        ("move", {"source": "b", "destination": "typed", "overwrite": "true"}),
+        ("move", {"source": "b", "destination": "typed", "overwrite": 0}),
+    ],
+)
+def test_json_bodies_are_strict_about_types(
+    server: Server, sid: str, body: tuple[str, dict[str, Any]]
+) -> None:
+    """Regression: mkdir took "parents": "yes" (or 1) for true, and move its
+    "overwrite" alike, while creating a session refused such values; a value of
+    the wrong type is now refused (400), and nothing is made or moved."""
+    route, fields = body
+    with server.client() as client:
+        assert client.put(f"/v1/sessions/{sid}/files/b", content=b"b").status_code == 201
+        answer = client.post(f"/v1/sessions/{sid}/{route}", json=fields)
+        _refused(answer, 400, "bad_request")
+        assert client.get(f"/v1/sessions/{sid}/stat", params={"path": "typed"}).status_code == 404
+
+
 PLANT = """import os, hashlib
 os.symlink('/etc/passwd', 'passwd')
 os.symlink({secret!r}, 'hostfile')
