@@ -45,6 +45,20 @@ _SERVICE = ServiceSettings(data_dir=Path("/"), no_auth=True)
 _NOLIMIT = " ('none' for no limit)"
 
 
+#: A shorter token is easy to guess, and redacting it from the logs garbles them.
+MIN_TOKEN = 16
+
+
+def _token(raw: object) -> str:
+    token = text(raw)
+    if len(token) < MIN_TOKEN:
+        raise ValueError(
+            f"a token must be at least {MIN_TOKEN} characters, not {len(token)} "
+            "(give none to have one made up)"
+        )
+    return token
+
+
 def _port(raw: object) -> int:
     port = integer(raw)
     if not 0 <= port <= 65535:
@@ -196,9 +210,9 @@ _SERVER_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "token",
-        text,
+        _token,
         None,
-        "bearer token clients must send",
+        f"bearer token clients must send (at least {MIN_TOKEN} characters)",
         show="$LMC_TOKEN, else one made up and printed",
         also_env=("LMC_TOKEN",),
         metavar="TOKEN",

@@ -27,6 +27,7 @@ from lmc_runtime.service.values import size
 
 #: Never created: loading only checks that sockets inside it stay short enough.
 DATA = "/tmp/lmc-cfg"
+LONG_TOKEN = "sixteen-or-more-chars"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,7 +40,9 @@ def _load(
     argv: list[str], env: dict[str, str] | None = None, tmp: Path | None = None
 ) -> ServeConfig:
     data = ["--data-dir", DATA]
-    return load(_parser().parse_args([*data, *argv]), {"LMC_TOKEN": "t0ken-value", **(env or {})})
+    return load(
+        _parser().parse_args([*data, *argv]), {"LMC_TOKEN": "t0ken-value-0123456789", **(env or {})}
+    )
 
 
 def test_sizes_take_binary_units() -> None:
@@ -58,7 +61,7 @@ def test_flag_beats_env_beats_file_beats_default(tmp_path: Path) -> None:
     env = {"LMC_SERVE_MEMORY": "400M", "LMC_SERVE_PROCESSES": "200"}
     config = load(
         _parser().parse_args(["--config", str(file), "--memory", "500M", "--data-dir", DATA]),
-        {"LMC_TOKEN": "t", **env},
+        {"LMC_TOKEN": LONG_TOKEN, **env},
     )
     limits = config.settings.limits
     assert limits.memory_bytes == 500 << 20  # flag
@@ -66,7 +69,7 @@ def test_flag_beats_env_beats_file_beats_default(tmp_path: Path) -> None:
     assert limits.wall_seconds == 30  # file
     assert limits.cpu_seconds == 7  # file
     assert limits.disk_bytes == 512 << 20  # built-in default
-    assert config.settings.token == "t"
+    assert config.settings.token == LONG_TOKEN
 
 
 def test_every_option_has_an_env_name_a_flag_and_a_default_in_help() -> None:
@@ -131,7 +134,7 @@ def test_transcript_sync_is_group_unless_asked_to_fsync_each_run(tmp_path: Path)
 def test_network_default_implies_allow_network_and_v_means_debug(tmp_path: Path) -> None:
     config = load(
         _parser().parse_args(["--network-default", "-v", "--data-dir", DATA]),
-        {"LMC_TOKEN": "t"},
+        {"LMC_TOKEN": LONG_TOKEN},
     )
     assert config.settings.allow_network and config.settings.network_default
     assert config.log_level == "debug"
@@ -229,3 +232,44 @@ def test_the_example_file_loads_and_states_the_built_in_defaults() -> None:
     assert from_file.settings.limits == built_in.settings.limits
     assert from_file.settings.max_sessions == built_in.settings.max_sessions
     assert from_file.settings.max_request_bytes == built_in.settings.max_request_bytes
+
+
+@pytest.mark.parametrize("where", ["--token", "LMC_TOKEN", "LMC_SERVE_TOKEN", "file"])
+def test_a_token_shorter_than_16_characters_is_refused(tmp_path: Path, where: str) -> None:
+    """Regression: a short token (--token t) was accepted, and redacting it from
+    the logs replaced every "t" in them with [redacted]; it is now refused, with
+    where it came from and never its value."""
+    short = "s3cr3t-15-chars"
+    assert len(short) == 15
+    argv, env = ["--data-dir", DATA], {}
+    if where == "--token":
+        argv += ["--token", short]
+    elif where == "file":
+        (tmp_path / "serve.toml").write_text(f'token = "{short}"\n')
+        argv += ["--config", str(tmp_path / "serve.toml")]
+    else:
+        env[where] = short
+    with pytest.raises(ConfigError) as refused:
+        load(_parser().parse_args(argv), env)
+    message = str(refused.value)
+    named = f"{tmp_path / 'serve.toml'}: token" if where == "file" else where
+    assert "at least 16 characters" in message and message.startswith(named), message
+    assert short not in message
+    assert load(_parser().parse_args(["--data-dir", DATA]), {"LMC_TOKEN": short + "!"})
+
+
+def test_lmc_serve_with_a_short_token_exits_2_with_one_line() -> None:
+    """Regression: ``lmc serve --token t`` started (and garbled its logs). The
+    address cannot be listened on, so a start that got past the token ends too."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
+        argv = [sys.executable, "-m", "lmc_runtime", "serve", "--token", "t", "--no-sandbox"]
+        argv += ["--data-dir", f"{tmp}/data", "--host", "256.0.0.1", "--port", "0"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and "at least 16 characters" in lines[0], done.stderr
+        assert not Path(tmp, "data").exists()

@@ -169,8 +169,8 @@ def test_pool_max_and_cooldown_come_from_flags_env_and_file(tmp_path: Path) -> N
     file.write_text("pool_cooldown = 30\n")
     # The data directory is only named (never made): short, as unix sockets need.
     argv = ["--data-dir", _DATA, "--config", str(file), "--pool-max", "12"]
-    settings = load(parser.parse_args(argv), {"LMC_TOKEN": "t"}).settings
+    settings = load(parser.parse_args(argv), {"LMC_TOKEN": "t0ken-value-0123456789"}).settings
     assert (settings.pool_max, settings.pool_cooldown) == (12, 30.0)
-    env = {"LMC_TOKEN": "t", "LMC_SERVE_POOL_MAX": "5"}
+    env = {"LMC_TOKEN": "t0ken-value-0123456789", "LMC_SERVE_POOL_MAX": "5"}
     settings = load(parser.parse_args(["--data-dir", _DATA]), env).settings
     assert (settings.pool_max, settings.pool_cooldown) == (5, 300.0)
