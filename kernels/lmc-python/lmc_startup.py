@@ -217,3 +217,37 @@ def _lmc_install_env() -> None:
 
 _lmc_install_env()
 del _lmc_install_env
+
+
+def _lmc_install_begun() -> None:
+    """Say ``lmc_begun`` on IOPub as the cell's code starts: a first statement,
+    added to the cell's syntax tree (not its text), calls ``__lmc_begun__`` from
+    builtins. It runs where IPython turns an interrupt into the cell's
+    KeyboardInterrupt; in a ``pre_run_cell`` hook, or between them, IPython or
+    ipykernel would swallow it, so the runtime sends none before this."""
+    import ast
+    import builtins
+
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    kernel = getattr(ip, "kernel", None)
+    if ip is None or kernel is None:
+        return
+
+    def begun() -> None:
+        parent = kernel.get_parent("shell")
+        kernel.session.send(kernel.iopub_socket, "lmc_begun", {}, parent=parent)
+
+    class Begun(ast.NodeTransformer):
+        def visit_Module(self, node: ast.Module) -> ast.Module:
+            call = ast.Expr(ast.Call(ast.Name("__lmc_begun__", ast.Load()), [], []))
+            node.body.insert(0, ast.copy_location(call, node.body[0]) if node.body else call)
+            return ast.fix_missing_locations(node)
+
+    builtins.__lmc_begun__ = begun  # type: ignore[attr-defined]
+    ip.ast_transformers.append(Begun())
+
+
+_lmc_install_begun()
+del _lmc_install_begun

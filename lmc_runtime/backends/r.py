@@ -20,11 +20,9 @@ _HAS_IRKERNEL = 'quit(status = !nzchar(system.file(package = "IRkernel")))'
 
 class RExecution(JupyterExecution):
     """IRkernel waits for input in ``zmq.poll``, where R may not take an interrupt:
-    stopping such a run also answers ``"\x04"`` (see ``kernels/lmc-r``). An
-    interrupt outside the code's evaluation ends R: it waits for ``lmc_begun``."""
+    stopping such a run also answers ``"\x04"`` (see ``kernels/lmc-r``)."""
 
     wakes_input_with_eof = True
-    interruptible = "evaluating"
 
 
 class RBackend(JupyterBackend):

@@ -1,12 +1,15 @@
 """A run on a Jupyter kernel: the core's :class:`~..core.Execution` plus the kernel's
 own messages (results, displays, errors, pager payloads) and input requests.
 
-An interrupt waits until the kernel can take it (:attr:`JupyterExecution.
-interruptible`): an idle kernel ignores SIGINT, so one sent while the request
-still waited in the kernel was lost, and the ladder restarted a kernel whose code
-never saw it. One that lands before the code itself runs makes ipykernel end the
-request with no reply at all; the kernel's ``idle`` for it, then no reply within
-:data:`REPLY_GRACE`, ends the run as stopped, its state kept.
+An interrupt waits until the code itself is about to run: the kernel's startup
+code says so (``lmc_begun``, see :class:`.Progress`), or, if it never does, a
+moment after the kernel began the request. An idle kernel ignores SIGINT, IPython
+swallows one in a ``pre_run_cell`` hook and R ends on one outside the code's
+evaluation: sent earlier, the interrupt was lost (or R died), and the ladder
+restarted a kernel whose code never saw it. One that still lands before the code
+runs makes ipykernel end the request with no reply at all; the kernel's ``idle``
+for it, then no reply within :data:`REPLY_GRACE`, ends the run as stopped, its
+state kept.
 
 An announced input request comes twice (on stdin, and a copy on IOPub): the n-th
 is answered on whichever channel brings it first; its echo waits for the IOPub
@@ -34,6 +37,8 @@ __all__ = ["REPLY_GRACE", "JupyterExecution", "KernelRoute"]
 
 #: How long a stopped run's reply may trail the kernel's ``idle`` for it.
 REPLY_GRACE = 1.0
+#: How long after ``begun`` an unannounced evaluation is taken to have started.
+UNANNOUNCED = 1.0
 
 
 class KernelRoute(Route):
@@ -53,8 +58,6 @@ class JupyterExecution(Execution):
     """One ``execute_request`` in flight; the kernel's sampler paces active lines."""
 
     dwell = 0.0
-    #: From which :class:`.Progress` on the kernel takes an interrupt.
-    interruptible = "begun"
     #: After interrupting code that waits for input, also answer it with ``"\x04"``
     #: (Jupyter's end of input), for kernels whose wait an interrupt may not reach.
     wakes_input_with_eof = False
@@ -66,17 +69,17 @@ class JupyterExecution(Execution):
         self._echoes: dict[int, Message] = {}  # waiting for their IOPub copy
         self._asking: anyio.CancelScope | None = None
         self._waiting: InputRequest | None = None  # asked, not answered yet
+        self._interruptible = False  # the code's start was not announced in time
 
-    def _not_yet(self) -> anyio.Event | None:
-        """What the kernel must reach before it takes an interrupt, if it has not yet."""
+    def _not_yet(self) -> bool:
+        """Whether an interrupt must wait: the code is not about to run yet."""
         route = self.route
-        if not isinstance(route, KernelRoute):
-            return None
-        ready = route.reached[self.interruptible]
-        return None if ready.is_set() else ready
+        return isinstance(route, KernelRoute) and not (
+            self._interruptible or route.reached["evaluating"].is_set()
+        )
 
     async def interrupt_code(self) -> None:
-        if self._not_yet() is not None:
+        if self._not_yet():
             return  # :meth:`insist` sends it once the kernel can take it
         if self._asking is not None:
             self._asking.cancel()  # a callback still thinking is abandoned
@@ -86,16 +89,19 @@ class JupyterExecution(Execution):
             waiting.answer("\x04")
 
     async def insist(self) -> None:
-        """Send an interrupt asked before the kernel could take it once it can; end
+        """Send an interrupt asked before the code could take it once it can; end
         the run if the kernel went idle without a reply (see the module's doc)."""
         route = self.route
         if not isinstance(route, KernelRoute):
             return
-        ready = self._not_yet()
-        if ready is not None:
-            await first_of(ready, route.finished)
+        if self._not_yet():
+            evaluating, begun = route.reached["evaluating"], route.reached["begun"]
+            await first_of(evaluating, begun, route.finished)
+            with anyio.move_on_after(UNANNOUNCED):
+                await first_of(evaluating, route.finished)
             if route.finished.is_set():
                 return
+            self._interruptible = True
             await self.interrupt_code()
         await first_of(route.reached["idle"], route.finished)
         with anyio.move_on_after(REPLY_GRACE):

@@ -24,10 +24,10 @@ class Reply:
 
 @dataclass(frozen=True)
 class Progress:
-    """How far the kernel got with a run: ``begun`` (its ``execute_input``; an idle
-    kernel ignores SIGINT), ``evaluating`` (the startup code's ``lmc_begun``: the
-    code runs where the kernel takes an interrupt) or ``idle`` (its handler
-    returned, with or without a reply)."""
+    """How far the kernel got with a run: ``begun`` (its ``execute_input``),
+    ``evaluating`` (the startup code's ``lmc_begun``: the code is about to run,
+    where an interrupt reaches it) or ``idle`` (its handler returned, with or
+    without a reply)."""
 
     state: str
 
