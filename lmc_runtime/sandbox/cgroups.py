@@ -160,7 +160,7 @@ class Cgroup:
         """SIGKILL every process in the cgroup (frozen first, so none can fork)."""
         if self.version == 2 and self._write("unified", "cgroup.kill", "1"):
             return
-        frozen = self._write("freezer", "freezer.state", "FROZEN")
+        frozen = self.freeze(True)
         for _ in range(20):
             pids = self.pids()
             if not pids:
@@ -169,7 +169,13 @@ class Cgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
         if frozen:
-            self._write("freezer", "freezer.state", "THAWED")
+            self.freeze(False)
+
+    def freeze(self, frozen: bool) -> bool:
+        """Freeze (or thaw) every process in the cgroup; False where it cannot."""
+        if self.version == 2:
+            return self._write("unified", "cgroup.freeze", "1" if frozen else "0")
+        return self._write("freezer", "freezer.state", "FROZEN" if frozen else "THAWED")
 
     def remove(self) -> bool:
         """Remove the cgroup's directories; False while processes remain in it."""

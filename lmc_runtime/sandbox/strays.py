@@ -179,20 +179,7 @@ class CgroupCensus(Census):
         return proc_table(self.cgroup.pids())
 
     def _freeze(self, frozen: bool) -> bool:
-        dirs = self.cgroup.dirs
-        if self.cgroup.version == 2:
-            path, value = dirs["unified"] / "cgroup.freeze", "1" if frozen else "0"
-        elif "freezer" in dirs:
-            path = dirs["freezer"] / "freezer.state"
-            value = "FROZEN" if frozen else "THAWED"
-        else:
-            return False
-        try:
-            path.write_text(value, encoding="ascii")
-        except OSError as exc:
-            logger.debug("cannot write %s: %s", path, exc)
-            return False
-        return True
+        return self.cgroup.freeze(frozen)
 
 
 class UserCensus(Census):

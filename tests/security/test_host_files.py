@@ -303,12 +303,7 @@ def test_a_deep_tree_never_breaks_the_session_s_teardown(server: Server) -> None
         "print('deep')\n"
     )
     assert "deep" in output(execute(server, sid, "python", code))
-    server.delete(sid)
-    folder = server.data_dir / "sessions" / sid
-    deadline = time.monotonic() + 60
-    while os.path.lexists(folder):
-        assert time.monotonic() < deadline, f"{folder} was left behind"
-        time.sleep(0.1)
+    _deleted_without_a_trace(server, sid)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         assert client.get("/healthz").status_code == 200
 
@@ -330,10 +325,15 @@ def test_folders_the_code_locks_never_outlive_the_session(server: Server) -> Non
         "print('locked')\n"
     )
     assert "locked" in output(execute(server, sid, "python", code))
+    _deleted_without_a_trace(server, sid)
+    assert "cannot remove" not in server.log()[since:]
+
+
+def _deleted_without_a_trace(server: Server, sid: str) -> None:
+    """Delete the session, and wait (bounded) for its folder to be gone from the host."""
     server.delete(sid)
     folder = server.data_dir / "sessions" / sid
     deadline = time.monotonic() + 60
     while os.path.lexists(folder):
         assert time.monotonic() < deadline, f"{folder} was left behind: {server.log()[-3000:]}"
         time.sleep(0.1)
-    assert "cannot remove" not in server.log()[since:]

@@ -5,6 +5,7 @@ logs (JSON lines, redacted tokens) and its access log."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import logging
@@ -148,10 +149,17 @@ def test_a_token_is_made_up_when_none_is_given(tmp_path: Path) -> None:
 
 @pytest.fixture
 def captured() -> Iterator[io.StringIO]:
+    with _logging_to("json", ["s3cret-token"]) as stream:
+        yield stream
+
+
+@contextlib.contextmanager
+def _logging_to(form: str, secrets: list[str]) -> Iterator[io.StringIO]:
+    """The service's logging, in ``form``, into a string; the root logger's own after."""
     stream = io.StringIO()
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    configure_logging("info", "json", ["s3cret-token"], stream)
+    configure_logging("info", form, secrets, stream)
     try:
         yield stream
     finally:
@@ -201,23 +209,13 @@ async def test_access_log_has_one_line_per_request_without_the_token(
 async def test_a_path_with_an_encoded_newline_cannot_forge_a_text_log_line() -> None:
     """Regression: a request for ``/x%0a<time> ERROR ...`` (no token needed) wrote a
     second, fake ERROR line into the text log; an ESC reached the operator's terminal."""
-    stream = io.StringIO()
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    configure_logging("info", "text", [], stream)
-    try:
+    with _logging_to("text", []) as stream:
         app = AccessLog(Starlette(routes=[]))
         transport = httpx.ASGITransport(app=app)
         forged = "/v1/x%0a2026-11-24 05:41:20,549 ERROR lmc_runtime.service: FORGED%1b[2J"
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
             assert (await client.get(forged.replace(" ", "%20"))).status_code == 404
         logging.getLogger("lmc_runtime.test").error("tail:\nline two")
-    finally:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-        for handler in handlers:
-            root.addHandler(handler)
-        root.setLevel(level)
     lines = stream.getvalue().splitlines()
     records = [line for line in lines if re.match(r"\d{4}-\S+ \S+ [A-Z]+ lmc_runtime\.", line)]
     assert len(records) == 2 and "lmc_runtime.access" in records[0], lines
