@@ -50,9 +50,11 @@ class Timeouts:
 class Limits:
     """Per-execution output limits.
 
-    ``output_bytes``: console output delivered for one execution, in UTF-8
-    bytes. Past it the head and the tail are kept, the middle is replaced by an
-    "N bytes omitted" marker, and the whole output is saved to a file under
+    ``output_bytes``: what one execution sends back, in UTF-8 bytes: each
+    message's content (output text, an image's base64, an HTML page) plus 64
+    bytes. Past it displays are left out with one notice, and of the text the
+    head and the tail are kept, the middle is replaced by an "N bytes omitted"
+    marker, and the whole output is saved to a file under
     ``spill_dir`` (the system temp directory when None). ``spill_bytes`` caps
     that file (None: no cap), so a flood of output cannot fill the disk.
     """
