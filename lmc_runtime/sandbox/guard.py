@@ -163,7 +163,8 @@ class Guard:
     async def make_room(self) -> None:
         """Before an execution: free the inodes kept for the host's own files if
         the code used all the others."""
-        await anyio.to_thread.run_sync(self.disk.release_reserve)
+        if self.disk.inodes_full():  # one statvfs: no worker thread for each run
+            await anyio.to_thread.run_sync(self.disk.release_reserve)
 
     def spill_room(self) -> int | None:
         """Bytes the next spill file may take: half the room left on the session's

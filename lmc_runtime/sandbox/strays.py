@@ -21,7 +21,7 @@ import os
 import select
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import anyio
@@ -214,18 +214,52 @@ class TreeCensus(Census):
         return any(arg == self.root or arg.startswith(self.root + b"/") for arg in argv)
 
     def members(self) -> dict[int, tuple[int, int]]:
-        table = proc_table()
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _) in table.items():
-            children.setdefault(ppid, []).append(pid)
+        # Each run takes a census: walk down from this process (its threads'
+        # ``children``), not through every process of the host, where Linux can.
+        table: dict[int, tuple[int, int]] | None = None
+        children: Callable[[int], list[int]] = _children
+        if not _has_children_files():
+            table = proc_table()
+            children = _children_in(table)
         found: set[int] = set()
-        stack = [pid for pid in children.get(os.getpid(), []) if self._names_root(pid)]
+        stack = [pid for pid in children(os.getpid()) if self._names_root(pid)]
         while stack:
             pid = stack.pop()
             if pid not in found:
                 found.add(pid)
-                stack.extend(children.get(pid, []))
+                stack.extend(children(pid))
+        if table is None:
+            return proc_table(found)
         return {pid: table[pid] for pid in found}
+
+
+def _has_children_files() -> bool:
+    """Whether Linux lists each thread's children (``CONFIG_PROC_CHILDREN``)."""
+    return os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def _children_in(table: dict[int, tuple[int, int]]) -> Callable[[int], list[int]]:
+    """The children of a process, as ``table`` (a :func:`proc_table`) has them."""
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        kids.setdefault(ppid, []).append(pid)
+    return lambda pid: kids.get(pid, [])
+
+
+def _children(pid: int) -> list[int]:
+    """The children of every thread of ``pid`` (``/proc/PID/task/TID/children``)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as handle:
+                found.extend(int(child) for child in handle.read().split())
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 class CgroupReaper:
