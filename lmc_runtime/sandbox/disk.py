@@ -137,6 +137,8 @@ class WorkDisk:
         self._baseline = 0
         #: The last measurement of an unmounted disk.
         self._scan = Scan(0, 0)
+        #: The reserve holds all its inodes (see :meth:`keep_reserve`).
+        self._reserve_kept = False
 
     @property
     def mechanism(self) -> str:
@@ -231,7 +233,7 @@ class WorkDisk:
 
     def keep_reserve(self) -> None:
         """Give the reserve back its :data:`_INODE_MARGIN` inodes, where there is room."""
-        if not self.mounted or os.statvfs(self.path).f_favail < 2 * _INODE_MARGIN:
+        if not self.reserve_missing or os.statvfs(self.path).f_favail < 2 * _INODE_MARGIN:
             return
         try:
             self._reserve.mkdir(mode=0o700, exist_ok=True)
@@ -239,6 +241,13 @@ class WorkDisk:
                 (self._reserve / str(number)).touch(mode=0o600)
         except OSError as exc:
             logger.debug("the disk's reserve of inodes is not complete: %s", exc)
+        else:
+            self._reserve_kept = True
+
+    @property
+    def reserve_missing(self) -> bool:
+        """Whether a mounted disk's reserve lacks inodes (checked without a syscall)."""
+        return self.mounted and not self._reserve_kept
 
     def release_reserve(self) -> None:
         """Free the reserve's inodes when the disk has none left, so the host can
@@ -246,6 +255,7 @@ class WorkDisk:
         if not self.inodes_full():
             return
         logger.info("the session's disk is out of inodes: releasing the host's reserve")
+        self._reserve_kept = False
         for number in range(_INODE_MARGIN):
             (self._reserve / str(number)).unlink(missing_ok=True)
 

@@ -150,8 +150,10 @@ class Guard:
             probe = Probe(None, 0, 0)
         else:
             probe = Probe(cgroup.cpu_seconds(), self._oom_seen, self._pids_seen)
-        if self.census is not None:
-            probe.procs = await anyio.to_thread.run_sync(self.census.snapshot)
+        if (census := self.census) is not None and census.cheap:  # no worker thread
+            probe.procs = census.snapshot()
+        elif census is not None:
+            probe.procs = await anyio.to_thread.run_sync(census.snapshot)
         if not self._disk_known:
             # Afterwards, the measurement at the end of the previous execution:
             # a disk filled in between is reported once, by the next execution.
@@ -268,7 +270,8 @@ class Guard:
         """The disk limit, when the disk filled up during this execution (not
         again on each run while it stays full)."""
         used = await self.disk.measure()
-        await anyio.to_thread.run_sync(self.disk.keep_reserve)
+        if self.disk.reserve_missing:  # not a worker thread for every run
+            await anyio.to_thread.run_sync(self.disk.keep_reserve)
         if probe.disk_full or not self.disk.full():
             if probe.no_space:
                 return Violation(

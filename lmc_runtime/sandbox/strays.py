@@ -117,7 +117,9 @@ def _await_ends(pidfds: list[int], seconds: float) -> None:
 
 class Census:
     """A session's processes, and the strays among them (blocking: run the
-    methods in a worker thread)."""
+    methods in a worker thread, but a ``cheap`` snapshot, which reads a few files)."""
+
+    cheap = True
 
     def members(self) -> dict[int, tuple[int, int]]:
         """``pid: (ppid, start time)`` of every process of the session."""
@@ -183,7 +185,9 @@ class CgroupCensus(Census):
 
 
 class UserCensus(Census):
-    """Every process of the session's own host user."""
+    """Every process of the session's own host user (it reads every process's)."""
+
+    cheap = False
 
     def __init__(self, uid: int) -> None:
         self.uid = uid
