@@ -101,7 +101,7 @@ class RecordParser:
     """Line records in, the newest line of each run in the records complete so far out.
 
     A record is a few bytes; the code can write to the pipe too, but what is held of
-    an unfinished line stays bounded (:class:`~..core.wire.Lines`) and a line too long
+    an unfinished line stays bounded (:class:`~..core.lines.Lines`) and a line too long
     to be a record is dropped, with one warning per session.
     """
 
