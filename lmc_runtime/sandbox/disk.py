@@ -29,6 +29,8 @@ from pathlib import Path
 
 import anyio
 
+from .files import DIR_FLAGS
+
 __all__ = ["SCAN_DEPTH", "SCAN_ENTRIES", "Scan", "WorkDisk", "tree_bytes"]
 
 logger = logging.getLogger(__name__)
@@ -43,8 +45,6 @@ SCAN_DEPTH = 1_000
 #: Free inodes below which a session's disk counts as full: room for the
 #: host's own files of the next executions (cells, pages, connection files).
 _INODE_MARGIN = 64
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def tree_bytes(root: Path, max_entries: int = SCAN_ENTRIES) -> Scan:
     lead anywhere on the host). It holds one descriptor per level it is in.
     """
     try:
-        top = os.open(root, _DIR_FLAGS)
+        top = os.open(root, DIR_FLAGS)
     except OSError:
         return Scan(0, 0)
     total = entries = 0
@@ -93,7 +93,7 @@ def tree_bytes(root: Path, max_entries: int = SCAN_ENTRIES) -> Scan:
             if len(stack) >= SCAN_DEPTH:
                 return Scan(total, entries, truncated=True)
             try:
-                child = os.open(pending.pop(), _DIR_FLAGS, dir_fd=fd)
+                child = os.open(pending.pop(), DIR_FLAGS, dir_fd=fd)
             except OSError:  # gone, or swapped for a link or a file since
                 folders = None
                 continue
