@@ -47,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{exc}\n")
         return 2
     except KeyboardInterrupt:
+        sys.stderr.write("lmc: interrupted\n")
         return 130
     return code
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +193,25 @@ def test_python_option_runs_code_in_that_interpreter(tmp_path: Path) -> None:
     assert any(json.loads(line)["content"] == f"{root}\n" for line in done.stdout.splitlines())
     listed = lmc("languages", "--python", str(tmp_path / "none" / "python"))
     assert "python (also py, python3, ipython): unavailable" in listed.stdout
+
+
+def test_ctrl_c_on_lmc_run_says_interrupted_and_exits_130() -> None:
+    """Ctrl-C during a run: one 'lmc: interrupted' line on stderr, exit status 130."""
+    line = code("print('started', flush=True)\nimport time\ntime.sleep(120)", "k")
+    with subprocess.Popen(
+        [sys.executable, "-m", "lmc_runtime", "run", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        first = proc.stdout.readline()  # the code's own output: it is running
+        assert json.loads(first)["content"] == "started\n"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.splitlines() == ["lmc: interrupted"]
