@@ -7,7 +7,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-__all__ = ["InputCallback", "Limits", "Timeouts"]
+__all__ = ["DEFAULT_EXECUTION_SECONDS", "InputCallback", "Limits", "Timeouts"]
+
+#: How long one execution may run unless told otherwise (``Timeouts().execution``).
+DEFAULT_EXECUTION_SECONDS = 300.0
 
 #: Answers ``input()`` in user code: called with the prompt, returns the line.
 #: It may be a plain function (run in a worker thread) or a coroutine function.
@@ -23,7 +26,9 @@ def _check_positive(name: str, value: float | None) -> None:
 class Timeouts:
     """Deadlines, in seconds, measured on a monotonic clock.
 
-    ``execution``: how long one execution may run (None: no limit).
+    ``execution``: how long one execution may run (default 300, as the sandboxed
+    service's ``wall_seconds``; None: no limit). Past it the code is interrupted,
+    its interpreter's state kept.
     ``interrupt_grace``: after an interrupt, how long the code has to stop
     before its kernel or process is restarted.
     ``startup``: how long a kernel or process may take to become ready.
@@ -31,7 +36,7 @@ class Timeouts:
     ``input``: how long an input callback may take to answer.
     """
 
-    execution: float | None = None
+    execution: float | None = DEFAULT_EXECUTION_SECONDS
     interrupt_grace: float = 3.0
     startup: float = 60.0
     shutdown: float = 5.0
@@ -57,11 +62,15 @@ class Limits:
     marker, and the whole output is saved to a file under
     ``spill_dir`` (the system temp directory when None). ``spill_bytes`` caps
     that file (None: no cap), so a flood of output cannot fill the disk.
+    ``spill_route``: where a remote client fetches that file (``lmc serve``'s
+    ``/v1/sessions/{id}/outputs/``): the marker and ``extras.output_path`` then
+    name it there, the file's name appended, instead of by its path.
     """
 
     output_bytes: int = 256_000
     spill_dir: Path | None = None
     spill_bytes: int | None = 64 << 20
+    spill_route: str | None = None
 
     def __post_init__(self) -> None:
         if self.output_bytes < 64:

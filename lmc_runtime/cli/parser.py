@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import NoReturn
 
 from .. import __version__
+from ..config import DEFAULT_EXECUTION_SECONDS
 from .batch import MAX_LINE_BYTES
 from .commands import cmd_bench, cmd_languages, cmd_setup
 from .interpreters import add_interpreter_options
@@ -46,9 +48,30 @@ def _positive(text: str) -> int:
     return value
 
 
+def _timeout(text: str) -> float:
+    """--timeout's seconds; 0 for "no timeout" (``0`` or ``none``)."""
+    if text.strip().lower() in ("0", "none"):
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be seconds (more than 0), 0 or none, not {text!r}")
+    return value
+
+
 def _batch_options(parser: argparse.ArgumentParser) -> None:
     """The options ``lmc run`` and ``lmc demo`` share."""
-    parser.add_argument("--timeout", type=float, default=None, help="seconds per execution")
+    parser.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=None,
+        metavar="SECONDS",
+        help="longest one execution may run before it is interrupted, its state kept "
+        f"(default {DEFAULT_EXECUTION_SECONDS:g}; 0 or none: no timeout; with --remote "
+        "the default is the server's, which caps it)",
+    )
     parser.add_argument("--output-bytes", type=int, default=0, help="output budget per execution")
     parser.add_argument(
         "--line-bytes",

@@ -52,5 +52,5 @@ def remote_computer(args: argparse.Namespace) -> RemoteComputer:
         token=args.token or os.environ.get("LMC_TOKEN") or None,
         languages=args.languages,
         transport=args.transport,
-        timeouts=RemoteTimeouts(execution=timeout),
+        timeouts=RemoteTimeouts(execution=timeout or None),
     )

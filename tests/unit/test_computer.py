@@ -134,6 +134,23 @@ def test_options_carry_timeouts_and_tracking() -> None:
     assert options[0].interrupt_grace == 1 and not options[0].track_lines
 
 
+def test_an_execution_has_a_300_second_timeout_by_default() -> None:
+    """Computer() does not wait forever on a `while True`: its runs have a deadline."""
+    computer, backend = make()
+    with computer:
+        list(computer.run(code("print a")))
+    assert Timeouts().execution == 300
+    assert [o.timeout for _, o in backend.sessions[0].executed] == [300]
+
+
+def test_timeouts_execution_none_turns_the_deadline_off() -> None:
+    """Timeouts(execution=None) says 'no timeout' explicitly."""
+    computer, backend = make(timeouts=Timeouts(execution=None))
+    with computer:
+        list(computer.run(code("print a")))
+    assert [o.timeout for _, o in backend.sessions[0].executed] == [None]
+
+
 def test_session_settings_carry_cwd_and_env(tmp_path: Path) -> None:
     computer, backend = make(cwd=tmp_path, env={"A": "1"})
     with computer:
