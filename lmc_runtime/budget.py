@@ -80,6 +80,7 @@ async def within_budget(
         reply_to,
         limits.spill_bytes,
         overhead=MESSAGE_OVERHEAD,
+        route=limits.spill_route,
     )
     left_out = LeftOut(limits.output_bytes, reply_to)
     try:
@@ -129,7 +130,7 @@ def _release(budget: OutputBudget, left_out: LeftOut) -> list[Message]:
     out = []
     for index, (text, extras) in enumerate(cut.parts if cut is not None else ()):
         if index == 0 and cut is not None and cut.cut:
-            saved = {"output_path": str(cut.path)} if cut.path is not None else {}
+            saved = {"output_path": cut.where} if cut.where is not None else {}
             out.append(
                 replies.output(
                     text,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,8 @@ class Truncation:
 
     ``parts`` keep each piece's extras (stderr, error names); ``text`` joins them.
     ``cut`` says the output went past the budget (``parts[0]`` is then the
-    marker); ``path`` is its file, None when nothing could be saved.
+    marker); ``path`` is its file, None when nothing could be saved, and
+    ``where`` how the marker names it (its path, or its address for a client).
     """
 
     text: str
@@ -50,6 +52,7 @@ class Truncation:
     path: Path | None
     parts: tuple[Part, ...] = ()
     cut: bool = False
+    where: str | None = None
 
 
 class OutputBudget:
@@ -63,8 +66,12 @@ class OutputBudget:
         spill_limit: int | None = None,
         *,
         overhead: int = 0,
+        route: str | None = None,
     ) -> None:
+        """``route``: the address the file is fetched at, its name appended (None:
+        the marker names the file's own path)."""
         self._limit = limit
+        self._route = route
         self._overhead = overhead
         self._spill_limit = spill_limit
         self._spilled = 0  # bytes written to the file
@@ -73,7 +80,9 @@ class OutputBudget:
         self._head_limit = limit // 2
         self._tail_limit = limit - self._head_limit
         self._spill_dir = spill_dir
-        self._name = name
+        # A label only (a client's message id can hold '/' or '..'): the file's
+        # name keeps letters, digits, '-' and '_', so it stays in its folder.
+        self._name = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "output"
         self._sent: list[str] = []  # kept until a spill writes them to the file
         self._sent_size = 0  # text sent, in bytes
         self._used = 0  # what everything sent has cost, overheads included
@@ -152,7 +161,14 @@ class OutputBudget:
         marker = f"\n[... {omitted} bytes omitted; {self._saved()} ...]\n"
         text = marker + "".join(t for t, _ in tail)
         pieces = ((marker, None), *tail)
-        return Truncation(text, omitted, self._total, self.path, pieces, cut=True)
+        return Truncation(text, omitted, self._total, self.path, pieces, cut=True, where=self.where)
+
+    @property
+    def where(self) -> str | None:
+        """How the file is named to the client: its address under ``route``, else its path."""
+        if self.path is None:
+            return None
+        return self._route + self.path.name if self._route is not None else str(self.path)
 
     def _saved(self) -> str:
         """What the marker says about the file."""
@@ -160,12 +176,12 @@ class OutputBudget:
             return f"it could not be saved ({self._unsaved or 'no room for it'})"
         if self._unsaved is not None:
             return (
-                f"its first {self._spilled} bytes are saved in {self.path}; "
+                f"its first {self._spilled} bytes are saved in {self.where}; "
                 f"saving the rest failed ({self._unsaved})"
             )
         if self._spill_limit is not None and self._spilled >= self._spill_limit:
-            return f"its first {self._spill_limit} bytes are saved in {self.path}"
-        return f"the whole output ({self._total} bytes) is saved in {self.path}"
+            return f"its first {self._spill_limit} bytes are saved in {self.where}"
+        return f"the whole output ({self._total} bytes) is saved in {self.where}"
 
     def _open(self) -> None:
         self._over = True

@@ -219,8 +219,10 @@ class Sandbox:
     def _env(self) -> dict[str, str]:
         return session_env(os.environ, self.policy, self.work_dir)
 
-    def computer(self, **kwargs: Any) -> Computer:
-        """A Computer wired to this sandbox; keyword arguments override its settings."""
+    def computer(self, *, outputs_at: str | None = None, **kwargs: Any) -> Computer:
+        """A Computer wired to this sandbox; keyword arguments override its settings.
+        ``outputs_at``: the address a client fetches saved whole outputs at (see
+        :attr:`~lmc_runtime.config.Limits.spill_route`); None: by their path."""
         limits = self.policy.limits
         cwd = kwargs.setdefault("cwd", self.work_dir)
         launcher = dataclasses.replace(self.launcher, cwd=Path(cwd))
@@ -228,7 +230,8 @@ class Sandbox:
         kwargs.setdefault("shared_dir", self.shared_dir)
         kwargs.setdefault("launcher", launcher)
         kwargs.setdefault("env", self._env())
-        kwargs.setdefault("limits", Limits(limits.output_bytes, spill_dir=self.output_dir))
+        spill = Limits(limits.output_bytes, spill_dir=self.output_dir, spill_route=outputs_at)
+        kwargs.setdefault("limits", spill)
         kwargs.setdefault("timeouts", Timeouts(execution=limits.wall_seconds))
         reaper: UserReaper | None = None
         census: Census | None = None

@@ -39,6 +39,7 @@ from .file_models import (
     file_info,
     listing,
 )
+from .outputs import output_routes
 from .routes import _ERRORS, require_token
 from .session import ServiceSession
 from .state import service_of
@@ -271,8 +272,9 @@ def _change_routes(router: APIRouter) -> None:
 
 def files_router() -> APIRouter:
     """``/v1/sessions/{id}/files/{path}`` (PUT, GET, DELETE), ``/list``, ``/stat``,
-    ``/mkdir`` and ``/move``."""
+    ``/mkdir`` and ``/move``; ``/outputs/{name}`` (saved whole outputs)."""
     router = APIRouter(prefix="/v1/sessions", dependencies=[Depends(require_token)])
+    output_routes(router)
     _transfer_routes(router)
     _tree_routes(router)
     _change_routes(router)

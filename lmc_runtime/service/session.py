@@ -153,7 +153,11 @@ class ServiceSession:
             await gate.acquire()
             try:
                 await self.sandbox.start()
-                computer = self.sandbox.computer(**await self._placement(), **self._kernels())
+                computer = self.sandbox.computer(
+                    outputs_at=f"/v1/sessions/{self.id}/outputs/",
+                    **await self._placement(),
+                    **self._kernels(),
+                )
                 await computer.__aenter__()
             except BaseException:
                 gate.release()
