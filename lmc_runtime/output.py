@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .tail import Part, Tail, prefix, size
+from .tail import Part, Tail, head_at_line, line_slack, prefix, size
 
 __all__ = ["OutputBudget", "Part", "Truncation"]
 
@@ -86,6 +86,7 @@ class OutputBudget:
         self._sent: list[str] = []  # kept until a spill writes them to the file
         self._sent_size = 0  # text sent, in bytes
         self._used = 0  # what everything sent has cost, overheads included
+        self._line_ended = True  # the head sent so far ends a line (or is empty)
         self._tail = Tail(overhead)
         self._total = 0
         self._file: IO[str] | None = None
@@ -111,7 +112,11 @@ class OutputBudget:
         sent = ""
         if not self._over and not self._tail:
             sent = prefix(text, self._head_limit - self._used - self._overhead)
+            if len(sent) < len(text):  # the head ends here: between lines if one is near
+                slack = line_slack(self._head_limit)
+                sent = head_at_line(sent, slack, after_line=self._line_ended)
             if sent:
+                self._line_ended = sent.endswith("\n")
                 self._sent_size += size(sent)
                 self._used += size(sent) + self._overhead
         rest = text[len(sent) :]

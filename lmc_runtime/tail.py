@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-__all__ = ["Part", "Tail", "prefix", "size", "suffix"]
+__all__ = ["Part", "Tail", "head_at_line", "line_slack", "prefix", "size", "suffix", "tail_at_line"]
+
+#: The most a cut gives up to fall between lines: 1 KiB, or 10% of what is kept.
+LINE_SLACK_BYTES = 1024
 
 #: A piece of console output and the extras of the message it came in.
 Part = tuple[str, dict[str, Any] | None]
@@ -40,6 +43,30 @@ def suffix(text: str, limit: int) -> str:
     if text.isascii():
         return text[-limit:]
     return text.encode("utf-8", "surrogatepass")[-limit:].decode("utf-8", "ignore")
+
+
+def line_slack(kept: int) -> int:
+    """How many bytes a cut keeping ``kept`` bytes may give up to fall between lines."""
+    return min(LINE_SLACK_BYTES, kept // 10)
+
+
+def head_at_line(text: str, slack: int, *, after_line: bool) -> str:
+    """``text`` (a cut piece's head) back to just after its last line end, if that
+    gives up at most ``slack`` bytes; else ``text`` as it is. ``after_line``: what
+    was sent before it ends a line (so all of a short ``text`` may go)."""
+    end = text.rfind("\n", max(0, len(text) - slack - 1))
+    if end == len(text) - 1:
+        return text
+    if end < 0 and not after_line:
+        return text
+    return text[: end + 1] if size(text[end + 1 :]) <= slack else text
+
+
+def tail_at_line(text: str, slack: int) -> str:
+    """``text`` (a cut piece's tail) from just after its first line end, if that
+    gives up at most ``slack`` bytes; else ``text`` as it is."""
+    end = text.find("\n", 0, slack)
+    return text[end + 1 :] if end >= 0 and size(text[: end + 1]) <= slack else text
 
 
 class _Run:
@@ -100,20 +127,33 @@ class Tail:
             self.cut(limit)
 
     def cut(self, limit: int) -> None:
-        """Cut from the front until the tail costs at most ``limit``."""
+        """Cut from the front until the tail costs at most ``limit``; if that leaves
+        it starting mid-line, up to :func:`line_slack` more bytes go so that it
+        starts at a line."""
+        at_line = True
         while self._runs and self.cost > limit:
+            piece = self._runs[0].pieces[0]
             excess = self.cost - limit
             if self._front_cost() <= excess:
+                at_line = piece.endswith("\n")
                 self._pop_front()
                 continue
-            run = self._runs[0]
-            piece = run.pieces[0]
             kept = suffix(piece, size(piece) - excess)
-            self.size -= size(piece) - size(kept)
-            if kept:
-                run.pieces[0] = kept
-            else:
-                self._pop_front()
+            at_line = piece[: len(piece) - len(kept)].endswith("\n")
+            self._replace_front(kept)
+        if not at_line and self._runs:
+            self._replace_front(tail_at_line(self._runs[0].pieces[0], line_slack(limit)))
+
+    def _replace_front(self, kept: str) -> None:
+        """Put ``kept`` (a suffix of the front piece) in its place."""
+        run = self._runs[0]
+        self.size -= size(run.pieces[0]) - size(kept)
+        if kept:
+            run.pieces[0] = kept
+        else:
+            run.pieces.popleft()
+            if not run.pieces:
+                self._runs.popleft()
 
     def _front_cost(self) -> int:
         """What dropping the front piece saves (its run's overhead if it is alone)."""

@@ -34,23 +34,23 @@ def test_over_the_limit_head_is_sent_rest_withheld_tail_at_finish(tmp_path: Path
     lines = [f"line {i:03d}\n" for i in range(100)]  # 9 bytes each, 900 in all
     whole = "".join(lines)
     returned = [budget.feed(line) for line in lines]
-    assert "".join(returned) == whole[:50]
+    assert "".join(returned) == whole[:45], "five whole lines of the 50 bytes"
     assert all(r == "" for r in returned[6:]), "nothing is sent once the head is full"
     assert budget.exceeded
 
     truncation = budget.finish()
     assert truncation is not None
     assert truncation.total == 900
-    assert truncation.omitted == 800
+    assert truncation.omitted == 801
     assert truncation.path == budget.path
     assert truncation.path.parent == tmp_path
     assert truncation.path.name.startswith("run-")
     assert truncation.text.startswith(
-        "\n[... 800 bytes omitted; the whole output (900 bytes) "
+        "\n[... 801 bytes omitted; the whole output (900 bytes) "
         f"is saved in {truncation.path} ...]\n"
     )
     assert "bytes omitted" in truncation.text
-    assert truncation.text.endswith(whole[-50:])
+    assert truncation.text.endswith("...]\n" + whole[-54:]), "six whole lines of the 55"
     assert truncation.path.read_bytes() == whole.encode()
 
 
@@ -63,6 +63,44 @@ def test_one_large_write_is_cut_at_the_head_limit(tmp_path: Path) -> None:
     assert truncation.text.endswith("56789")
     assert truncation.omitted == 90
     assert truncation.path.read_text() == whole
+
+
+def test_a_cut_head_and_tail_end_and_start_at_a_line_boundary_when_one_is_near(
+    tmp_path: Path,
+) -> None:
+    """Truncated output is cut between lines when a line ends near the cut."""
+    lines = [f"line {i:04d} of the output\n" for i in range(400)]  # 24 bytes each
+    whole = "".join(lines)
+    budget = OutputBudget(2000, tmp_path, "lines")
+    sent, truncation = _run(budget, lines)
+    assert truncation is not None
+    tail = truncation.text.split("...]\n", 1)[1]
+    assert sent.endswith("\n") and whole.startswith(sent)
+    assert 1000 - 100 <= _utf8(sent) <= 1000, "within 10% of the head's size"
+    assert tail.startswith("line ") and whole.endswith(tail)
+    assert _utf8(sent) + truncation.omitted + _utf8(tail) == truncation.total
+
+
+def test_a_cut_in_one_large_write_also_falls_between_lines(tmp_path: Path) -> None:
+    """The line boundary is looked for inside a piece, not only between pieces."""
+    whole = "".join(f"{i:010d}\n" for i in range(1000))  # 11,000 bytes in one write
+    budget = OutputBudget(4000, tmp_path, "block")
+    sent = budget.feed(whole)
+    truncation = budget.finish()
+    assert truncation is not None
+    tail = truncation.text.split("...]\n", 1)[1]
+    assert sent == whole[: 181 * 11], "the last whole line within the head's 2000 bytes"
+    assert whole.endswith(tail) and len(tail) % 11 == 0 and len(tail) > 1800
+
+
+def test_a_line_longer_than_the_slack_is_cut_where_it_must(tmp_path: Path) -> None:
+    """With no line end near the cut, the head and tail keep every byte they may."""
+    whole = "ab\n" + "x" * 4000 + "\nyz"
+    budget = OutputBudget(2000, tmp_path, "long")
+    sent, truncation = _run(budget, [whole])
+    assert truncation is not None
+    assert sent == whole[:1000]
+    assert truncation.text.endswith(whole[-1000:])
 
 
 def test_saved_file_holds_the_whole_output_byte_for_byte(tmp_path: Path) -> None:
