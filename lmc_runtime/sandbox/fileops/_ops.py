@@ -1,4 +1,11 @@
-"""Listing, stat, making and removing folders and files in a session's directory."""
+"""Listing, stat, making and removing folders and files in a session's directory.
+
+The session's code may be writing where these work: that is the normal case.
+An entry that appears, goes or changes kind meanwhile is taken as it is found
+next; a recursive removal empties its folder again until it can be removed, at
+most :data:`REMOVE_ROUNDS` times, then answers :class:`KeptChanging` (a 409
+conflict), never an I/O error.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +15,40 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import DirectoryNotEmpty, FileExists, PathRefused, SessionFileNotFound
+from ...errors import (
+    DirectoryNotEmpty,
+    FileExists,
+    PathNotDirectory,
+    PathRefused,
+    ServiceError,
+    SessionFileNotFound,
+)
 from ..files import safe_parts
 from ._walk import FileInfo, Owner, lstat_at, open_dir, refuse_special, walk
 
-__all__ = ["Listing", "list_directory", "make_directory", "remove", "stat_path"]
+__all__ = ["KeptChanging", "Listing", "list_directory", "make_directory", "remove", "stat_path"]
 
 #: The most entries a listing returns (a folder of millions is cut, and says so).
 MAX_ENTRIES = 10_000
 #: The deepest a recursive removal goes below the folder it removes.
 MAX_TREE_DEPTH = 256
+#: How many times a removal or a folder's making tries again when the code changed
+#: what it works on meanwhile.
+REMOVE_ROUNDS = 16
+#: What a removal's call meets when the code changed an entry since it was read.
+_CHANGED = (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR)
+
+
+class KeptChanging(DirectoryNotEmpty):
+    """The session's code kept changing the folder while it was removed or made."""
+
+    def __init__(self, path: str, doing: str) -> None:
+        ServiceError.__init__(
+            self,
+            f"{path!r} kept changing while it was {doing} (the session's code writes "
+            "there); try again",
+        )
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -82,13 +113,20 @@ def make_directory(
     parts = safe_parts(relpath)
     fd = walk(root, parts[:-1], relpath, create=parents, owner=owner)
     try:
-        try:
-            os.mkdir(parts[-1], 0o755, dir_fd=fd)
-        except FileExistsError:
-            info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-            if parents and stat.S_ISDIR(info.st_mode):
-                return FileInfo.of(relpath, info)
-            raise FileExists(relpath) from None
+        for _ in range(REMOVE_ROUNDS):
+            try:
+                os.mkdir(parts[-1], 0o755, dir_fd=fd)
+                break
+            except FileExistsError:
+                try:
+                    info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # removed by the code since: made again
+                if parents and stat.S_ISDIR(info.st_mode):
+                    return FileInfo.of(relpath, info)
+                raise FileExists(relpath) from None
+        else:
+            raise KeptChanging(relpath, "made")
         new_fd = open_dir(fd, parts[-1], relpath)
         try:
             if owner is not None:
@@ -114,11 +152,8 @@ def remove(root: Path, relpath: str, *, recursive: bool) -> None:
             os.unlink(name, dir_fd=fd)
             return
         if recursive:
-            child = open_dir(fd, name, relpath)
-            try:
-                _empty_tree(child, relpath, MAX_TREE_DEPTH)
-            finally:
-                os.close(child)
+            _remove_tree(fd, name, relpath)
+            return
         try:
             os.rmdir(name, dir_fd=fd)
         except OSError as exc:
@@ -129,9 +164,36 @@ def remove(root: Path, relpath: str, *, recursive: bool) -> None:
         os.close(fd)
 
 
+def _remove_tree(fd: int, name: str, relpath: str) -> None:
+    """Empty the folder ``name`` in ``fd`` and remove it, again while the code adds
+    entries to it, :data:`REMOVE_ROUNDS` times at most (then :class:`KeptChanging`).
+    A folder the code removed itself meanwhile is removed as asked."""
+    for _ in range(REMOVE_ROUNDS):
+        try:
+            child = open_dir(fd, name, relpath)
+        except SessionFileNotFound:
+            return
+        try:
+            _empty_tree(child, relpath, MAX_TREE_DEPTH)
+        finally:
+            os.close(child)
+        try:
+            os.rmdir(name, dir_fd=fd)
+            return
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+    raise KeptChanging(relpath, "removed")
+
+
 def _empty_tree(fd: int, relpath: str, depth: int) -> None:
-    """Remove everything in the folder ``fd``, each entry relative to its folder's
-    descriptor, sub-folders opened without following links, ``depth`` levels at most."""
+    """Remove what is in the folder ``fd``, each entry relative to its folder's
+    descriptor, sub-folders opened without following links, ``depth`` levels at most.
+
+    An entry the code removed, replaced or filled again meanwhile is left for the
+    caller's next round (the folder's rmdir then says it is not empty)."""
     if depth == 0:
         raise PathRefused(relpath, f"holds folders more than {MAX_TREE_DEPTH} levels deep")
     with os.scandir(fd) as scan:
@@ -142,11 +204,15 @@ def _empty_tree(fd: int, relpath: str, depth: int) -> None:
             if not stat.S_ISDIR(info.st_mode):
                 os.unlink(name, dir_fd=fd)
                 continue
-            child = open_dir(fd, name, f"{relpath}/{name}")
+            try:
+                child = open_dir(fd, name, f"{relpath}/{name}")
+            except (SessionFileNotFound, PathNotDirectory, PathRefused):
+                continue  # gone, or swapped for a file or a link: seen next round
             try:
                 _empty_tree(child, relpath, depth - 1)
             finally:
                 os.close(child)
             os.rmdir(name, dir_fd=fd)
-        except (FileNotFoundError, SessionFileNotFound):  # gone already
-            continue
+        except OSError as exc:
+            if exc.errno not in _CHANGED:
+                raise

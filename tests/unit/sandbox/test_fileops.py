@@ -27,7 +27,8 @@ from lmc_runtime.sandbox.fileops import (
     remove,
     stat_path,
 )
-from lmc_runtime.sandbox.fileops._ops import MAX_TREE_DEPTH
+from lmc_runtime.sandbox.fileops._ops import MAX_TREE_DEPTH, REMOVE_ROUNDS, KeptChanging
+from lmc_runtime.service.problems import problem_for
 
 
 @pytest.fixture
@@ -276,14 +277,16 @@ def test_remove_refuses_links_and_fifos_as_target_and_on_the_way(
     assert (outside / "secret").read_text() == "host data"
 
 
-def test_recursive_remove_refuses_a_folder_swapped_for_a_link_mid_walk(
+def test_recursive_remove_unlinks_a_folder_swapped_for_a_link_mid_walk(
     root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Guards the host folder a link swapped in mid-removal points to: the link is
+    removed (on the next round), never followed."""
     (root / "d/sub").mkdir(parents=True)
     (root / "d/sub/own").write_text("x")
     _swap_for_link(monkeypatch, root / "d/sub", outside)
-    with pytest.raises(PathRefused):
-        remove(root, "d", recursive=True)
+    remove(root, "d", recursive=True)
+    assert os.listdir(root) == []
     assert (outside / "secret").read_text() == "host data"
 
 
@@ -392,3 +395,61 @@ def test_move_makes_missing_destination_folders_for_the_owner(root: Path) -> Non
     move(root, "f", "a/b/f", overwrite=False, owner=(54321, 54322))
     for folder in ("a", "a/b"):
         assert os.stat(root / folder).st_uid == 54321
+
+
+def _refill_before_rmdir(monkeypatch: pytest.MonkeyPatch, folder: Path, times: int) -> list[int]:
+    """The session's code adds a file to ``folder`` just before each of the host's
+    first ``times`` rmdirs of it: the race of a removal with the code's writes."""
+    real_rmdir, done = os.rmdir, [0]
+
+    def racing_rmdir(path: Any, *, dir_fd: int | None = None) -> None:
+        if path == folder.name and done[0] < times:
+            done[0] += 1
+            (folder / f"new{done[0]}").write_text("x")
+        real_rmdir(path, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "rmdir", racing_rmdir)
+    return done
+
+
+def test_recursive_remove_empties_again_a_folder_the_code_writes_into(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guards against rmdir's "Directory not empty", from the code's own writes
+    during a recursive removal, coming out as an I/O error (503)."""
+    (root / "d/sub").mkdir(parents=True)
+    (root / "d/sub/own").write_text("x")
+    done = _refill_before_rmdir(monkeypatch, root / "d/sub", 3)
+    remove(root, "d", recursive=True)
+    assert done == [3] and os.listdir(root) == []
+
+
+def test_recursive_remove_of_a_folder_refilled_without_end_is_a_bounded_conflict(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guards the bound: code that refills the folder at every try gets a typed
+    conflict (409 directory_not_empty) after REMOVE_ROUNDS, never an I/O error."""
+    (root / "d").mkdir()
+    done = _refill_before_rmdir(monkeypatch, root / "d", 10**6)
+    with pytest.raises(KeptChanging, match="kept changing"):
+        remove(root, "d", recursive=True)
+    assert done == [REMOVE_ROUNDS]
+    assert problem_for(KeptChanging("d", "removed")).status == 409  # type: ignore[union-attr]
+
+
+def test_mkdir_of_a_folder_the_code_removes_as_it_is_seen_makes_it(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guards against mkdir's EEXIST, then the code's removal of that entry before
+    it was looked at, answering 404 for a folder the client asked to make."""
+    real_mkdir, raced = os.mkdir, [False]
+
+    def racing_mkdir(path: Any, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        if path == "new" and not raced[0]:
+            raced[0] = True  # made by the code, and removed again before the stat
+            raise FileExistsError(17, "File exists", path)
+        real_mkdir(path, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "mkdir", racing_mkdir)
+    assert make_directory(root, "new", parents=False).kind == "directory"
+    assert raced[0] and (root / "new").is_dir()
