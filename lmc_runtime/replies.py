@@ -46,6 +46,9 @@ class Status(enum.StrEnum):
     PROCESS_LIMIT = "process_limit"
     DISK_LIMIT = "disk_limit"
     FILE_SIZE_LIMIT = "file_size_limit"
+    #: A run the server did not finish: it stopped without a shutdown (killed,
+    #: a power cut) while the run went on; given when it starts again.
+    SERVER_LOST = "server_lost"
 
     @classmethod
     def of_stop(cls, reason: str) -> Status:
