@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from .execution import Execution
 from .interpreter import Deliver, Interpreter, InterpreterFactory
-from .items import Finished, Gone, Line, Output
+from .items import Begun, Finished, Gone, Line, Output
 from .route import LateOutput, Route
 from .session import SupervisedBackend, SupervisedSession
 from .stdin import StdinChannel, answers_fifo_reads, feed_stdin
 from .supervisor import Supervisor
 
 __all__ = [
+    "Begun",
     "Deliver",
     "Execution",
     "Finished",

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...replies import Status
 
-__all__ = ["Finished", "Gone", "Line", "Output"]
+__all__ = ["Begun", "Finished", "Gone", "Line", "Output"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,12 @@ class Line:
     """The 1-based line of the code now running."""
 
     line: int
+
+
+@dataclass(frozen=True)
+class Begun:
+    """The interpreter has taken the run and is about to run its code: a death before
+    this is not the code's, and the run is sent again to the next interpreter."""
 
 
 @dataclass(frozen=True)

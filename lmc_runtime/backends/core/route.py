@@ -15,7 +15,7 @@ import anyio
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .items import Finished, Gone, Output
+from .items import Begun, Finished, Gone, Output
 
 __all__ = ["LateOutput", "Route"]
 
@@ -50,6 +50,8 @@ class Route:
         self.activity = anyio.Event()
         #: The caller left (see :meth:`leave`).
         self.left = False
+        #: The interpreter said it took the run (:class:`~.items.Begun`).
+        self.begun = False
         self._unyielded = 0
 
     def observe(self, item: Any) -> bool:
@@ -57,6 +59,9 @@ class Route:
         return isinstance(item, Finished)
 
     async def put(self, item: Any) -> None:
+        if isinstance(item, Begun):
+            self.begun = True
+            return
         if isinstance(item, Output):
             cut = item.text.rfind("\n")
             tail = item.text[cut + 1 :] if cut >= 0 else self.tail + item.text

@@ -49,6 +49,8 @@ class Supervisor:
         #: An interpreter died with no run open: the next run reports it.
         self.unreported: Gone | None = None
         self.start_failure: KernelStartError | None = None
+        #: The open run's code and options, for sending it again (see :meth:`_watch`).
+        self._sent: tuple[Route, str, Any] | None = None
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -158,16 +160,46 @@ class Supervisor:
             with anyio.CancelScope(shield=True):  # a shutdown now leaves it to this kill
                 await interpreter.kill()  # what it left behind
             logger.log(logging.INFO if gone.by_code else logging.WARNING, "%s", gone.description)
-            if self.route is not None and not self.route.finished.is_set():
+            untaken = self._untaken(interpreter)
+            if untaken is None and self.route is not None and not self.route.finished.is_set():
                 self._end_route(gone)
-            else:  # no run open, or its end is there but its caller left or is slow
+            elif untaken is None:  # no run open, or its end is there but its caller is slow
                 self.unreported = gone
             async with self._lifecycle:
                 if not self._closing and self.current is None:
                     with contextlib.suppress(KernelStartError):
                         await self._relaunch()
+                if untaken is not None:
+                    await self._send_again(untaken, gone)
         finally:
             recovered.set()
+
+    def _untaken(self, interpreter: Interpreter) -> tuple[Route, str, Any] | None:
+        """The open run, if ``interpreter`` died before it took the run's code (it says
+        so with :class:`~.items.Begun`): that code never ran, and is sent again once."""
+        sent = self._sent
+        if sent is None or not getattr(interpreter, "announces_begin", False):
+            return None
+        route = sent[0]
+        if route is not self.route or route.finished.is_set() or route.begun or route.left:
+            return None
+        self._sent = None  # once: a second death before it begins is reported
+        return sent
+
+    async def _send_again(self, sent: tuple[Route, str, Any], gone: Gone) -> None:
+        """Run ``sent`` in the new interpreter, after the news of the death; if there is
+        none, or the run was ended meanwhile, the run ends with the death as before."""
+        route, code, options = sent
+        if route is not self.route or route.finished.is_set():
+            return
+        current = self.current
+        if current is None or route.left:
+            self._end_route(gone)
+            return
+        logger.info("%s died before it took a run; the run goes to the new one", self.who)
+        for message in news_between_runs(route.tag, death=gone, late=[], dropped=0, who=self.who):
+            await route.put(message)
+        await current.submit(code, options, route)
 
     # -- runs ------------------------------------------------------------------
 
@@ -177,12 +209,15 @@ class Supervisor:
         if current is None:
             raise KernelStartError(f"{self.who} is not running")
         self.route = route
+        self._sent = (route, code, options)
         await current.submit(code, options, route)
 
     def release(self, route: Route) -> None:
         """The run is over: its route closes, and its late output is kept for the next."""
         if self.route is route:
             self.route = None
+        if self._sent is not None and self._sent[0] is route:
+            self._sent = None
         self.late.retire(route)
         route.close()
 

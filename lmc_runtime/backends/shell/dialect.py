@@ -37,6 +37,9 @@ class Dialect:
     """One shell's startup and command syntax; subclasses override the differences."""
 
     program = "sh"
+    #: Whether each run line starts with the run's begun record (sh: dash takes only
+    #: descriptors 0 to 9 in a redirection, and the record pipe's may be higher).
+    announces_begin = True
 
     def find(self) -> str | None:
         """The program's path on PATH, or None."""
@@ -51,15 +54,30 @@ class Dialect:
 
     def init_script(self, token: str, ctl_fd: int) -> str:
         """Shell code run once at start, before the first cell."""
-        return f"PS1='{_marker(token, '$?')}'\nPS2=''\nPS4='+ '\nunset HISTFILE\nreadonly PS1 PS2\n"
+        return (
+            f"PS1='{_marker(token, '$?')}'\nPS2=''\nPS4='+ '\nunset HISTFILE\nreadonly PS1 PS2\n"
+            + self.begun_setup(ctl_fd)
+        )
+
+    def begun_setup(self, ctl_fd: int) -> str:
+        """The variable naming the line-record descriptor, for the begun records."""
+        return f"__lmc_c={ctl_fd}\n" if self.announces_begin else ""
 
     def run_line(self, run: int, cell: Path, stdin: str, track: bool, prelude: str = "") -> str:
-        """The line typed to run cell number ``run``, after ``prelude`` (commands and ``; ``)."""
-        return f"{prelude}. {shlex.quote(str(cell))} <{shlex.quote(stdin)}\n"
+        """The line typed to run cell number ``run``, after ``prelude`` (commands and ``; ``).
+
+        It starts with the run's begun record (``RUN 0``), so that a shell that dies
+        before it took the line is known not to have run any of it.
+        """
+        begun = f"printf '{run} 0\\n' >&$__lmc_c 2>/dev/null; " if self.announces_begin else ""
+        return f"{begun}{prelude}. {shlex.quote(str(cell))} <{shlex.quote(stdin)}\n"
 
 
 class ShDialect(Dialect):
-    """POSIX sh (dash on Debian): no DEBUG trap, so only the final active line."""
+    """POSIX sh (dash on Debian): no DEBUG trap, so only the final active line, and no
+    begun record."""
+
+    announces_begin = False
 
     def run_line(self, run: int, cell: Path, stdin: str, track: bool, prelude: str = "") -> str:
         return super().run_line(run, cell, stdin, track, "jobs >/dev/null 2>&1; " + prelude)
@@ -107,6 +125,7 @@ class BashDialect(_Traced):
             f"__lmc_prompt() {{ __lmc_s=$?; PS1={marker}\"$__lmc_s\"$'\\a'; PS0=''; PS2=''; }}\n"
             "PROMPT_COMMAND=__lmc_prompt\nreadonly PROMPT_COMMAND\nset +o history\nset -T -b\n"
             + self.trap_setup(ctl_fd)
+            + self.begun_setup(ctl_fd)
         )
 
 
@@ -128,7 +147,7 @@ class ZshDialect(_Traced):
         return (
             f"{prompt}\nPS4='+ '\n{options}\nunsetopt BEEP\nunset HISTFILE\nSAVEHIST=0\n"
             f"__lmc_prompt() {{ {prompt}; {options}; }}\n"
-            "precmd_functions=(__lmc_prompt)\n" + self.trap_setup(ctl_fd)
+            "precmd_functions=(__lmc_prompt)\n" + self.trap_setup(ctl_fd) + self.begun_setup(ctl_fd)
         )
 
 

@@ -35,7 +35,7 @@ from ...procs import (
 )
 from ...replies import Status
 from ..base import ExecutionOptions, SessionSettings
-from ..core import Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
+from ..core import Begun, Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
 from ..core.pty import spawn_pty
 from ..core.turns import first_of
 from .dialect import Dialect, run_env
@@ -64,6 +64,8 @@ class ShellInterpreter:
         env: Mapping[str, str],
     ) -> None:
         self.dialect = dialect
+        #: Each run's begun record says the shell took it (see :class:`~..core.Begun`).
+        self.announces_begin = dialect.announces_begin
         self.work_dir = settings.work_dir
         self._argv, self._cwd, self._env = list(argv), settings.host_cwd, dict(env)
         self._startup_timeout = settings.timeouts.startup
@@ -77,6 +79,7 @@ class ShellInterpreter:
         self._deliver: Deliver | None = None
         self._scope = anyio.CancelScope()
         self._ready, self._ended, self._pty_closed = anyio.Event(), anyio.Event(), anyio.Event()
+        self._records_closed = anyio.Event()
         #: Popen-style: the exit status, or minus the signal; None while it runs.
         self._returncode: int | None = None
         self._reaped = False
@@ -257,6 +260,7 @@ class ShellInterpreter:
                     await end_session(self.pid)
                     with anyio.move_on_after(_DRAIN_GRACE):
                         await self._pty_closed.wait()
+                        await self._records_closed.wait()  # every begun record is in
                     tg.cancel_scope.cancel()
         finally:
             self._ended.set()
@@ -304,9 +308,13 @@ class ShellInterpreter:
                 if data is None:
                     return
                 for run, line in records.feed(data).items():
-                    await self._deliver(Line(line), run)
+                    await self._deliver(Begun(), run)
+                    if line:
+                        await self._deliver(Line(line), run)
         except (OSError, anyio.ClosedResourceError):
             logger.debug("the line-record pipe closed", exc_info=True)
+        finally:
+            self._records_closed.set()
 
 
 def _write(path: Path, text: str) -> None:

@@ -3,7 +3,8 @@
 The prompt is ``ESC ] lmc ; TOKEN ; STATUS BEL`` (``TOKEN`` random per session),
 printed exactly when the shell is ready again, so it ends every run in order
 with its output. The DEBUG trap writes ``"RUN LINE\\n"`` to a pipe of its own;
-``RUN`` tells this run's records from those of an earlier run's subshell.
+``RUN`` tells this run's records from those of an earlier run's subshell. Each
+run line first writes ``"RUN 0\\n"``: the shell took that run.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ class RecordParser:
         return self._lines.held
 
     def feed(self, data: bytes) -> dict[int, int]:
-        """The last line of each run in the records ``data`` completes.
+        """The last line of each run in the records ``data`` completes (0: the run's
+        begun record alone).
 
         Only the newest line of a run matters: a burst read at once happened at once.
         """
@@ -130,7 +132,6 @@ class RecordParser:
                 continue
             fields = piece.data.split()
             if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
-                line = int(fields[1])
-                if line >= 1:
-                    latest[int(fields[0])] = line
+                run, line = int(fields[0]), int(fields[1])
+                latest[run] = max(line, latest.get(run, 0)) if line == 0 else line
         return latest

@@ -78,3 +78,36 @@ def test_exit_reports_its_code_and_says_the_shell_exited(bash: Computer) -> None
     assert result.status == "restarted"
     assert result.final.extras is not None and result.final.extras["exit_code"] == 3
     assert "exited the shell" in _notices(result)
+
+
+def _wait_gone(pid: int, bound: float = 10.0) -> None:
+    deadline = time.monotonic() + bound
+    while Path(f"/proc/{pid}").exists():
+        assert time.monotonic() < deadline, f"pid {pid} still alive after {bound} s"
+        time.sleep(0.01)
+
+
+def test_regression_a_run_sent_to_a_shell_dead_but_not_yet_noticed_runs_its_code(
+    bash: Computer,
+) -> None:
+    """Regression: a shell killed from inside just after its run ended (``kill -9 -1;
+    kill -9 $PPID`` in a sandbox) took the next run's typed line while dead; when its
+    death was noticed the next run ended with it, and its code never ran. A process
+    outside the shell's session holds the terminal here, so the death is noticed only
+    after the drain grace: the window is seconds wide, not a matter of luck."""
+    first = run(
+        bash,
+        "setsid sleep 4 2>/dev/null & echo $!\n(sleep 0.3; kill -9 $$) >/dev/null 2>&1 &\necho $$",
+        "bash",
+    )
+    assert first.status == "ok", first.output
+    holder, shell = (int(n) for n in first.output.split())
+    try:
+        _wait_gone(shell)
+        after = run(bash, "echo alive3", "bash", timeout=30)
+        assert after.output.endswith("alive3\n"), after.output
+        assert "Its state was lost" in after.output  # the death is still told
+        assert after.status == "ok"
+    finally:
+        subprocess.run(["kill", "-9", str(holder)], capture_output=True, check=False)
+

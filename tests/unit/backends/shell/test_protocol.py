@@ -90,9 +90,10 @@ def test_complete_records_give_each_runs_newest_line_and_the_rest_is_kept() -> N
     assert records.feed(b"2\n") == {2: 12}
 
 
-def test_garbage_and_line_zero_are_ignored() -> None:
+def test_garbage_is_ignored_and_line_zero_is_a_begun_record() -> None:
     records = RecordParser()
-    assert records.feed(b"x y\n1\n1 0\n3 9\n") == {3: 9}
+    assert records.feed(b"x y\n1\n1 0\n3 9\n") == {1: 0, 3: 9}
+    assert records.feed(b"4 0\n4 2\n5 2\n5 0\n") == {4: 2, 5: 2}
     assert records.held == 0
 
 
