@@ -17,12 +17,14 @@ from typing import NamedTuple
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect, HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
 from .models import ErrorBody, ErrorDetail
+from .wording import invalid_fields, validation_text
 
 __all__ = [
     "LastResort",
@@ -141,6 +143,8 @@ def problem_for(exc: BaseException) -> Problem | None:
     """The :class:`Problem` ``exc`` stands for, or None for an unforeseen one."""
     if isinstance(exc, OSError) and exc.errno in _ERRNO_MAPPED:
         return Problem(*_ERRNO_MAPPED[exc.errno])
+    if isinstance(exc, ValidationError):
+        return Problem(400, "bad_request", validation_text(exc))
     for cls in type(exc).__mro__:
         if cls in _MAPPED:
             status, code, summary = _MAPPED[cls]
@@ -199,11 +203,7 @@ def install_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        parts = []
-        for error in exc.errors():
-            loc = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
-            parts.append(f"{loc}: {error.get('msg')}" if loc else str(error.get("msg")))
-        return error_response(400, "bad_request", "; ".join(parts) or "invalid request")
+        return error_response(400, "bad_request", invalid_fields(exc.errors()))
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)

@@ -29,6 +29,7 @@ from .models import (
 from .openapi import BEARER, json_body
 from .state import info, service_of
 from .streams import NdjsonExecution, parse_json, read_body
+from .wording import validation_text
 
 __all__ = ["languages_router", "require_token", "sessions_router"]
 
@@ -73,7 +74,7 @@ def _add_lifecycle(router: APIRouter) -> None:
         try:
             spec = CreateSession.model_validate(data)
         except ValueError as exc:
-            raise InvalidRequest(str(exc)) from exc
+            raise InvalidRequest(validation_text(exc)) from exc
         session = await service.manager.create(spec)
         service.metrics.session_created()
         return info(session)
@@ -134,7 +135,7 @@ def _add_execution(router: APIRouter) -> None:
         try:
             spec = RestartRequest.model_validate(parse_json(body) if body.strip() else {})
         except ValueError as exc:
-            raise InvalidRequest(str(exc)) from exc
+            raise InvalidRequest(validation_text(exc)) from exc
         computer = session.computer
         if computer is not None:
             if computer.registry.resolve(spec.language) is None:

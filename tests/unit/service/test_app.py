@@ -50,3 +50,31 @@ def test_every_error_is_json_with_its_status(client: TestClient) -> None:
 
 def test_listing_starts_empty(client: TestClient) -> None:
     assert client.get("/v1/sessions", headers=AUTH).json() == {"sessions": []}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"limits": {"memory_bytes": "lots"}}, "limits.memory_bytes: must be an integer"),
+        ({"languages": "python"}, "languages: must be a JSON array"),
+        ({"languages": [1]}, "languages[0]: must be a string"),
+        ({"bogus": 1}, "bogus: is not a field of this request"),
+        ({"limits": {"wall_seconds": -1}}, "limits.wall_seconds: must be at least 0.1"),
+        ({"env": {"A": 1}}, "env.A: must be a string"),
+        ([1], "the body: must be a JSON object"),
+    ],
+)
+def test_a_400_for_a_bad_field_names_it_in_the_apis_own_words(
+    client: TestClient, body: object, message: str
+) -> None:
+    """A body that does not validate is answered with the field's path and a short
+    sentence: not pydantic's text, its URL, or the input echoed back."""
+    answer = client.post("/v1/sessions", headers=AUTH, json=body)
+    assert answer.status_code == 400
+    assert answer.json()["error"] == {"code": "bad_request", "message": message}
+
+
+def test_a_400_for_a_bad_query_parameter_names_it(client: TestClient) -> None:
+    answer = client.post("/v1/sessions/abc/execute?timeout=soon", headers=AUTH, json={})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == "query parameter timeout: must be a number"
