@@ -12,9 +12,11 @@ sandbox's user, reports how the kernel ended, and kills it if the runtime's
 end closes first.
 
 The kernel becomes the sandbox's user, drops every capability (the bounding
-and ambient sets too), sets ``no_new_privs`` as bubblewrap does, checks all of
-it in ``/proc/self/status`` (else it ends at once), starts a session of its
-own, keeps no descriptor but its stdio, and runs ``python SCRIPT ARGS`` as
+and ambient sets too), sets ``no_new_privs`` as bubblewrap does, takes an
+empty session keyring of its own and puts itself under the sandbox's seccomp
+filter (:mod:`._seccomp`, as bwrap does for what it starts), checks all of it
+in ``/proc/self/status`` (else it ends at once), starts a session of its own,
+keeps no descriptor but its stdio, and runs ``python SCRIPT ARGS`` as
 ``runpy.run_path``.
 
 Stdlib only (``ctypes`` for ``setns``, ``capset``, ``prctl``): the fork server
@@ -32,7 +34,12 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING or __package__:
+    from . import _seccomp
+else:  # imported by the fork server, run as a script, from this file's folder
+    import _seccomp
 
 __all__ = ["MAX_REQUEST", "broker", "readable"]
 
@@ -120,6 +127,7 @@ def _verify(uid: int, gid: int) -> None:
         "Gid": "\t".join([str(gid)] * 4),
         "Groups": "",
         "NoNewPrivs": "1",
+        "Seccomp": "2",
     }
     for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
         wanted[name] = "0" * 16
@@ -161,6 +169,8 @@ def _kernel(request: dict[str, Any], stdout: int, stderr: int) -> NoReturn:
     try:
         uid, gid = int(request["uid"]), int(request["gid"])
         _drop_privileges(uid, gid)
+        _seccomp.new_session_keyring()
+        _seccomp.install(_seccomp.program())
         _verify(uid, gid)  # here, in the sandbox's PID namespace, /proc/self is this process
         os.setsid()
         _stdio(stdout, stderr)

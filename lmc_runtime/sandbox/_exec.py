@@ -27,7 +27,8 @@ applies its options to itself, then replaces itself with ``argv``. Options:
 ``--bwrap-env``
     ``argv`` is a bwrap command line: give the environment to the sandboxed
     command as ``--clearenv --setenv NAME VALUE ...`` and start bwrap itself
-    with an empty environment.
+    with an empty environment; and put the sandbox under the seccomp filter of
+    ``_seccomp.py`` (``--seccomp FD``).
 ``--supervise PID``
     stay as the parent of ``argv`` instead of becoming it; PID is the runtime
     process that starts this one. ``bwrap
@@ -42,6 +43,11 @@ applies its options to itself, then replaces itself with ``argv``. Options:
 ``--report``
     inside the sandbox: stay as the parent of ``argv`` too, and write how it
     ended (its wait status) to the descriptor the supervisor passed down.
+
+On the host (every run but ``--report``'s, which is inside the sandbox), once
+dropped to ``--user``, it takes an empty session keyring of its own for
+``argv`` and all it starts, in place of the server's (where the operator's keys
+are: systemd and ``pam_keyinit`` give services and logins one).
 
 bwrap, and the init process it runs in the sandbox's PID namespace, end with
 ``128+N`` when their child was killed by signal N (its ``--json-status-fd``
@@ -96,6 +102,32 @@ def _fail(text: str) -> NoReturn:
     os._exit(127)
 
 
+def _sibling(name: str) -> Any:
+    """The stdlib-only module ``name`` beside this file (``-I`` leaves its folder
+    off ``sys.path``)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return __import__(name)
+
+
+def seccomp_fd() -> int:
+    """An inheritable descriptor holding the sandbox's seccomp filter, for bwrap's
+    ``--seccomp``."""
+    fd = os.memfd_create("lmc-seccomp", 0)
+    os.write(fd, _sibling("_seccomp").program())
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.set_inheritable(fd, True)
+    return fd
+
+
+def _own_keyring() -> None:
+    try:
+        _sibling("_seccomp").new_session_keyring()
+    except OSError as exc:
+        _fail(str(exc))
+
+
 def _pidfd(pid: int) -> int | None:
     try:
         return os.pidfd_open(pid)
@@ -136,15 +168,17 @@ def _status_pipe(env: dict[str, str]) -> tuple[int, int]:
 
 
 def _supervise(
-    argv: list[str], env: dict[str, str], parent: int, sigint: Any, pipe: tuple[int, int]
+    argv: list[str], env: dict[str, str], parent: int, sigint: Any, fds: tuple[int, ...]
 ) -> NoReturn:
-    """Run ``argv`` as a child; end with it, and end it if process ``parent`` ends."""
+    """Run ``argv`` as a child; end with it, and end it if process ``parent`` ends.
+    ``fds``: the status pipe's ends, then descriptors only the child needs."""
     parent_fd = _pidfd(parent)
     if os.getppid() != parent:  # the runtime ended before (or while) this one started
         _fail(f"the process that started this one ({parent}) has ended")
-    report, write = pipe
+    report, *handed = fds
     child = _start(argv, env, sigint)
-    os.close(write)
+    for handed_fd in handed:
+        os.close(handed_fd)
     child_fd = _pidfd(child)
     watched = select.poll()
     for fd in (child_fd, parent_fd):
@@ -292,6 +326,8 @@ def main(args: list[str]) -> None:
     env = settings.env
     if settings.user is not None:
         _drop_to(settings.user)
+    if not settings.report:  # on the host (inside, the seccomp filter refuses keyrings)
+        _own_keyring()
     if settings.chdir is not None:
         try:
             os.chdir(settings.chdir)
@@ -303,14 +339,16 @@ def main(args: list[str]) -> None:
     if settings.sigint is not None:
         signal.signal(signal.SIGINT, settings.sigint)
     pipe = _status_pipe(env) if settings.supervise is not None else None
+    handed: list[int] = []
     if settings.bwrap_env:
-        extra = ["--clearenv"]
+        handed.append(seccomp_fd())
+        extra = ["--seccomp", str(handed[-1]), "--clearenv"]
         for name, value in env.items():
             extra += ["--setenv", name, value]
         argv = [argv[0], *extra, *argv[1:]]
         env = {}
     if settings.supervise is not None and pipe is not None:
-        _supervise(argv, env, settings.supervise, settings.sigint, pipe)
+        _supervise(argv, env, settings.supervise, settings.sigint, (*pipe, *handed))
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

@@ -27,7 +27,9 @@ closes). Options:
     an IPv4 address or network to reject (repeatable).
 ``--bwrap-env``
     pass the environment to the sandboxed command as bwrap's ``--clearenv
-    --setenv NAME VALUE ...`` and start bwrap with an empty one.
+    --setenv NAME VALUE ...`` and start bwrap with an empty one; put the
+    sandbox under the seccomp filter of ``_seccomp.py`` (``--seccomp FD``, made
+    once the firewall is in: the programs that install it never hold it).
 ``--timeout SECONDS``
     how long slirp4netns may take to configure the interface (default 30).
 """
@@ -99,7 +101,12 @@ def _enter_namespace() -> None:
 
 
 def _child(
-    options: dict[str, list[str]], ready: int, go: int, argv: list[str], env: dict[str, str]
+    options: dict[str, list[str]],
+    ready: int,
+    go: int,
+    argv: list[str],
+    env: dict[str, str],
+    wrapper: ModuleType,
 ) -> None:
     try:
         _enter_namespace()
@@ -112,6 +119,8 @@ def _child(
     if os.read(go, 1) != b"1":  # the parent failed or is gone
         os._exit(127)
     os.close(go)
+    if "--bwrap-env" in options:
+        argv = [argv[0], "--seccomp", str(wrapper.seccomp_fd()), *argv[1:]]
     try:
         os.execve(argv[0], argv, env)
     except OSError as exc:
@@ -197,7 +206,7 @@ def main(args: list[str]) -> None:
     if child == 0:
         os.close(child_ready)
         os.close(parent_go)
-        _child(options, ready, go, argv, env)
+        _child(options, ready, go, argv, env, wrapper)
     os.close(ready)
     os.close(go)
     if os.read(child_ready, 1) != b"1":  # the child failed and said why

@@ -103,7 +103,8 @@ def main() -> None:
     del sys.path[0]  # this file's folder
     # Imported from that folder by its file name: out of sys.modules, it cannot stand
     # in for a module of that name a kernel's code imports.
-    sys.modules.pop("_broker", None)
+    for name in ("_broker", "_seccomp"):
+        sys.modules.pop(name, None)
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
     preload()
