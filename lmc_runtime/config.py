@@ -7,10 +7,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-__all__ = ["DEFAULT_EXECUTION_SECONDS", "InputCallback", "Limits", "Timeouts"]
+__all__ = [
+    "DEFAULT_EXECUTION_SECONDS",
+    "MINIMUM_OUTPUT_BYTES",
+    "InputCallback",
+    "Limits",
+    "Timeouts",
+]
 
 #: How long one execution may run unless told otherwise (``Timeouts().execution``).
 DEFAULT_EXECUTION_SECONDS = 300.0
+#: The least output budget (``Limits.output_bytes``).
+MINIMUM_OUTPUT_BYTES = 64
 
 #: Answers ``input()`` in user code: called with the prompt, returns the line.
 #: It may be a plain function (run in a worker thread) or a coroutine function.
@@ -73,7 +81,9 @@ class Limits:
     spill_route: str | None = None
 
     def __post_init__(self) -> None:
-        if self.output_bytes < 64:
-            raise ValueError(f"output_bytes must be at least 64, got {self.output_bytes}")
+        if self.output_bytes < MINIMUM_OUTPUT_BYTES:
+            raise ValueError(
+                f"output_bytes must be at least {MINIMUM_OUTPUT_BYTES}, got {self.output_bytes}"
+            )
         if self.spill_bytes is not None and self.spill_bytes < 0:
             raise ValueError(f"spill_bytes must be at least 0, got {self.spill_bytes}")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 from .. import __version__
-from ..config import DEFAULT_EXECUTION_SECONDS
+from ..config import DEFAULT_EXECUTION_SECONDS, MINIMUM_OUTPUT_BYTES, Limits
 from .batch import MAX_LINE_BYTES
 from .commands import cmd_bench, cmd_languages, cmd_setup
 from .interpreters import add_interpreter_options
@@ -33,6 +34,12 @@ text; images and HTML are saved to files (a new temporary folder unless
 --output-dir is given) and their paths printed. Piped, or with --jsonl, every
 computer message is written to stdout as one JSON line."""
 
+SERVE_DESCRIPTION = """\
+Serve sessions, each in a sandbox of its own, over HTTP and WebSocket. Every option
+is also an environment variable (LMC_SERVE_<NAME>) and a key of the --config file; a
+flag beats the variable, which beats the file, which beats the default. Sizes are
+bytes, or take a binary unit (512K, 512M, 2G; K is 1024); 'none' turns a limit off."""
+
 
 class OneLineParser(argparse.ArgumentParser):
     """A parser whose usage errors are one line naming the command's ``--help``."""
@@ -41,11 +48,22 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _at_least(least: int) -> Callable[[str], int]:
+    """An integer option's type: a whole number of at least ``least``."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        return value
+
+    return whole
+
+
+_positive = _at_least(1)
 
 
 def _timeout(text: str) -> float:
@@ -72,12 +90,19 @@ def _batch_options(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULT_EXECUTION_SECONDS:g}; 0 or none: no timeout; with --remote "
         "the default is the server's, which caps it)",
     )
-    parser.add_argument("--output-bytes", type=int, default=0, help="output budget per execution")
+    parser.add_argument(
+        "--output-bytes",
+        type=_at_least(MINIMUM_OUTPUT_BYTES),
+        default=Limits().output_bytes,
+        metavar="N",
+        help=f"bytes one execution returns; the rest is cut (default {Limits().output_bytes})",
+    )
     parser.add_argument(
         "--line-bytes",
         type=_positive,
         default=MAX_LINE_BYTES,
-        help=f"longest input line read (default {MAX_LINE_BYTES})",
+        metavar="N",
+        help=f"longest input line read, in bytes (default {MAX_LINE_BYTES})",
     )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument(
@@ -144,7 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     repl = sub.add_parser("repl", help="an interactive REPL: type code, watch it run")
     configure_repl(repl)
     repl.set_defaults(extra="repl")
-    serve = sub.add_parser("serve", help="run the sandboxed HTTP and WebSocket service")
+    serve = sub.add_parser(
+        "serve",
+        help="run the sandboxed HTTP and WebSocket service",
+        description=SERVE_DESCRIPTION,
+    )
     configure_serve(serve)
     serve.set_defaults(extra="serve")
     from ..mcp.command import configure_parser as configure_mcp

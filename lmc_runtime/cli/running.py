@@ -56,7 +56,7 @@ def batch_timeouts(args: argparse.Namespace) -> Timeouts:
 def _open(args: argparse.Namespace) -> _Batch:
     if args.remote:
         return remote_computer(args)
-    limits = Limits(output_bytes=args.output_bytes) if args.output_bytes else Limits()
+    limits = Limits(output_bytes=args.output_bytes)
     return Computer(timeouts=batch_timeouts(args), limits=limits, **chosen_interpreters(args))
 
 

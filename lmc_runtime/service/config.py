@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import LMCError
 from ..sandbox import SessionLimits
 from .connections import ConnectionLimits
-from .options import OPTIONS, Option
+from .options import GROUPS, OPTIONS, Option
 from .settings import ServiceSettings
 
 __all__ = ["ConfigError", "ServeConfig", "add_arguments", "default_data_dir", "load"]
@@ -62,12 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help=f"a TOML file of settings (default: ${CONFIG_ENV}, else none)",
     )
-    for option in OPTIONS:
-        described = f"{option.help} (default: {option.shown}; env {option.env_names[0]})"
-        if option.switch:
-            parser.add_argument(option.flag, action="store_true", default=None, help=described)
-        else:
-            parser.add_argument(option.flag, metavar=option.metavar, help=described)
+    for title, options in GROUPS:
+        group = parser.add_argument_group(title)
+        for option in options:
+            described = f"{option.help} (default: {option.shown}; env {option.env_names[0]})"
+            if option.switch:
+                group.add_argument(option.flag, action="store_true", default=None, help=described)
+            else:
+                group.add_argument(option.flag, metavar=option.metavar, help=described)
 
 
 def _read_file(path: Path) -> dict[str, object]:

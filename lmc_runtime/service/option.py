@@ -45,4 +45,6 @@ class Option:
             return "none"
         if isinstance(self.default, bool):
             return str(self.default).lower()
+        if isinstance(self.default, float):
+            return f"{self.default:g}"  # 300, not 300.0: as the docs write it
         return str(self.default)

@@ -1,24 +1,21 @@
 """The options of ``lmc serve``: one table, from which its flags, environment
 variables (``LMC_SERVE_<NAME>``), TOML keys (``<name>``) and ``--help`` are made.
 
-Limits are the defaults of every session and the most a session may ask for.
+The session limits are in :mod:`.limit_options`; ``GROUPS`` is how ``--help`` shows them all.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..sandbox import SessionLimits
-from ..sandbox.policy import MINIMUMS
 from .connections import ConnectionLimits
+from .limit_options import LIMIT_OPTIONS, shown_size
 from .option import Option
 from .settings import ServiceSettings
 from .values import (
-    Parser,
     at_least,
     boolean,
     choice,
-    format_size,
     integer,
     number,
     origins,
@@ -28,21 +25,15 @@ from .values import (
     unlimited,
 )
 
-__all__ = ["LOG_FORMATS", "LOG_LEVELS", "OPTIONS", "TRANSCRIPT_SYNCS", "Option"]
+__all__ = ["GROUPS", "LOG_FORMATS", "LOG_LEVELS", "OPTIONS", "TRANSCRIPT_SYNCS", "Option"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 TRANSCRIPT_SYNCS = ("group", "run")
 
 
-def _size(value: int | None) -> str:
-    return "none" if value is None else format_size(value)
-
-
-_LIMITS = SessionLimits()
 _CONNECTIONS = ConnectionLimits()
 _SERVICE = ServiceSettings(data_dir=Path("/"), no_auth=True)
-_NOLIMIT = " ('none' for no limit)"
 
 
 #: A shorter token is easy to guess, and redacting it from the logs garbles them.
@@ -76,35 +67,6 @@ ALLOW_NETWORK_HELP = (
     "server refuses to start if they are missing. As root it also adds (once, and "
     "leaves) a host firewall rule rejecting traffic from the sandboxes' uid range "
     "to the host's own addresses"
-)
-
-
-def _limit(name: str, field: str, kind: Parser, metavar: str, help: str) -> Option:
-    """A session limit (``field`` of :class:`SessionLimits`): a ``kind`` value of at
-    least the sandbox's minimum, or 'none' for no limit; ``--help`` shows a size's
-    default with its unit."""
-    default = getattr(_LIMITS, field)
-    shown = _size(int(default)) if kind is size and default is not None else None
-    parse = unlimited(kind, MINIMUMS[field])
-    return Option(name, parse, default, help + _NOLIMIT, show=shown, metavar=metavar)
-
-
-_LIMIT_OPTIONS: tuple[Option, ...] = (
-    _limit("memory", "memory_bytes", size, "SIZE", "memory of a whole session"),
-    _limit("cpu_seconds", "cpu_seconds", number, "SECONDS", "CPU seconds of one execution"),
-    _limit("cpu_quota", "cpu_quota", number, "CPUS", "CPUs' worth a session may use at once"),
-    _limit("disk", "disk_bytes", size, "SIZE", "disk space of a session"),
-    _limit("file_size", "file_size_bytes", size, "SIZE", "largest file a session writes"),
-    _limit("processes", "processes", integer, "N", "processes of a session"),
-    _limit("wall_seconds", "wall_seconds", number, "SECONDS", "wall time of one execution"),
-    Option(
-        "output_bytes",
-        at_least(size, int(MINIMUMS["output_bytes"])),
-        _LIMITS.output_bytes,
-        "output one execution returns; the rest is cut",
-        show=_size(_LIMITS.output_bytes),
-        metavar="SIZE",
-    ),
 )
 
 
@@ -150,7 +112,7 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         at_least(size, 1024),
         _SERVICE.max_request_bytes,
         "largest request body or WebSocket frame",
-        show=_size(_SERVICE.max_request_bytes),
+        show=shown_size(_SERVICE.max_request_bytes),
         metavar="SIZE",
     ),
     Option(
@@ -158,7 +120,7 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         at_least(size, 1),
         _SERVICE.max_upload_bytes,
         "largest uploaded file",
-        show=_size(_SERVICE.max_upload_bytes),
+        show=shown_size(_SERVICE.max_upload_bytes),
         metavar="SIZE",
     ),
     Option(
@@ -294,10 +256,13 @@ _SCALE_OPTIONS: tuple[Option, ...] = (
 )
 
 
-#: Every option, in the order ``--help`` lists them.
-OPTIONS: tuple[Option, ...] = (
-    *_SERVER_OPTIONS,
-    *_LIMIT_OPTIONS,
-    *_SERVICE_OPTIONS,
-    *_SCALE_OPTIONS,
+#: The options in the groups ``--help`` shows them in, with the groups' titles.
+GROUPS: tuple[tuple[str, tuple[Option, ...]], ...] = (
+    ("server (where it listens, who may connect, what it logs)", _SERVER_OPTIONS),
+    ("session limits (each session's defaults, and the most it may ask for)", LIMIT_OPTIONS),
+    ("sessions, the pool and the sandbox", _SERVICE_OPTIONS),
+    ("transcripts, gateways and replicas", _SCALE_OPTIONS),
 )
+
+#: Every option, in the order ``--help`` lists them.
+OPTIONS: tuple[Option, ...] = tuple(option for _, options in GROUPS for option in options)
