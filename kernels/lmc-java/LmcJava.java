@@ -4,13 +4,18 @@
 //
 // It speaks the line protocol of ../lmc-node/runner.js: requests are JSON lines on CONTROL_FIFO,
 // {"id": 1, "code": "...", "lines": true, "env": {NAME: VALUE}} or {"stop": 1}; events are JSON
-// lines on EVENTS_FIFO: "r" ready, "o"/"e" output, "l" the line now running, "d" done. One more:
+// lines on EVENTS_FIFO: "r" ready, "o"/"e" output, "l" the line now running, "d" done (with "c",
+// this JVM's count of runs, and "n", a failed run's error: the exception's fully qualified class
+// name, or CompilationError for code that does not compile). One more:
 //   {"k":"i","id":ID}    the code reads System.in and nothing is there yet: it waits for a line
 //
 // A cell is cut into snippets by JShell's own parser (analyzeCompletion) before any of it runs,
 // so a cell that ends mid-statement runs nothing. Snippets run in this JVM (local execution):
 // a stop request stops the one running, and System.exit ends the process with its code.
 // Errors name the lines of the cell: a compile error its line, an exception's frames theirs.
+// The value of a cell's last snippet, when it is an expression (not a void call, a statement or
+// a declaration) with no semicolon after it, is printed on stdout as JShell shows it: "x" for a
+// String, 2 for 1 + 1. A semicolon makes it a statement, which shows nothing (as in IPython).
 
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -54,6 +59,14 @@ public final class LmcJava {
   private static volatile long running = -1;
 
   private static volatile boolean stopped;
+  /** How many runs this JVM has had; the class of the error that ended the run going on. */
+  private static long runs;
+
+  private static String error;
+  /** Snippet kinds whose value is the cell's result: an expression's, a bare variable's. */
+  private static final java.util.Set<Snippet.SubKind> RESULTS =
+      java.util.EnumSet.of(
+          Snippet.SubKind.TEMP_VAR_EXPRESSION_SUBKIND, Snippet.SubKind.VAR_VALUE_SUBKIND);
   /** Where each snippet came from: {request, line of its cell}; the last 10,000. */
   private static final Map<String, long[]> ORIGINS =
       new LinkedHashMap<>() {
@@ -142,6 +155,8 @@ public final class LmcJava {
     Object env = request.get("env");
     String status = "ok";
     Map<String, String> saved = new HashMap<>();
+    runs++;
+    error = null;
     try {
       List<int[]> snippets = new ArrayList<>();
       if (!cut(code, snippets)) {
@@ -152,11 +167,12 @@ public final class LmcJava {
         }
         stopped = false;
         running = id;
-        for (int[] snippet : snippets) {
+        for (int i = 0; i < snippets.size(); i++) {
+          int[] snippet = snippets.get(i);
           if (lines) {
             emit("{\"k\":\"l\",\"id\":" + id + ",\"n\":" + lineOf(code, snippet[0]) + "}");
           }
-          boolean ok = evaluate(id, code, snippet);
+          boolean ok = evaluate(id, code, snippet, i == snippets.size() - 1);
           if (stopped || !ok) {
             status = stopped ? "interrupted" : "error";
             break;
@@ -166,13 +182,17 @@ public final class LmcJava {
     } catch (Exception | LinkageError failed) {
       System.err.println("the Java runner failed: " + failed);
       status = "error";
+      error = failed.getClass().getName();
     } finally {
       running = -1;
       Environment.restore(saved);
     }
     System.out.flush();
     System.err.flush();
-    emit("{\"k\":\"d\",\"id\":" + id + ",\"s\":\"" + status + "\",\"p\":false}");
+    String name = status.equals("error") && error != null
+        ? ",\"n\":" + Json.quote(error, new StringBuilder()) : "";
+    emit("{\"k\":\"d\",\"id\":" + id + ",\"s\":\"" + status + "\",\"p\":false,\"c\":" + runs
+        + name + "}");
   }
 
   /** The [start, end) of each snippet of the cell, or false (and why, on stderr). */
@@ -194,6 +214,7 @@ public final class LmcJava {
       }
       if (!done.isComplete() && done != SourceCodeAnalysis.Completeness.UNKNOWN) {
         String why = "reached end of input while parsing: this statement is never finished";
+        error = "CompilationError";
         System.err.print("Error at line " + lineOf(code, at) + ":\n" + why + "\n");
         return false;
       }
@@ -201,6 +222,7 @@ public final class LmcJava {
       if (rest.startsWith("/") && !rest.startsWith("/*") && !rest.startsWith("//")) {
         System.err.print(
             "Error at line " + lineOf(code, at) + ":\njshell commands (such as /vars) are not run here\n");
+        error = "CompilationError";
         return false;
       }
       snippets.add(new int[] {at, Math.max(end, at + 1)});
@@ -208,8 +230,8 @@ public final class LmcJava {
     }
   }
 
-  /** Runs one snippet; false if it failed (told on stderr). */
-  private static boolean evaluate(long id, String code, int[] snippet) {
+  /** Runs one snippet; false if it failed (told on stderr). The cell's ``last`` shows its value. */
+  private static boolean evaluate(long id, String code, int[] snippet, boolean last) {
     List<SnippetEvent> results = shell.eval(code.substring(snippet[0], snippet[1]));
     long line = lineOf(code, snippet[0]);
     for (SnippetEvent result : results) {
@@ -225,7 +247,11 @@ public final class LmcJava {
             .filter(Diag::isError)
             .forEach(diag -> System.err.print(compileError(code, snippet, diag)));
         ok = false;
+        error = "CompilationError";
       } else if (result.exception() != null) {
+        JShellException thrown = result.exception();
+        error = thrown instanceof EvalException
+            ? ((EvalException) thrown).getExceptionClassName() : thrown.getClass().getName();
         if (!stopped) {
           StringBuilder told = new StringBuilder();
           describe(result.exception(), told, id, "Exception ");
@@ -240,6 +266,9 @@ public final class LmcJava {
           System.err.println(
               "note: " + declared.name() + " cannot be used until " + missing + " is declared");
         }
+      } else if (last && result.value() != null && RESULTS.contains(result.snippet().subKind())
+          && !code.substring(snippet[0], snippet[1]).strip().endsWith(";")) {
+        System.out.println(result.value());
       }
     }
     return ok;

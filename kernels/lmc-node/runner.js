@@ -10,7 +10,9 @@
 //   {"k":"r","pid":N}                  ready
 //   {"k":"o"|"e","d":TEXT}             stdout / stderr (console.log, console.error, writes)
 //   {"k":"l","id":ID,"n":LINE}         the top-level statement now running (1-based)
-//   {"k":"d","id":ID,"s":STATUS,"p":B} done: ok | error | interrupted; p: async work may remain
+//   {"k":"d","id":ID,"s":STATUS,"p":B,"c":N,"n":NAME}
+//                                      done: ok | error | interrupted; p: async work may remain;
+//                                      c: this process's count of runs; n: the error's class
 //   {"k":"x","c":CODE}                 the process is exiting (process.exit() or the end)
 // Both FIFOs are opened here, so they carry O_CLOEXEC and no child process inherits them;
 // the code's own stdin, stdout and stderr are left alone for it.
@@ -98,12 +100,31 @@ function describeError(error) {
   return 'Uncaught ' + stack + extra + '\n';
 }
 
+// The class of what was thrown: an Error's constructor (TypeError, a class of the code's own),
+// an object's constructor, else the type of the value ("string", "number", "null").
+function errorName(error) {
+  if (error === null) return 'null';
+  if (typeof error !== 'object' && typeof error !== 'function') return typeof error;
+  const made = error.constructor;
+  if (typeof made === 'function' && typeof made.name === 'string' && made.name !== '') {
+    return made.name;
+  }
+  return typeof error.name === 'string' && error.name !== '' ? error.name : typeof error;
+}
+
+function failed(state, error) {
+  if (state === null) return;
+  state.status = 'error';
+  if (state.error === undefined) state.error = errorName(error);
+}
+
 const isInterrupt = (error) =>
   error instanceof Error && error.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
 
 // -- running code ----------------------------------------------------------------------------
 
 let current = null;
+let runs = 0;
 const imports = createImports();
 
 function runScript(source, filename, line, column) {
@@ -280,6 +301,7 @@ function setEnv(env) {
 }
 
 async function execute(request) {
+  runs += 1;
   const state = { id: request.id, lines: request.lines !== false, status: 'ok', stopped: false };
   const stopped = new Promise((resolve) => {
     state.stop = () => resolve(STOPPED);
@@ -301,7 +323,7 @@ async function execute(request) {
     if (isInterrupt(error)) {
       state.stopped = true;
     } else {
-      state.status = 'error';
+      failed(state, error);
       emit({ k: 'e', d: describeError(error) });
     }
   }
@@ -311,7 +333,9 @@ async function execute(request) {
   restoreEnv();
   current = null;
   const status = state.stopped ? 'interrupted' : state.status;
-  emit({ k: 'd', id: state.id, s: status, p: pending });
+  const done = { k: 'd', id: state.id, s: status, p: pending, c: runs };
+  if (status === 'error' && state.error !== undefined) done.n = state.error;
+  emit(done);
 }
 
 // -- the process --------------------------------------------------------------------------
@@ -333,12 +357,12 @@ function stopRun(id) {
 process.on('SIGINT', () => {});
 
 process.on('uncaughtException', (error) => {
-  if (current !== null) current.status = 'error';
+  failed(current, error);
   emit({ k: 'e', d: describeError(error) });
 });
 
 process.on('unhandledRejection', (reason) => {
-  if (current !== null) current.status = 'error';
+  failed(current, reason);
   emit({ k: 'e', d: describeError(reason).replace(/^Uncaught /, 'Uncaught (in promise) ') });
 });
 

@@ -47,6 +47,12 @@
 # variables set (Sys.setenv, so system() children see them); on.exit restores
 # each, or unsets it again, however the cell ends (error, interrupt).
 #
+# Errors
+# ------
+# IRkernel names every error `ERROR`. The error handler is wrapped: the error
+# message and the execute_reply name the condition's class instead (its first:
+# `simpleError` for stop("..."), `rlang_error` for rlang's abort()).
+#
 # Plots
 # -----
 # PNG only, 7 x 5 inches at 100 dpi (700 x 500 pixels).
@@ -101,6 +107,27 @@ local({
   exact_messages <- function(handler, request, send) {
     handler$message <- function(m) {
       send("stream", request, "iopub", list(name = "stderr", text = conditionMessage(m)))
+    }
+    handler
+  }
+
+  # The error (IOPub, and the execute_reply) names the condition's class.
+  named_errors <- function(handler, executor) {
+    handle_error <- handler$error
+    handler$error <- function(e) {
+      name <- class(e)[[1L]]
+      send <- executor$send_response
+      executor$send_response <- function(msg_type, parent, channel, content) {
+        if (identical(msg_type, "error")) content$ename <- name
+        send(msg_type, parent, channel, content)
+      }
+      on.exit(executor$send_response <- send, add = TRUE)
+      handle_error(e)
+      err <- executor$err
+      if (!is.null(err$ename)) {
+        err$ename <- name
+        executor$err <- err
+      }
     }
     handler
   }
@@ -162,6 +189,7 @@ local({
       replace_in_package("utils", "flush.console", flush_console)
       replace_in_package("base", "Sys.sleep", sleep_flushed)
       output_handler <- exact_messages(output_handler, request, send)
+      output_handler <- named_errors(output_handler, get(".self", envir = caller))
       if (isTRUE(request$metadata$lmc_active_line)) {
         output_handler <- track_lines(output_handler, input, request, send)
       }

@@ -77,3 +77,64 @@ def test_active_line_tracking_can_be_switched_off(
     assert_ends_once(result)
     assert result.lines == [None], result.describe()
     assert result.output == "first\nsecond\n"
+
+
+#: Per language: code that fails, and the class ``extras.error`` names. Shells have
+#: no error classes: their exit code (``extras.exit_code``) says how a run ended.
+ERRORS: dict[str, dict[str, tuple[str, str]]] = {
+    "python": {
+        "raised": ("1 / 0", "ZeroDivisionError"),
+        "syntax": ("1 +", "SyntaxError"),
+    },
+    "r": {
+        "raised": ('stop("boom")', "simpleError"),
+        "syntax": ("1 +)", "simpleError"),
+    },
+    "javascript": {
+        "raised": ("null.x", "TypeError"),
+        "syntax": ("let = = 1", "SyntaxError"),
+        "thrown value": ('throw "boom"', "string"),
+    },
+    "typescript": {
+        "raised": ("(null as any).x", "TypeError"),
+        "syntax": ("let x: number = ;", "SyntaxError"),
+        "thrown value": ('throw "boom" as string', "string"),
+    },
+    "java": {
+        "raised": ("int zero = 0;\nSystem.out.println(1 / zero);", "java.lang.ArithmeticException"),
+        "syntax": ('int wrong = "x";', "CompilationError"),
+    },
+}
+
+
+@pytest.mark.parametrize("kind", ["raised", "syntax", "thrown value"])
+def test_a_failed_run_names_its_error_class_in_extras_error(
+    lang: Profile, computer: Computer, kind: str
+) -> None:
+    """Regression: ``extras.error`` was ``ERROR`` in R and absent in JS, TS and Java."""
+    if kind not in ERRORS.get(lang.name, {}):
+        pytest.skip(f"{lang.name} has no {kind} error")
+    code, name = ERRORS[lang.name][kind]
+    result = run(computer, lang, code)
+    assert_ends_once(result)
+    assert result.status == "error", result.describe()
+    assert result.extras.get("error") == name, result.describe()
+    assert run(computer, lang, lang.print_line("fine")).extras.get("error") is None
+
+
+def test_execution_count_counts_an_interpreter_s_runs_and_restarts_with_it(
+    lang: Profile, computer: Computer, request: pytest.FixtureRequest
+) -> None:
+    """Regression: JS, TS and Java runs carried no ``execution_count``."""
+    if lang.merged_streams:
+        reason = "a shell's count is the session's: it goes on after a restart"
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    counts = [run(computer, lang, lang.print_line("n")).extras.get("execution_count")]
+    counts.append(run(computer, lang, lang.fail).extras.get("execution_count"))
+    counts.append(run(computer, lang, lang.print_line("n")).extras.get("execution_count"))
+    assert all(isinstance(c, int) for c in counts), counts
+    assert counts == [counts[0], counts[0] + 1, counts[0] + 2], counts
+    assert run(computer, lang, lang.exit_self).status == "restarted"
+    after = run(computer, lang, lang.print_line("back"))
+    assert after.status == "ok", after.describe()
+    assert after.extras.get("execution_count") == 1, after.describe()

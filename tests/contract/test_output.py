@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from lmc_runtime import Computer
 
 from .harness import GUARD, assert_ends_once, run
@@ -102,3 +104,45 @@ def test_output_streams_before_the_run_ends(lang: Profile, computer: Computer) -
     after = run(computer, lang, lang.show_kept)
     assert_ends_once(after)
     assert after.status == "ok" and after.output == "kept-after-leaving\n", after.describe()
+
+
+#: Per language: a last expression and the text of its value (a Jupyter kernel's
+#: ``text/plain``, without a newline); a last statement (a declaration, a void call)
+#: that shows nothing. Shells have no values to show.
+RESULTS: dict[str, tuple[str, str, str]] = {
+    "python": ('"a" + "b"', "'ab'", 'print("", end="")'),
+    "r": ('paste0("a", "b")', '[1] "ab"', 'invisible("ab")'),
+    "javascript": ('"a" + "b"', "'ab'\n", 'process.stdout.write("")\nvoid 0'),
+    "typescript": ('"a" + ("b" as string)', "'ab'\n", 'let s: string = "a" + "b"'),
+    "java": ('"a" + "b"', '"ab"\n', 'String s = "a" + "b";\nSystem.out.print("");'),
+}
+
+
+def test_the_value_of_a_last_expression_is_shown_and_a_last_statement_shows_nothing(
+    lang: Profile, computer: Computer
+) -> None:
+    """Regression: Java showed no value for a final expression (jshell shows it)."""
+    if lang.name not in RESULTS:
+        pytest.skip(f"{lang.name} has no values to show")
+    expression, shown, statement = RESULTS[lang.name]
+    result = run(computer, lang, lang.print_line("first") + "\n" + expression)
+    assert_ends_once(result)
+    assert result.status == "ok", result.describe()
+    assert result.output == "first\n" + shown, result.describe()
+    assert not any((m.extras or {}).get("stream") for m in result.outputs), result.describe()
+    quiet = run(computer, lang, statement)
+    assert quiet.status == "ok" and quiet.output == "", quiet.describe()
+
+
+def test_java_shows_a_value_only_for_an_expression_without_a_semicolon(
+    lang: Profile, computer: Computer
+) -> None:
+    """A Java cell ending in a value (a variable, a call) shows it; a semicolon makes it a
+    statement, as in IPython, so ``pb.start().waitFor();`` stays quiet."""
+    if lang.name != "java":
+        pytest.skip("Java's own rule")
+    assert run(computer, lang, "int n = 2;").output == ""
+    assert run(computer, lang, "n").output == "2\n"
+    assert run(computer, lang, "Math.max(n, 3)").output == "3\n"
+    assert run(computer, lang, "Math.max(n, 3);").output == ""
+    assert run(computer, lang, 'System.getProperty("no.such.property")').output == "null\n"

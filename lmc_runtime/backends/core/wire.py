@@ -87,9 +87,15 @@ def encode_stop(request: int) -> bytes:
 
 
 def _done(data: Any) -> Keyed:
+    """A run's end; ``c`` counts the runner's runs, ``n`` names a failed run's error class."""
     status = _STATUSES.get(str(data["s"]), Status.ERROR)
     note = PENDING_NOTE if data["p"] else ""
-    return Keyed(int(data["id"]), Finished(status, note=note))
+    extras: dict[str, Any] = {}
+    if isinstance(data.get("c"), int):
+        extras["execution_count"] = data["c"]
+    if status is Status.ERROR and isinstance(data.get("n"), str):
+        extras["error"] = data["n"]
+    return Keyed(int(data["id"]), Finished(status, extras, note))
 
 
 def decode_event(raw: bytes) -> Event | None:

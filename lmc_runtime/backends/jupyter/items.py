@@ -110,7 +110,10 @@ class RunEnds:
 
     @staticmethod
     def finished(reply: Mapping[str, Any]) -> Finished:
-        """How the run ended, as its reply says."""
+        """How the run ended, as its reply says: an error's class is ``extras.error``."""
         content = reply["content"]
         status = _STATUS.get(content.get("status"), Status.OK)
-        return Finished(status, {"execution_count": content.get("execution_count")})
+        extras: dict[str, Any] = {"execution_count": content.get("execution_count")}
+        if status is Status.ERROR and isinstance(content.get("ename"), str):
+            extras["error"] = content["ename"]
+        return Finished(status, extras)
