@@ -18,13 +18,13 @@ __all__ = [
     "listing",
 ]
 
-_PATH = "A relative path inside the session's working directory (no '..', no absolute path)."
+_PATH = "A path relative to the session's cwd (no '..', no absolute path)."
 
 
 class FileInfo(BaseModel):
     """One file or folder of a session, as ``lstat`` saw it (never followed)."""
 
-    path: str = Field(description="Relative to the session's working directory.")
+    path: str = Field(description="Relative to the session's cwd.")
     name: str = Field(description="The last component of the path.")
     kind: Literal["file", "directory", "symlink", "other"]
     size: int
@@ -34,7 +34,7 @@ class FileInfo(BaseModel):
 class DirectoryListing(BaseModel):
     """``GET /v1/sessions/{id}/list``: a folder's entries, sorted by name."""
 
-    path: str = Field(description="The folder listed ('' is the working directory).")
+    path: str = Field(description="The folder listed ('' is the session's cwd).")
     entries: list[FileInfo]
     truncated: bool = Field(
         default=False,
@@ -79,15 +79,23 @@ def declared_body(model: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-def file_info(info: fileops.FileInfo) -> FileInfo:
-    """The API's view of ``info``."""
-    return FileInfo.model_validate(info, from_attributes=True)
+def relative(path: str, base: str) -> str:
+    """``path`` (from the working directory) relative to its folder ``base``."""
+    if not base:
+        return path
+    return "" if path == base else path.removeprefix(base + "/")
 
 
-def listing(found: fileops.Listing) -> DirectoryListing:
-    """The API's view of ``found``."""
+def file_info(info: fileops.FileInfo, base: str = "") -> FileInfo:
+    """The API's view of ``info``, its path relative to ``base`` (the session's cwd)."""
+    view = FileInfo.model_validate(info, from_attributes=True)
+    return view.model_copy(update={"path": relative(view.path, base)}) if base else view
+
+
+def listing(found: fileops.Listing, base: str = "") -> DirectoryListing:
+    """The API's view of ``found``, its paths relative to ``base``."""
     return DirectoryListing(
-        path=found.path,
-        entries=[file_info(entry) for entry in found.entries],
+        path=relative(found.path, base),
+        entries=[file_info(entry, base) for entry in found.entries],
         truncated=found.truncated,
     )

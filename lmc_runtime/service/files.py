@@ -1,5 +1,8 @@
-"""The files API of a session's working directory: upload, download, delete,
-list, stat, mkdir and move, through the sandbox's safe file access (no ``..``,
+"""The files API of a session: upload, download, delete, list, stat, mkdir and
+move. Paths are relative to the session's cwd (the folder its code starts in,
+``/home/user`` or the ``cwd`` it was made with), and walked from the working
+directory's descriptor through that folder too (so a link the code put in its
+place is refused like any other), through the sandbox's safe file access (no ``..``,
 no absolute paths; every path walked from a descriptor, no link followed; see
 :mod:`lmc_runtime.sandbox.fileops`). Blocking calls run in worker threads."""
 
@@ -98,6 +101,13 @@ def _session(request: Request, session_id: str) -> ServiceSession:
     return service_of(request).manager.get(session_id)
 
 
+def _in_cwd(session: ServiceSession, relpath: str) -> str:
+    """``relpath`` (relative to the session's cwd) from its working directory."""
+    if not relpath:
+        return session.cwd
+    return f"{session.cwd}/{relpath}" if session.cwd else relpath
+
+
 _Body = TypeVar("_Body", bound=BaseModel)
 
 
@@ -124,7 +134,9 @@ async def _upload(request: Request, session: ServiceSession, relpath: str) -> Fi
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
     try:
-        upload = SessionUpload(session.sandbox.work_dir, relpath, session.sandbox.owner)
+        upload = SessionUpload(
+            session.sandbox.work_dir, _in_cwd(session, relpath), session.sandbox.owner
+        )
     except LMCError as exc:
         raise _refusal(relpath, exc) from exc
     try:
@@ -142,8 +154,8 @@ async def _upload(request: Request, session: ServiceSession, relpath: str) -> Fi
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(upload.abort)
-    root = session.sandbox.work_dir
-    return file_info(await anyio.to_thread.run_sync(fileops.stat_path, root, relpath))
+    root, where = session.sandbox.work_dir, _in_cwd(session, relpath)
+    return file_info(await anyio.to_thread.run_sync(fileops.stat_path, root, where), session.cwd)
 
 
 def _transfer_routes(router: APIRouter) -> None:
@@ -171,10 +183,10 @@ def _transfer_routes(router: APIRouter) -> None:
         """The file at ``path``, streamed."""
         session = _session(request, session_id)
         relpath = checked_path(path)
-        root = session.sandbox.work_dir
+        root, where = session.sandbox.work_dir, _in_cwd(session, relpath)
         try:
             handle: IO[bytes] = await anyio.to_thread.run_sync(
-                lambda: open_in_session(root, relpath, "rb")
+                lambda: open_in_session(root, where, "rb")
             )
         except (OSError, LMCError, ValueError) as exc:
             raise _refusal(relpath, exc) from exc
@@ -199,7 +211,7 @@ def _tree_routes(router: APIRouter) -> None:
     ) -> Response:
         """Delete the file or folder at ``path`` (a folder with entries: ``recursive``)."""
         session = _session(request, session_id)
-        relpath, root = checked_path(path), session.sandbox.work_dir
+        relpath, root = _in_cwd(session, checked_path(path)), session.sandbox.work_dir
         await anyio.to_thread.run_sync(lambda: fileops.remove(root, relpath, recursive=recursive))
         session.touch()
         return Response(status_code=204)
@@ -208,13 +220,13 @@ def _tree_routes(router: APIRouter) -> None:
     async def list_directory(
         request: Request, session_id: str, path: Annotated[str, Query(max_length=4096)] = ""
     ) -> DirectoryListing:
-        """The entries of the folder ``path`` ('': the working directory), by name."""
+        """The entries of the folder ``path`` ('': the session's cwd), by name."""
         session = _session(request, session_id)
-        relpath = checked_path(path) if path else ""
+        relpath = _in_cwd(session, checked_path(path) if path else "")
         root = session.sandbox.work_dir
         found = await anyio.to_thread.run_sync(fileops.list_directory, root, relpath)
         session.touch()
-        return listing(found)
+        return listing(found, session.cwd)
 
     @router.get("/{session_id}/stat", responses=_ERRORS)
     async def stat(
@@ -222,10 +234,10 @@ def _tree_routes(router: APIRouter) -> None:
     ) -> FileInfo:
         """The file or folder at ``path``."""
         session = _session(request, session_id)
-        relpath, root = checked_path(path), session.sandbox.work_dir
+        relpath, root = _in_cwd(session, checked_path(path)), session.sandbox.work_dir
         info = await anyio.to_thread.run_sync(fileops.stat_path, root, relpath)
         session.touch()
-        return file_info(info)
+        return file_info(info, session.cwd)
 
 
 def _change_routes(router: APIRouter) -> None:
@@ -241,21 +253,22 @@ def _change_routes(router: APIRouter) -> None:
         """Make the folder ``path`` (and the missing ones on its way with ``parents``)."""
         session = _session(request, session_id)
         spec = await _parsed(request, MakeDirectory)
-        relpath, sandbox = checked_path(spec.path), session.sandbox
+        relpath, sandbox = _in_cwd(session, checked_path(spec.path)), session.sandbox
         info = await anyio.to_thread.run_sync(
             lambda: fileops.make_directory(
                 sandbox.work_dir, relpath, parents=spec.parents, owner=sandbox.owner
             )
         )
         session.touch()
-        return file_info(info)
+        return file_info(info, session.cwd)
 
     @router.post("/{session_id}/move", responses=_ERRORS, openapi_extra=declared_body(MoveRequest))
     async def move(request: Request, session_id: str) -> FileInfo:
         """Move ``source`` to ``destination``; the destination as it ends up."""
         session = _session(request, session_id)
         spec = await _parsed(request, MoveRequest)
-        source, destination = checked_path(spec.source), checked_path(spec.destination)
+        source = _in_cwd(session, checked_path(spec.source))
+        destination = _in_cwd(session, checked_path(spec.destination))
         sandbox = session.sandbox
         info = await anyio.to_thread.run_sync(
             lambda: fileops.move(
@@ -267,7 +280,7 @@ def _change_routes(router: APIRouter) -> None:
             )
         )
         session.touch()
-        return file_info(info)
+        return file_info(info, session.cwd)
 
 
 def files_router() -> APIRouter:
