@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..backends.base import Availability
+from .view import SandboxView
 
 __all__ = [
     "SANDBOX_GID",
@@ -142,6 +143,7 @@ def bwrap_args(
     control: Sequence[Path],
     network: bool,
     tmp_bytes: int | None = None,
+    view: SandboxView | None = None,
 ) -> list[str]:
     """The bwrap options (up to and excluding ``--``) for one session.
 
@@ -150,7 +152,8 @@ def bwrap_args(
     logs): the host alone writes there, the sandbox sees them read-only. No
     path inside a folder the sandbox can write is ever bound. ``tmp_bytes``
     caps each memory-backed folder the code can write (``/tmp``, ``/var/tmp``,
-    ``/dev/shm``), which no disk limit counts.
+    ``/dev/shm``), which no disk limit counts. ``view``: the home, runtime
+    folder and accounts the code sees (see :mod:`.view`).
     """
     # --disable-userns: no nested user namespaces (and so no way back to
     # capabilities) inside; it needs a user namespace of bwrap's own.
@@ -190,6 +193,8 @@ def bwrap_args(
         args += ["--bind", str(path), str(path)]
     for path in control:
         args += ["--ro-bind", str(path), str(path)]
+    if view is not None:
+        args += view.bwrap_options()
     # The root itself (a tmpfs holding the mount points) is read-only too: only the
     # working directory, the runtime directory and the tmpfs folders take writes.
     args += ["--remount-ro", "/"]

@@ -31,6 +31,7 @@ from .holder import HOLDER, end_holder, start_holder
 from .identity import Identity
 from .network import netns_command, require_network_tools
 from .policy import allowed
+from .view import SandboxView
 
 __all__ = ["EXEC_WRAPPER", "SandboxLauncher"]
 
@@ -69,13 +70,24 @@ class SandboxLauncher:
     #: The folder every process starts in, entered inside the sandbox as its user
     #: (``_exec.py --chdir``); the host starts them in a folder only it writes.
     cwd: Path | None = None
+    #: The home, runtime folder and accounts the code sees (with bubblewrap).
+    view: SandboxView | None = None
 
     def places(self, cwd: Path) -> bool:
         """Whether the processes it wraps enter ``cwd`` themselves (see ``cwd``)."""
         return self.cwd is not None and Path(cwd) == self.cwd
 
+    def _inside_cwd(self) -> str | None:
+        """``cwd`` as the processes see it (inside the sandbox's view, if any)."""
+        if self.cwd is None:
+            return None
+        if self.view is not None and self.bwrap is not None:
+            return self.view.inside(self.cwd)
+        return str(self.cwd)
+
     def _chdir(self) -> list[str]:
-        return ["--chdir", str(self.cwd)] if self.cwd is not None else []
+        cwd = self._inside_cwd()
+        return ["--chdir", cwd] if cwd is not None else []
 
     def _wrapper(self) -> list[str]:
         return [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
@@ -130,6 +142,7 @@ class SandboxLauncher:
             control=self.control,
             network=self.network,
             tmp_bytes=self.tmp_bytes,
+            view=self.view,
         )
         if info_fd is not None:
             sandbox += ["--info-fd", str(info_fd)]
@@ -162,7 +175,7 @@ class SandboxLauncher:
         request = {
             "argv": list(argv),
             "env": self.sandbox_env(env),
-            "cwd": str(self.cwd) if self.cwd is not None else cwd,
+            "cwd": self._inside_cwd() or cwd,
             "cgroups": [str(procs) for procs in self.cgroup_procs],
             "rlimits": {RLIMITS[name]: value for name, value in self.rlimits.items()},
             "uid": SANDBOX_UID,

@@ -16,7 +16,7 @@ from ..computer import Computer
 from ..config import Limits, Timeouts
 from ..errors import SandboxUnavailable, UsageError
 from ..hostfs import remove_tree
-from .bwrap import exposed_by
+from .bwrap import SANDBOX_GID, SANDBOX_UID, exposed_by
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer
 from .disk import WorkDisk
@@ -26,9 +26,10 @@ from .hostprep import unreachable_paths
 from .hostview import HostView
 from .identity import Identity, Lease, UidRange, UserReaper
 from .launch import SandboxLauncher
-from .policy import SandboxPolicy, session_env
+from .policy import SandboxPolicy
 from .stale import clean_session_dir, remove_cgroup
 from .strays import Census, TreeCensus, UserCensus
+from .view import SANDBOX_HOME, SANDBOX_RUNTIME, SandboxView, user_site, view_env
 
 __all__ = ["Sandbox", "Usage"]
 
@@ -90,7 +91,7 @@ class Sandbox:
 
     @property
     def work_dir(self) -> Path:
-        """The session's private, writable working directory (the same path inside)."""
+        """The session's private working directory: ``/home/user`` inside (.view)."""
         return self.root / "disk" / "work"
 
     @property
@@ -102,6 +103,17 @@ class Sandbox:
     def output_dir(self) -> Path:
         """Where whole outputs past the budget are saved (host side only, on the disk)."""
         return self.root / "disk" / "output"
+
+    @property
+    def runtime_dir(self) -> Path:
+        """The interpreters' own files (profiles, caches, packages): ``/run/lmc``."""
+        return self.root / "disk" / "runtime"
+
+    @property
+    def view(self) -> SandboxView:
+        """The home, runtime folder and accounts the code sees inside the sandbox."""
+        control = self.control_dir
+        return SandboxView(self.work_dir, self.runtime_dir, control / "passwd", control / "group")
 
     @property
     def control_dir(self) -> Path:
@@ -187,12 +199,13 @@ class Sandbox:
             session_names=frozenset(env),
             readonly=host.system,
             hidden=host.hidden,
-            writable=(self.work_dir, self.shared_dir),
+            writable=(self.shared_dir,) if self.enabled else (self.work_dir, self.shared_dir),
             control=(self.control_dir,),
             network=self.policy.network,
             identity=self.identity,
             tmp_bytes=limits.disk_bytes,
             forks=self._forks if bwrap is not None and self.identity is not None else None,
+            view=self.view if self.enabled else None,
         )
 
     def _make_layout(self) -> None:
@@ -215,9 +228,14 @@ class Sandbox:
         self.control_dir.mkdir(mode=0o750, exist_ok=True)
         if self.identity is not None:
             os.chown(self.control_dir, 0, self.identity.gid)
+        # The user site folder exists from the start, so every Python puts it on sys.path.
+        self.view.make_runtime(self.owner, ["ipython", user_site("local")])
+        self.view.write_accounts(SANDBOX_UID, SANDBOX_GID)
 
     def _env(self) -> dict[str, str]:
-        return session_env(os.environ, self.policy, self.work_dir)
+        if self.enabled:  # as the code sees its folders (see .view)
+            return view_env(os.environ, self.policy, SANDBOX_HOME, SANDBOX_RUNTIME)
+        return view_env(os.environ, self.policy, str(self.work_dir), str(self.runtime_dir))
 
     def computer(self, *, outputs_at: str | None = None, **kwargs: Any) -> Computer:
         """A Computer wired to this sandbox; keyword arguments override its settings.

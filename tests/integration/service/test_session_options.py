@@ -76,7 +76,7 @@ def test_a_session_runs_in_its_cwd_with_its_env(server: Server) -> None:
         ran = server.execute(session_id, code)
         assert final_status(ran) == "ok", ran
         cwd, greeting = output(ran).split()
-        assert cwd.endswith("/work/project/src") and greeting == "hi"
+        assert cwd == "/home/user/project/src" and greeting == "hi"
         shell = _execute(
             server, session_id, {**CODE, "format": "bash", "content": "pwd; echo $GREETING"}
         )

@@ -1,0 +1,148 @@
+"""What a session's code sees of itself inside the sandbox: a user named
+``user`` with its home, ``/home/user``, as its working directory, and a
+runtime folder, ``/run/lmc``, for the files the interpreters keep for
+themselves (IPython's profile, configuration, caches, installed packages).
+
+Both are folders of the session's disk (so its limit counts them), bound at
+these fixed places: no path the code can read (its cwd, its environment,
+``sys.path``) names where the host keeps the session. The runtime folder is
+outside the home, so the files API, which lists the home, shows only what
+the code made there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .policy import SandboxPolicy, session_env
+
+__all__ = [
+    "SANDBOX_HOME",
+    "SANDBOX_RUNTIME",
+    "SANDBOX_USER",
+    "SandboxView",
+    "runtime_env",
+    "user_site",
+    "view_env",
+]
+
+#: The code's user name, and where its home (the session's working directory) is.
+SANDBOX_USER = "user"
+SANDBOX_HOME = "/home/user"
+#: Where the interpreters' own files of the session are.
+SANDBOX_RUNTIME = "/run/lmc"
+
+
+def user_site(userbase: str) -> str:
+    """The site-packages folder of Python's user scheme under ``userbase``."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    return f"{userbase}/lib/{version}/site-packages"
+
+
+def runtime_env(runtime: str, path: str, *, network: bool = True) -> dict[str, str]:
+    """The variables that keep the interpreters' own files in ``runtime``, and
+    make ``pip install`` install there (into the user scheme, whose folder is
+    on every Python's ``sys.path``). ``path``: the ``PATH`` to extend. Without
+    ``network`` pip tries each index once: retrying cannot help."""
+    userbase = f"{runtime}/local"
+    env = {
+        "IPYTHONDIR": f"{runtime}/ipython",
+        "JUPYTER_CONFIG_DIR": f"{runtime}/jupyter",
+        "JUPYTER_DATA_DIR": f"{runtime}/jupyter-data",
+        "JUPYTER_RUNTIME_DIR": f"{runtime}/jupyter-runtime",
+        "MPLCONFIGDIR": f"{runtime}/matplotlib",
+        "XDG_CONFIG_HOME": f"{runtime}/config",
+        "XDG_CACHE_HOME": f"{runtime}/cache",
+        "XDG_DATA_HOME": f"{runtime}/share",
+        "XDG_STATE_HOME": f"{runtime}/state",
+        "NPM_CONFIG_CACHE": f"{runtime}/npm",
+        "PYTHONUSERBASE": userbase,
+        "PIP_NO_COLOR": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_PROGRESS_BAR": "off",
+        "PATH": f"{userbase}/bin:{path}",
+    }
+    if not network:
+        env["PIP_RETRIES"] = "0"
+    if sys.prefix != sys.base_prefix:
+        # A virtualenv hides the user scheme: install into its folder directly,
+        # and put it on sys.path by name.
+        env["PIP_TARGET"] = env["PYTHONPATH"] = user_site(userbase)
+    else:
+        env["PIP_USER"] = "1"
+    return env
+
+
+def view_env(
+    host: Mapping[str, str], policy: SandboxPolicy, home: str, runtime: str
+) -> dict[str, str]:
+    """A session's environment: :func:`~.policy.session_env` with ``home``,
+    the runtime folder's variables, then the policy's own (which win)."""
+    env = session_env(host, policy, Path(home))
+    extra = runtime_env(runtime, env["PATH"], network=policy.network)
+    env.update((name, value) for name, value in extra.items() if name not in policy.env)
+    return env
+
+
+_PASSWD = (
+    "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+    "{user}:x:{uid}:{gid}:{user}:{home}:/bin/bash\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+)
+_GROUP = "root:x:0:\n{user}:x:{gid}:\nnogroup:x:65534:\n"
+
+
+@dataclass(frozen=True)
+class SandboxView:
+    """Host folders and files shown at fixed places inside the sandbox:
+    ``home`` at :data:`SANDBOX_HOME`, ``runtime`` at :data:`SANDBOX_RUNTIME`,
+    ``passwd`` and ``group`` as ``/etc``'s."""
+
+    home: Path
+    runtime: Path
+    passwd: Path
+    group: Path
+
+    def inside(self, path: Path) -> str:
+        """Where the host's ``path`` is seen inside (unchanged if not in a bound folder)."""
+        for host, seen in ((self.home, SANDBOX_HOME), (self.runtime, SANDBOX_RUNTIME)):
+            if path == host or host in path.parents:
+                return str(PurePosixPath(seen, path.relative_to(host)))
+        return str(path)
+
+    def bwrap_options(self) -> list[str]:
+        """bwrap's options binding them (after ``/etc``, ``/run`` and the rest)."""
+        return [
+            *("--bind", str(self.home), SANDBOX_HOME),
+            *("--bind", str(self.runtime), SANDBOX_RUNTIME),
+            *("--ro-bind", str(self.passwd), "/etc/passwd"),
+            *("--ro-bind", str(self.group), "/etc/group"),
+        ]
+
+    def write_accounts(self, uid: int, gid: int) -> None:
+        """Write ``passwd`` and ``group`` (readable by all): the code's user and
+        group, root and nobody. Blocking: the host's own folder."""
+        names = {"user": SANDBOX_USER, "uid": uid, "gid": gid, "home": SANDBOX_HOME}
+        for path, text in ((self.passwd, _PASSWD), (self.group, _GROUP)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text.format(**names))
+
+    def make_runtime(self, owner: tuple[int, int] | None, folders: Iterable[str]) -> None:
+        """Make the runtime folder and ``folders`` in it (relative paths, with
+        their parents), owned by ``owner`` when given. Blocking."""
+        self.runtime.mkdir(mode=0o700, exist_ok=True)
+        made = [self.runtime]
+        for folder in folders:
+            path = self.runtime
+            for part in PurePosixPath(folder).parts:
+                path = path / part
+                path.mkdir(mode=0o700, exist_ok=True)
+                made.append(path)
+        if owner is not None:
+            for path in made:
+                os.chown(path, *owner, follow_symlinks=False)
