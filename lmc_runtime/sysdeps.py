@@ -80,14 +80,22 @@ def ensure_system_packages(
     say: Callable[[str], None],
     run: Callable[[list[str]], int] | None = None,
     is_root: bool | None = None,
+    dry_run: bool = False,
 ) -> bool:
-    """Install what is missing if we may; return True when nothing is missing after."""
+    """Install what is missing if we may; return True when nothing is missing after.
+    With ``dry_run``, say what would be installed and install nothing."""
     missing = missing_packages(packages)
     if not missing:
         say("lmc setup: all system packages are present")
         return True
     names = [p.name for p in missing]
     root = os.geteuid() == 0 if is_root is None else is_root
+    if dry_run and root:
+        for package in missing:
+            say(
+                f"lmc setup: would run apt-get install -y {package.name} (for {package.needed_for})"
+            )
+        return False
     if not root or not shutil.which("apt-get"):
         say(
             "lmc setup: missing system packages "
@@ -137,8 +145,10 @@ def ensure_node_packages(
     needed_for: str,
     say: Callable[[str], None],
     run: Callable[[list[str], Path], int] | None = None,
+    dry_run: bool = False,
 ) -> bool:
-    """``npm ci`` in ``folder`` unless its packages are there; True when they are after."""
+    """``npm ci`` in ``folder`` unless its packages are there; True when they are after.
+    With ``dry_run``, say what would be installed and install nothing."""
     try:
         missing = missing_node_packages(folder)
     except (OSError, ValueError) as exc:
@@ -148,6 +158,12 @@ def ensure_node_packages(
     if not missing:
         say(f"lmc setup: the npm packages for {needed_for} are present")
         return True
+    if dry_run:
+        say(
+            f"lmc setup: would run npm ci in {folder} ({wanted}, for {needed_for}) "
+            "and make its node_modules readable by all users"
+        )
+        return False
     npm = shutil.which("npm")
     if npm is None:
         say(

@@ -1,4 +1,4 @@
-"""``lmc languages``, ``lmc setup`` and ``lmc bench``."""
+"""``lmc languages`` and ``lmc bench``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .extras import require_extra
 from .interpreters import chosen_interpreters
 from .sinks import write_json
 
-__all__ = ["cmd_bench", "cmd_languages", "cmd_setup"]
+__all__ = ["cmd_bench", "cmd_languages"]
 
 
 def cmd_languages(args: argparse.Namespace) -> int:
@@ -19,23 +19,6 @@ def cmd_languages(args: argparse.Namespace) -> int:
         state = "available" if status.available else f"unavailable: {status.reason}"
         aliases = f" (also {', '.join(status.aliases)})" if status.aliases else ""
         sys.stdout.write(f"{status.name}{aliases}: {state}\n")
-    return 0
-
-
-def cmd_setup(args: argparse.Namespace) -> int:
-    from ..backends.java import build_runner
-    from ..backends.typescript import node_packages_dir
-    from ..sandbox.hostprep import prepare_host
-    from ..sysdeps import ensure_node_packages, ensure_system_packages
-
-    def say(line: str) -> None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
-    ensure_system_packages(say=say)
-    ensure_node_packages(node_packages_dir(), needed_for="TypeScript", say=say)
-    build_runner(say)
-    prepare_host(say)
     return 0
 
 

@@ -11,10 +11,11 @@ from typing import NoReturn
 from .. import __version__
 from ..config import DEFAULT_EXECUTION_SECONDS, MINIMUM_OUTPUT_BYTES, Limits
 from .batch import MAX_LINE_BYTES
-from .commands import cmd_bench, cmd_languages, cmd_setup
+from .commands import cmd_bench, cmd_languages
 from .interpreters import add_interpreter_options
 from .remote import add_remote_options
 from .running import cmd_demo, cmd_run
+from .setup import SETUP_DESCRIPTION, add_setup_options, cmd_setup
 
 __all__ = ["OneLineParser", "build_parser"]
 
@@ -155,9 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     languages = sub.add_parser("languages", help="list languages and whether they run here")
     add_interpreter_options(languages)
     languages.set_defaults(func=cmd_languages)
-    sub.add_parser("setup", help="install the system packages that are missing").set_defaults(
-        func=cmd_setup
+    setup = sub.add_parser(
+        "setup",
+        help="install what is missing and prepare the host for sandboxes (--dry-run: say what)",
+        description=SETUP_DESCRIPTION,
     )
+    add_setup_options(setup)
+    setup.set_defaults(func=cmd_setup)
     bench = sub.add_parser("bench", help="measure against raw jupyter-client")
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")

@@ -31,13 +31,16 @@ import anyio
 from ..errors import SandboxUnavailable
 
 __all__ = [
+    "RANGE_LINE",
     "RANGE_NAME",
+    "SUBID_FILES",
     "Identity",
     "Lease",
     "UidRange",
     "UserReaper",
     "kill_user",
     "reserve_range",
+    "unreserved",
 ]
 
 logger = logging.getLogger(__name__)
@@ -47,7 +50,9 @@ RANGE_NAME = "lmc-sandbox"
 #: The range ``lmc setup`` reserves when none is: far above ordinary users.
 DEFAULT_FIRST = 1_500_000
 DEFAULT_COUNT = 65_536
-_SUBID_FILES = (Path("/etc/subuid"), Path("/etc/subgid"))
+SUBID_FILES = (Path("/etc/subuid"), Path("/etc/subgid"))
+#: The line ``lmc setup`` adds to each of them.
+RANGE_LINE = f"{RANGE_NAME}:{DEFAULT_FIRST}:{DEFAULT_COUNT}"
 
 
 @dataclass(frozen=True)
@@ -71,12 +76,16 @@ def _read_range(path: Path) -> tuple[int, int] | None:
     return None
 
 
-def reserve_range(files: tuple[Path, ...] = _SUBID_FILES) -> tuple[int, int]:
+def unreserved(files: tuple[Path, ...] = SUBID_FILES) -> list[Path]:
+    """Those of ``files`` that do not hold the sandbox range yet."""
+    return [path for path in files if _read_range(path) is None]
+
+
+def reserve_range(files: tuple[Path, ...] = SUBID_FILES) -> tuple[int, int]:
     """Reserve the sandbox range in ``/etc/subuid``/``/etc/subgid`` (idempotent)."""
-    for path in files:
-        if _read_range(path) is None:
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.write(f"{RANGE_NAME}:{DEFAULT_FIRST}:{DEFAULT_COUNT}\n")
+    for path in unreserved(files):
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(RANGE_LINE + "\n")
     found = _read_range(files[0])
     assert found is not None
     return found
@@ -145,7 +154,7 @@ class UidRange:
         self.lock_dir = lock_dir
 
     @classmethod
-    def reserved(cls, files: tuple[Path, ...] = _SUBID_FILES) -> UidRange:
+    def reserved(cls, files: tuple[Path, ...] = SUBID_FILES) -> UidRange:
         """The range ``lmc setup`` reserved; SandboxUnavailable if there is none."""
         found = _read_range(files[0])
         if found is None or _read_range(files[1]) != found:
