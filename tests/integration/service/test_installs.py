@@ -4,6 +4,7 @@ folder (outside the listed home), and a failed install fails the run."""
 from __future__ import annotations
 
 import io
+import tarfile
 import zipfile
 
 from .server import Server, final_status, output
@@ -67,5 +68,46 @@ def test_a_local_wheel_installs_and_imports_in_the_same_session(server: Server) 
             assert "/run/lmc/local/" in output(shell), shell
             listing = client.get(f"{base}/list").json()
             assert [entry["name"] for entry in listing["entries"]] == [_WHEEL]
+    finally:
+        server.delete(session_id)
+
+
+def _npm_package() -> bytes:
+    """A tarball of a one-file npm package, made here (as `npm pack` would)."""
+    files = {
+        "package/package.json": b'{"name": "tinylmc", "version": "1.0.0", "main": "index.js"}',
+        "package/index.js": b"module.exports = { answer: 42 };\n",
+    }
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_npm_install_in_the_home_is_required_by_javascript(server: Server) -> None:
+    """Guards npm in a session: it installs into ./node_modules of the working
+    directory (its cache in the runtime folder), and JavaScript requires it."""
+    session_id = server.create(languages=["javascript", "shell"])
+    try:
+        with server.client() as client:
+            put = client.put(f"/v1/sessions/{session_id}/files/tinylmc.tgz", content=_npm_package())
+            assert put.status_code == 201, put.text
+        installed = server.execute(
+            session_id,
+            "npm install --offline --no-audit --no-fund ./tinylmc.tgz",
+            language="shell",
+        )
+        assert final_status(installed) == "ok", installed
+        used = server.execute(
+            session_id, "console.log(require('tinylmc').answer)", language="javascript"
+        )
+        assert output(used) == "42\n", used
+        with server.client() as client:
+            listing = client.get(f"/v1/sessions/{session_id}/list").json()
+        names = {entry["name"] for entry in listing["entries"]}
+        assert names == {"tinylmc.tgz", "node_modules", "package.json", "package-lock.json"}
     finally:
         server.delete(session_id)
