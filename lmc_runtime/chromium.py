@@ -10,7 +10,9 @@ UDP around the proxy.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -22,10 +24,17 @@ import anyio
 from anyio.abc import Process
 
 from .backends.base import SessionSettings
-from .hostfs import HostDir, UnsafeEntry
+from .hostfs import HostDir, UnsafeEntry, remove_tree
 from .procs import read_tail, signal_group
 
-__all__ = ["CHROMIUM_NAMES", "Screenshot", "chromium_argv", "find_chromium", "take_screenshot"]
+__all__ = [
+    "CHROMIUM_NAMES",
+    "Screenshot",
+    "chromium_argv",
+    "find_chromium",
+    "screenshot_page",
+    "take_screenshot",
+]
 
 #: What Chromium is called on the systems lmc-runtime knows.
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -131,6 +140,50 @@ async def take_screenshot(
             "(nothing is kept between renders: the next one starts afresh)",
         )
     return _read_png(folder, png, log, code)
+
+
+async def screenshot_page(
+    settings: SessionSettings,
+    chromium: str,
+    page_text: str,
+    window: tuple[int, int],
+    *,
+    timeout: float,
+    stop: anyio.Event,
+) -> Screenshot:
+    """A screenshot of the HTML ``page_text`` by Chromium run as ``settings``' processes
+    are (through its launcher: a session's sandbox, user and cgroup).
+
+    The page and the log are in the host's own folder (``work_dir``); Chromium's
+    profile and the screenshot, which Chromium writes, in the interpreter's folder,
+    from where the screenshot is read without following any link.
+    """
+    name = f"render-{secrets.token_hex(6)}"
+    folder = settings.work_dir / name
+    folder.mkdir(parents=True)
+    shared = settings.interpreter_dir
+    profile = shared / f"{name}-profile"
+    try:
+        page = folder / "page.html"
+        page.write_text(page_text, encoding="utf-8")
+        argv = chromium_argv(chromium, page, shared / f"{name}.png", profile, window)
+        with HostDir(shared) as where:
+            shot = await take_screenshot(
+                argv,
+                where,
+                f"{name}.png",
+                folder / "chromium.log",
+                settings,
+                timeout=timeout,
+                stop=stop,
+            )
+            with contextlib.suppress(OSError):
+                where.remove(f"{name}.png")
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
+            await anyio.to_thread.run_sync(remove_tree, profile)
+    return shot
 
 
 async def _wait(process: Process, *, timeout: float, stop: anyio.Event) -> tuple[str, int | None]:

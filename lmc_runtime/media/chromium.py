@@ -18,8 +18,7 @@ import anyio
 from PIL import Image
 
 from ..backends.base import SessionSettings
-from ..chromium import chromium_argv, find_chromium, take_screenshot
-from ..hostfs import HostDir
+from ..chromium import find_chromium, screenshot_page
 from .limits import MediaLimits
 from .svg import RenderFailed, SvgSource
 from .svg_size import SvgSize
@@ -46,12 +45,16 @@ def _crop(png: bytes, size: tuple[int, int]) -> bytes:
 
 
 class ChromiumSvg:
-    """Headless Chromium, one process per picture."""
+    """Headless Chromium, one process per picture; given a session's ``settings``, run
+    as that session's processes are (its sandbox, user and cgroup)."""
 
     name = "Chromium"
 
-    def __init__(self, chromium: str | None = None) -> None:
+    def __init__(
+        self, chromium: str | None = None, settings: SessionSettings | None = None
+    ) -> None:
         self.chromium = chromium
+        self.settings = settings
 
     def available(self) -> bool:
         return find_chromium(self.chromium) is not None
@@ -62,26 +65,22 @@ class ChromiumSvg:
             raise RenderFailed("Chromium was not found")
         size = (source.size or _DEFAULT_SIZE).pixels()
         data = base64.b64encode(source.text.encode("utf-8")).decode("ascii")
-        page_text = _PAGE.format(w=size[0], h=size[1], data=data)
-        folder = Path(await anyio.to_thread.run_sync(tempfile.mkdtemp, "", "lmc-svg-"))
-        try:
-            page = folder / "page.html"
-            await anyio.to_thread.run_sync(page.write_text, page_text, "utf-8")
-            argv = chromium_argv(chromium, page, folder / "svg.png", folder / "profile", size)
-            settings = SessionSettings(cwd=folder, work_dir=folder)
-            with HostDir(folder) as where:
-                shot = await take_screenshot(
-                    argv,
-                    where,
-                    "svg.png",
-                    folder / "chromium.log",
-                    settings,
-                    timeout=limits.timeout,
-                    stop=anyio.Event(),
+        page = _PAGE.format(w=size[0], h=size[1], data=data)
+        stop = anyio.Event()
+        if self.settings is not None:
+            shot = await screenshot_page(
+                self.settings, chromium, page, size, timeout=limits.timeout, stop=stop
+            )
+        else:  # the library's own process: a folder of its own
+            folder = Path(await anyio.to_thread.run_sync(tempfile.mkdtemp, "", "lmc-svg-"))
+            try:
+                settings = SessionSettings(cwd=folder, work_dir=folder)
+                shot = await screenshot_page(
+                    settings, chromium, page, size, timeout=limits.timeout, stop=stop
                 )
-        finally:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
         if shot.png is None:
             raise RenderFailed(f"Chromium made no picture: {shot.problem}")
         return await anyio.to_thread.run_sync(_crop, shot.png, size)

@@ -6,8 +6,9 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
@@ -50,9 +51,16 @@ async def _feed(process: Process, data: bytes) -> None:
 
 
 async def run_bounded(
-    argv: Sequence[str], stdin: bytes, *, timeout: float, stdout_limit: int
+    argv: Sequence[str],
+    stdin: bytes,
+    *,
+    timeout: float,
+    stdout_limit: int,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Completed:
-    """Run ``argv`` with ``stdin``; kill its whole process group after ``timeout`` seconds."""
+    """Run ``argv`` with ``stdin`` (in ``cwd``, with ``env``: by default this process's);
+    kill its whole process group after ``timeout`` seconds."""
     out: list[bytes] = []
     err: list[bytes] = []
     overflow = [False]
@@ -61,6 +69,8 @@ async def run_bounded(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
         start_new_session=True,
     )
     code: int | None = None

@@ -3,23 +3,30 @@
 Each renderer runs in a process of its own, so a render never blocks the
 event loop and a hostile document is bounded in size, pixels and time (see
 :class:`~.limits.MediaLimits`); neither fetches anything from outside the
-document. When no renderer is available, or every one failed, the result says
-why and how to enable one.
+document. Given a session's settings, a renderer runs as that session's own
+processes do (through its launcher: under ``lmc serve``, in its sandbox, as its
+user, in its cgroup and so within its limits), never as the host. When no
+renderer is available, or every one failed, the result says why and how to
+enable one.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .limits import MediaLimits
 from .process import run_bounded
 from .svg_size import SvgSize, svg_size
+
+if TYPE_CHECKING:
+    from ..backends.base import SessionSettings
 
 __all__ = ["CairoSvg", "RenderFailed", "SvgRenderer", "SvgRendering", "SvgSource"]
 
@@ -65,8 +72,12 @@ class CairoSvg:
 
     name = "cairosvg"
 
-    def __init__(self, python: str = sys.executable) -> None:
+    def __init__(
+        self, python: str = sys.executable, settings: SessionSettings | None = None
+    ) -> None:
         self.python = python
+        #: The session the document comes from: the worker runs as its processes do.
+        self.settings = settings
 
     def available(self) -> bool:
         return importlib.util.find_spec("cairosvg") is not None
@@ -76,11 +87,17 @@ class CairoSvg:
         argv.append(str(max(1, int(limits.timeout))))
         if source.size is not None:
             argv += [f"{source.size.width:.3f}", f"{source.size.height:.3f}"]
+        settings, cwd, env = self.settings, None, None
+        if settings is not None:
+            argv = settings.command(argv)
+            cwd, env = settings.host_cwd, {**os.environ, **settings.env}
         done = await run_bounded(
             argv,
             source.text.encode("utf-8"),
             timeout=limits.timeout,
             stdout_limit=limits.png_bytes,
+            cwd=cwd,
+            env=env,
         )
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
         if done.code is None:
@@ -104,15 +121,20 @@ class SvgRendering:
 
 
 class SvgRenderer:
-    """Tries each renderer in turn; the first PNG wins."""
+    """Tries each renderer in turn; the first PNG wins. ``settings``: the session the
+    documents come from, whose launcher the default renderers run through."""
 
     def __init__(
-        self, backends: Sequence[SvgBackend] | None = None, limits: MediaLimits | None = None
+        self,
+        backends: Sequence[SvgBackend] | None = None,
+        limits: MediaLimits | None = None,
+        *,
+        settings: SessionSettings | None = None,
     ) -> None:
         if backends is None:
             from .chromium import ChromiumSvg
 
-            backends = (CairoSvg(), ChromiumSvg())
+            backends = (CairoSvg(settings=settings), ChromiumSvg(settings=settings))
         self.backends = tuple(backends)
         self.limits = limits or MediaLimits()
 

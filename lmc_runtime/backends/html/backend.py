@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import shutil
 from collections.abc import AsyncGenerator, AsyncIterator
 
 import anyio
 from anyio.abc import TaskGroup
 
 from ... import replies
-from ...chromium import chromium_argv, find_chromium, take_screenshot
-from ...hostfs import HostDir, remove_tree
+from ...chromium import find_chromium, screenshot_page
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
 
@@ -48,7 +46,6 @@ class HtmlSession:
         self.render_timeout = render_timeout
         self._busy = anyio.Semaphore(1)  # a Lock would tie it to one task
         self._stop: anyio.Event | None = None
-        self._count = 0
 
     async def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
         # Each step of a sync caller's iteration may run in another task.
@@ -67,40 +64,16 @@ class HtmlSession:
             yield replies.notice(NO_CHROMIUM, "unavailable", reply_to)
             yield replies.active_line(None, reply_to, status="ok", screenshot=False)
             return
-        self._count += 1
-        # The page and the log in the host's own folder; Chromium's profile and
-        # the screenshot, which Chromium writes, in the interpreter's folder,
-        # from where the screenshot is read without following any link.
-        folder = self.settings.work_dir / f"render-{self._count}"
-        folder.mkdir(parents=True)
-        page = folder / "page.html"
-        page.write_text(code, encoding="utf-8")
-        shared = self.settings.interpreter_dir
-        png_name = f"html-{self._count}.png"
-        profile = shared / f"html-{self._count}-profile"
-        argv = chromium_argv(self.chromium, page, shared / png_name, profile, self.window)
         timeout = self.render_timeout
         if options.timeout is not None:
             timeout = min(timeout, options.timeout)
         self._stop = stop = anyio.Event()
         try:
-            with HostDir(shared) as where:
-                shot = await take_screenshot(
-                    argv,
-                    where,
-                    png_name,
-                    folder / "chromium.log",
-                    self.settings,
-                    timeout=timeout,
-                    stop=stop,
-                )
-                with contextlib.suppress(OSError):
-                    where.remove(png_name)
+            shot = await screenshot_page(
+                self.settings, self.chromium, code, self.window, timeout=timeout, stop=stop
+            )
         finally:
             self._stop = None
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
-                await anyio.to_thread.run_sync(remove_tree, profile)
         if shot.png is not None:
             data = base64.b64encode(shot.png).decode("ascii")
             yield replies.image(data, "image/png", reply_to)

@@ -16,8 +16,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
+from ...media import SvgRenderer
 from ..base import Availability, SessionSettings
 from ..core import Interpreter, Route, SupervisedBackend, SupervisedSession
 from ..kernelspecs import kernels_dir
@@ -64,10 +66,13 @@ class _SpecManager(KernelSpecManager):  # type: ignore[misc]
 
 
 class JupyterSession(SupervisedSession):
-    """A kernel's session: a run's route is keyed by its request's (unique) ``msg_id``."""
+    """A kernel's session: a run's route is keyed by its request's (unique) ``msg_id``,
+    and renders SVG displays as the session's own processes (``svg``)."""
+
+    svg: SvgRenderer | None = None
 
     def route(self, key: object, tag: str) -> Route:
-        return KernelRoute(f"{uuid.uuid4().hex}-{key}", tag)
+        return KernelRoute(f"{uuid.uuid4().hex}-{key}", tag, self.svg)
 
 
 class JupyterBackend(SupervisedBackend):
@@ -134,6 +139,12 @@ class JupyterBackend(SupervisedBackend):
 
     def environment(self, settings: SessionSettings) -> dict[str, str]:
         return {**super().environment(settings), **self.kernel_env(), **settings.env}
+
+    async def start(self, task_group: TaskGroup, settings: SessionSettings) -> SupervisedSession:
+        session = await super().start(task_group, settings)
+        if isinstance(session, JupyterSession):
+            session.svg = SvgRenderer(settings=settings)
+        return session
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> Interpreter:
         if self.gateway is not None:

@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 
 from ... import replies
+from ...media import SvgRenderer
 from ...messages import Message
 from ...replies import Status
 from ..base import ExecutionOptions
@@ -44,9 +45,11 @@ UNANNOUNCED = 1.0
 class KernelRoute(Route):
     """A run's route that also knows how far the kernel got with it (see :class:`.Progress`)."""
 
-    def __init__(self, key: object, tag: str) -> None:
+    def __init__(self, key: object, tag: str, svg: SvgRenderer | None = None) -> None:
         super().__init__(key, tag)
         self.reached = {state: anyio.Event() for state in ("begun", "evaluating", "idle")}
+        #: Renders the run's SVG displays as the session's own processes.
+        self.svg = svg
 
     def observe(self, item: Any) -> bool:
         if isinstance(item, Progress):
@@ -114,7 +117,8 @@ class JupyterExecution(Execution):
             async for message in self._answer(item):
                 yield message
         elif isinstance(item, Reply) and item.channel == "iopub":
-            for message in await translate_iopub(item.msg, self.reply_to):
+            svg = self.route.svg if isinstance(self.route, KernelRoute) else None
+            for message in await translate_iopub(item.msg, self.reply_to, svg=svg):
                 yield message
         elif isinstance(item, Reply) and item.msg["msg_type"] == "execute_reply":
             payload = item.msg["content"].get("payload") or []

@@ -1,0 +1,110 @@
+"""What the host does on behalf of a session's content runs as that session, in its
+cgroup and sandbox: an SVG display is rendered by the session's own processes, never
+by the server's user in the server's cgroup (attacked through a real ``lmc serve``,
+root and unprivileged)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.service.server import Server, final_status
+
+from .harness import Account, serve_as
+
+#: An SVG that cairosvg cannot size (``width="100%"``): the renderer of last resort,
+#: headless Chromium, gets it.
+SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="100%" height="100%">'
+    + "".join(
+        f'<circle cx="{20 + 7 * i}" cy="{30 + 5 * i}" r="{4 + i % 9}" fill="#{i:02x}80c0"/>'
+        for i in range(50)
+    )
+    + "</svg>"
+)
+DISPLAY = f"from IPython.display import SVG, display\ndisplay(SVG({SVG!r}))\nprint('shown')"
+
+
+@pytest.fixture(scope="module")
+def server(account: Account) -> Iterator[Server]:
+    with serve_as(account, "--pool-size", "0", "--max-sessions", "2") as s:
+        yield s
+
+
+def _renderer(argv: list[bytes]) -> bool:
+    """Chromium itself, or the cairosvg worker itself (not the launcher's wrappers,
+    which the server starts for every process of a session and which drop to the
+    session's user inside the sandbox)."""
+    if b"chromium" in argv[0]:
+        return True
+    return len(argv) > 2 and argv[1] == b"-P" and argv[2].endswith(b"svg_worker.py")
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    """Whether ``pid`` is a descendant of ``ancestor`` (other tests' browsers are not)."""
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return False
+        if pid == ancestor:
+            return True
+    return False
+
+
+def _renderers(
+    server: int, seen: dict[int, tuple[int, str, str, str]], stop: threading.Event
+) -> None:
+    """Every renderer process that appears until ``stop``: its uid and cgroup."""
+    while not stop.is_set():
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) in seen:
+                continue
+            try:
+                argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
+                if not _renderer(argv) or not _descends(int(entry.name), server):
+                    continue
+                uid = int(Path(entry.path, "status").read_text().split("\nUid:\t")[1].split()[0])
+                cgroup = Path(entry.path, "cgroup").read_text().strip()
+                namespace = os.readlink(Path(entry.path, "ns", "pid"))
+            except (OSError, IndexError, ValueError):
+                continue
+            name = "chromium" if b"chromium" in argv[0] else "cairosvg"
+            seen[int(entry.name)] = (uid, cgroup, name, namespace)
+        stop.wait(0.02)
+
+
+def test_regression_an_svg_display_is_rendered_by_the_session_not_by_the_server(
+    server: Server, account: Account
+) -> None:
+    """Regression: an SVG that cairosvg could not render fell back to Chromium run by
+    the server itself (uid 0 in the root cgroup, ``--no-sandbox``): 11 processes and
+    12-18 CPU-seconds against a session allowed one. Every renderer now runs under
+    the session's launcher: its sandbox, its user, its cgroup."""
+    sid = server.create(limits={"cpu_seconds": 5, "wall_seconds": 60})
+    warm = server.execute(sid, "print(1)")
+    assert final_status(warm) == "ok"
+    seen: dict[int, tuple[int, str, str, str]] = {}
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=_renderers, args=(server.process.pid, seen, stop), daemon=True
+    )
+    watcher.start()
+    try:
+        messages = server.execute(sid, DISPLAY)
+    finally:
+        stop.set()
+        watcher.join(10)
+    assert final_status(messages) in ("ok", "cpu_limit", "wall_limit"), messages[-1]
+    assert any(m["type"] == "image" for m in messages), messages  # rendered, in the sandbox
+    assert seen, "no renderer ran: the attack did not reach the renderer"
+    assert any(name == "chromium" for _, _, name, _ in seen.values()), seen  # the fallback ran
+    server_namespace = os.readlink(f"/proc/{server.process.pid}/ns/pid")
+    for pid, (uid, cgroup, _, namespace) in seen.items():
+        assert uid != 0 and namespace != server_namespace, (pid, uid, namespace)  # in the sandbox
+        if account.root:  # sessions have host uids and cgroups of their own
+            assert uid != account.uid and "pids:/lmc-" in cgroup, (pid, uid, cgroup)
