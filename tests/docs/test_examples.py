@@ -12,11 +12,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from ..integration.service.server import TOKEN, running_server
+from ..integration.service.server import TOKEN, Server, running_server
 from .pages import SERVER_TOKEN, SERVER_URL, Block, all_blocks
 
 #: Seconds one example may take (a kernel's start included).
@@ -47,29 +48,37 @@ def _run(argv: list[str], cwd: Path, stdin: str | None = None) -> Done:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[Done]]]:
     """Every Python example, started up front a few at a time (each in its own empty
-    folder), the ones marked with-server against a real sandboxed ``lmc serve``."""
+    folder), the ones marked with-server against a real sandboxed ``lmc serve``; a
+    server that does not start fails those alone."""
 
-    def start(pool: ThreadPoolExecutor, block: Block, code: str) -> Future[Done]:
-        folder = tmp_path_factory.mktemp("example")
-        return pool.submit(_run, [sys.executable, "-"], folder, code)
+    def start(pool: ThreadPoolExecutor, code: str) -> Future[Done]:
+        return pool.submit(_run, [sys.executable, "-"], tmp_path_factory.mktemp("example"), code)
 
-    with ThreadPoolExecutor(max_workers=CONCURRENT) as pool:
-        started = {b.name: start(pool, b, b.code) for b in PYTHON if b.marker is None}
-        with running_server("--pool-size", "1", "--max-sessions", "4") as server:
-            for block in PYTHON:
-                if block.marker == "with-server":
-                    assert SERVER_URL in block.code, f"{block.name} names no {SERVER_URL}"
-                    code = block.code.replace(SERVER_URL, server.url)
-                    code = code.replace(SERVER_TOKEN, f"token={TOKEN!r}")
-                    started[block.name] = start(pool, block, code)
-            yield started
-            wait(started.values(), timeout=EXAMPLE_SECONDS * len(started))
+    with ThreadPoolExecutor(max_workers=CONCURRENT) as pool, ExitStack() as stack:
+        started = {b.name: start(pool, b.code) for b in PYTHON if b.marker is None}
+        try:
+            server: Server | None = stack.enter_context(
+                running_server("--pool-size", "1", "--max-sessions", "4")
+            )
+        except (AssertionError, OSError, subprocess.SubprocessError) as exc:
+            server, failure = None, exc
+        for block in (b for b in PYTHON if b.marker == "with-server"):
+            if server is None:
+                started[block.name] = Future()
+                started[block.name].set_exception(failure)
+                continue
+            code = block.code.replace(SERVER_URL, server.url)
+            started[block.name] = start(pool, code.replace(SERVER_TOKEN, f"token={TOKEN!r}"))
+        yield started
+        wait(started.values(), timeout=EXAMPLE_SECONDS * len(started))
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("block", PYTHON, ids=[b.name for b in PYTHON])
 def test_python_example_runs(block: Block, examples: dict[str, Future[Done]]) -> None:
     """Guards the docs' Python examples from drifting away from the API."""
+    if block.marker == "with-server":
+        assert SERVER_URL in block.code, f"a with-server example names no {SERVER_URL}"
     done = examples[block.name].result(timeout=EXAMPLE_SECONDS * len(examples))
     assert done.returncode == 0, f"{block.name}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
 
