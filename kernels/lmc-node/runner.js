@@ -15,7 +15,8 @@
 //                                      c: this process's count of runs; n: the error's class
 //   {"k":"x","c":CODE}                 the process is exiting (process.exit() or the end)
 // Both FIFOs are opened here, so they carry O_CLOEXEC and no child process inherits them;
-// the code's own stdin, stdout and stderr are left alone for it.
+// the code's own stdout and stderr are left alone for it, and its process.stdin reads fd 0
+// (stdin.js).
 //
 // The code is parsed (node's own acorn) and run one top-level statement at a time as a
 // vm.Script in this context: const, let and class declarations live on in the global
@@ -32,6 +33,7 @@ const util = require('util');
 const vm = require('vm');
 const Module = require('module');
 const { createImports, dynamicImport } = require('./imports.js');
+const { installStdin } = require('./stdin.js');
 
 const stringify = JSON.stringify;
 const parseJSON = JSON.parse;
@@ -78,6 +80,9 @@ function capture(stream, kind) {
 }
 capture(process.stdout, 'o');
 capture(process.stderr, 'e');
+const stdin = installStdin(() => {
+  if (current !== null && !current.stopped && !current.done) current.stop(STUCK);
+});
 
 globalThis.require = Module.createRequire(path.join(process.cwd(), '[lmc-node]'));
 
@@ -286,6 +291,12 @@ async function runWhole(state, code) {
 }
 
 const STOPPED = Symbol('stopped');
+// The code waits for input, but its stdin has ended and nothing else is pending.
+const STUCK = Symbol('stuck');
+const STUCK_NOTE =
+  '[lmc] The code waits for input from its stdin, but nothing answers input here: pass ' +
+  'on_input= to Computer (lmc repl answers it at its prompt). Its stdin is at its end, and ' +
+  'nothing else could wake the code.\n';
 
 // Sets the run's variables; returns what puts back each one as it was (unset if it was).
 function setEnv(env) {
@@ -302,18 +313,40 @@ function setEnv(env) {
 
 async function execute(request) {
   runs += 1;
-  const state = { id: request.id, lines: request.lines !== false, status: 'ok', stopped: false };
+  // done: the cell's code has settled (what it left may still read its stdin).
+  const state = {
+    id: request.id,
+    lines: request.lines !== false,
+    status: 'ok',
+    stopped: false,
+    done: false,
+  };
   const stopped = new Promise((resolve) => {
-    state.stop = () => resolve(STOPPED);
+    state.stop = (why = STOPPED) => resolve(why);
   });
   current = state;
+  stdin.renew();
   const restoreEnv = setEnv(request.env);
   let pending = false;
   try {
     const cell = prepare(state, request.code);
     const run = acorn ? runCode(state, cell) : runWhole(state, cell.code);
-    const value = await Promise.race([run, stopped]);
-    if (value === STOPPED) {
+    const over = () => {
+      state.done = true;
+    };
+    run.then(over, over);
+    let value = await Promise.race([run, stopped]);
+    // Code done while a read of its stdin goes on (a readline question): that read is answered
+    // (or gets end-of-input) before the run ends.
+    if (value !== STOPPED && value !== STUCK) {
+      const read = await Promise.race([stdin.whileReading(), stopped]);
+      if (read === STOPPED || read === STUCK) value = read;
+    }
+    if (value === STUCK) {
+      state.status = 'error';
+      run.catch(() => {});
+      emit({ k: 'e', d: STUCK_NOTE });
+    } else if (value === STOPPED) {
       pending = true;
       run.catch(() => {});
     } else if (value !== undefined) {
@@ -384,6 +417,7 @@ control.on('data', (chunk) => {
 });
 control.on('end', () => process.exit(0));
 
+stdin.ready();
 emit({ k: 'r', pid: process.pid });
 if (compiler !== null) {
   compiler.install();

@@ -9,7 +9,7 @@ import anyio
 
 from ..config import InputCallback
 
-__all__ = ["call_input"]
+__all__ = ["call_input", "unanswered_input"]
 
 
 async def call_input(callback: InputCallback, prompt: str) -> str:
@@ -23,3 +23,12 @@ async def call_input(callback: InputCallback, prompt: str) -> str:
     if not isinstance(value, str):
         raise TypeError(f"the input callback returned {type(value).__name__}, not str")
     return value
+
+
+def unanswered_input(reading: str = "input()") -> str:
+    """The note for code that read input with no callback to answer it (``reading`` is
+    what it called): how to answer it next time."""
+    return (
+        f"{reading} was called, but nothing answers input here: pass on_input= to "
+        "Computer (lmc repl answers it at its prompt)"
+    )

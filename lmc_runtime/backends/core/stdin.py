@@ -34,9 +34,30 @@ logger = logging.getLogger(__name__)
 
 #: Kernel wait channels of a process blocked in read, select or poll.
 _READING = ("pipe_read", "do_select", "do_sys_poll", "core_sys_select")
+#: The wait channel of a thread blocked reading a pipe (``anon_pipe_read`` on newer kernels).
+_PIPE_READ = "pipe_read"
 #: Quiet time before the first look for a reader, and the longest wait between looks.
 QUIET = 0.1
 LONGEST = 1.0
+
+
+def _thread_reads(pid: int) -> bool:
+    """Whether a thread of ``pid`` other than its main one is blocked reading a pipe:
+    node reads its stdin on a thread of libuv's pool (``kernels/lmc-node/stdin.js``)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tasks:
+        if tid == str(pid):
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{tid}/wchan") as fh:
+                if _PIPE_READ in fh.read():
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def answers_fifo_reads(options: ExecutionOptions) -> bool:
@@ -101,7 +122,7 @@ class StdinChannel:
                     wchan = fh.read()
             except OSError:
                 continue
-            if any(name in wchan for name in _READING):
+            if any(name in wchan for name in _READING) or _thread_reads(pid):
                 found.append(pid)
         return found
 

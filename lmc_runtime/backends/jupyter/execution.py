@@ -18,7 +18,7 @@ copy, which is ordered with the output before it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
@@ -30,7 +30,7 @@ from ...replies import Status
 from ..base import ExecutionOptions
 from ..core import Execution, Finished, Route, Supervisor
 from ..core.turns import first_of
-from ..inputs import call_input
+from ..inputs import call_input, unanswered_input
 from .items import InputRequest, Progress, Reply
 from .translate import translate_iopub, translate_payload
 
@@ -40,6 +40,9 @@ __all__ = ["REPLY_GRACE", "JupyterExecution", "KernelRoute"]
 REPLY_GRACE = 1.0
 #: How long after ``begun`` an unannounced evaluation is taken to have started.
 UNANNOUNCED = 1.0
+#: The error of a read of input with no callback: ipykernel's, and lmc-r's (``lmc_startup.R``).
+_NO_STDIN_ERROR = "StdinNotImplementedError"
+_NO_STDIN_R = "input is not available: this execution has no input callback"
 
 
 class KernelRoute(Route):
@@ -120,6 +123,9 @@ class JupyterExecution(Execution):
             svg = self.route.svg if isinstance(self.route, KernelRoute) else None
             for message in await translate_iopub(item.msg, self.reply_to, svg=svg):
                 yield message
+            reading = _unanswered_read(item.msg) if self.options.on_input is None else None
+            if reading is not None:
+                yield replies.notice(unanswered_input(reading), Status.ERROR, self.reply_to)
         elif isinstance(item, Reply) and item.msg["msg_type"] == "execute_reply":
             payload = item.msg["content"].get("payload") or []
             for message in translate_payload(payload, self.reply_to):
@@ -177,3 +183,14 @@ class JupyterExecution(Execution):
             text = "The kernel aborted this execution without running it."
             out.append(replies.notice(text, Status.ABORTED, self.reply_to))
         return out + super().finish(done)
+
+
+def _unanswered_read(msg: Mapping[str, Any]) -> str | None:
+    """What the code called to read input, if ``msg`` is the error of a read with
+    nothing to answer it (Python's ``input()``, R's ``readline()``)."""
+    if msg.get("msg_type") != "error":
+        return None
+    content = msg.get("content") or {}
+    if content.get("ename") == _NO_STDIN_ERROR:
+        return "input()"
+    return "readline()" if _NO_STDIN_R in str(content.get("evalue")) else None
