@@ -15,6 +15,7 @@ import anyio
 
 from .. import replies
 from ..messages import Message
+from .write_ahead import RunRecord
 
 if TYPE_CHECKING:
     from .session import ServiceSession
@@ -39,56 +40,56 @@ async def recorded_run(
 ) -> AsyncGenerator[Message, None]:
     """Run ``message`` in ``session`` under ``claim``; yield and record its replies.
 
-    The run is recorded as a whole, its code message first, before its final
-    message is yielded (a run that ends otherwise, as it ends): a client that
-    has the final message finds the run in the transcript. If the store fails,
-    a notice before the final message says the run is held. Code in a language
-    the session was not created with gets one not-understood reply naming the
-    session's languages, recorded the same way. A run whose client left before
-    its end is recorded with a final message of its own (``client_left``)."""
+    The run is written ahead (:mod:`.write_ahead`): its code message before it
+    runs, its replies as they come, all of it before its final message is
+    yielded (a run that ends otherwise, as it ends): a client that has the final
+    message finds the run in the transcript, and a server killed while the code
+    runs leaves that code in it. If the store fails, a notice before the final
+    message says the run is held. Code in a language the session was not created
+    with gets one not-understood reply naming the session's languages, recorded
+    with it. A run whose client left before its end is recorded with a final
+    message of its own (``client_left``)."""
     transcripts = session.transcripts
-    produced: list[Message] = []
+    record: RunRecord | None = None
     try:
         computer = session.computer
         if computer is None:
             notice = replies.notice("the session has ended", "closed", message.id)
-            produced.append(notice)
+            await transcripts.append(session.id, [notice])
             yield notice
             return
-        # Written with the run's final message: one append a run.
-        produced.append(message)
         language = computer.registry.resolve(message.format or "")
         if language is None or language not in session.languages:
             refusal = _not_its_language(message, session.languages)
-            batch, produced = [*produced, refusal], []
-            await transcripts.append(session.id, batch)
+            await transcripts.append(session.id, [message, refusal])
             if (held := transcripts.notice(session.id, message.id)) is not None:
                 yield held
             yield refusal
             return
+        record = RunRecord(transcripts, session.id, message)
+        await record.begin()
         started = time.monotonic()
         # Closed here, not by the garbage collector: a client that goes away
         # stops its code before the session takes the next execution.
         truncated = False
         async with contextlib.aclosing(computer.arun(message, timeout=timeout)) as outs:
             async for out in outs:
-                produced.append(out)
                 truncated = truncated or out.status == replies.Status.TRUNCATED
                 if out.is_final:
                     # Recorded before the client sees the end of the execution.
-                    batch, produced = produced, []
-                    await transcripts.append(session.id, batch)
+                    await record.end(out)
                     _count(session, language, out, time.monotonic() - started, truncated)
                     # Not written yet: the client is told before the end.
                     if (held := transcripts.notice(session.id, message.id)) is not None:
                         yield held
+                else:
+                    record.add(out)
                 yield out
     finally:
         claim.release()
-        if produced and produced[0] is message:  # the client left before the end
-            produced.append(_left(message))
-        with anyio.CancelScope(shield=True):
-            await transcripts.append(session.id, produced)
+        if record is not None and not record.ended:  # the client left before the end
+            with anyio.CancelScope(shield=True):
+                await record.end(_left(message))
 
 
 def _left(message: Message) -> Message:

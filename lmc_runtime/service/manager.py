@@ -36,6 +36,7 @@ from .session import ServiceSession, service_gateway
 from .session_request import checked_cwd, session_languages, session_policy
 from .settings import ServiceSettings
 from .transcript import Transcripts
+from .write_ahead import close_lost_runs
 
 if TYPE_CHECKING:
     from .metrics import ServiceMetrics
@@ -132,6 +133,8 @@ class SessionManager:
                 logger.error(
                     "could not clean up the stale session %s; left: %s", name, "; ".join(left)
                 )
+            # Their runs that never ended get a final message (server_lost).
+            await close_lost_runs(self.transcripts, stale.found)
             for name in stale.found[-self.settings.ended_kept :]:
                 self.lost[name] = f"{self._who} stopped without a shutdown while it ran"
             async with anyio.create_task_group() as tg:

@@ -10,12 +10,16 @@ While it is held, each run's stream says so in a notice (``extras.status``
 (``held_bytes``); past the bound a batch is dropped, logged as an error and
 counted in the notices. What is still held when the server stops is logged as
 lost.
+
+A run is written ahead (:mod:`.write_ahead`): its code message before it runs,
+its output as it comes, written behind by :meth:`Transcripts.keep_trying`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +31,7 @@ from ..errors import ThreadExists, ThreadNotFound
 from ..messages import Message
 from ..store import ThreadStore
 from ..store.base import stamp
+from .write_ahead import WRITE_BEHIND, RunRecord
 
 __all__ = ["STORE_UNAVAILABLE", "Transcripts"]
 
@@ -75,6 +80,25 @@ class Transcripts:
         self._retry_after = _RETRY_FIRST
         self._lock = anyio.Lock()
         self._holding = anyio.Event()
+        # Runs whose output waits to be written, with when it is due.
+        self._behind, self._due = anyio.create_memory_object_stream[tuple[float, RunRecord]](
+            math.inf
+        )
+
+    @property
+    def store(self) -> ThreadStore:
+        """The store the transcripts go to."""
+        return self._store
+
+    def write_behind(self, record: RunRecord) -> None:
+        """Have :meth:`keep_trying` store what ``record`` holds, soon (see
+        :data:`~.write_ahead.WRITE_BEHIND`)."""
+        self._behind.send_nowait((anyio.current_time() + WRITE_BEHIND, record))
+
+    async def _write_behind(self) -> None:
+        async for due, record in self._due:
+            await anyio.sleep_until(due)
+            await record.flush()
 
     @property
     def held(self) -> int:
@@ -234,15 +258,18 @@ class Transcripts:
         self._retry_after = min(self._retry_after * 2, _RETRY_MOST)
 
     async def keep_trying(self) -> None:
-        """Write what is held as soon as the store may be tried again, without
-        waiting for a session's next run (the service runs this until it stops)."""
-        while True:
-            await self._holding.wait()
-            await anyio.sleep_until(self._retry_at)
-            async with self._lock:
-                await self._flush()
-                if not self._held:
-                    self._holding = anyio.Event()
+        """Write runs' output behind them, and what is held as soon as the store
+        may be tried again, without waiting for a session's next run (the service
+        runs this until it stops)."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._write_behind)
+            while True:
+                await self._holding.wait()
+                await anyio.sleep_until(self._retry_at)
+                async with self._lock:
+                    await self._flush()
+                    if not self._held:
+                        self._holding = anyio.Event()
 
     async def aclose(self) -> None:
         """Write what is held if the store lets us, then close it."""

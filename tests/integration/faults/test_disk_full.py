@@ -87,7 +87,8 @@ def test_a_full_data_directory_holds_transcripts_and_writes_them_once_freed(
         during, written = _run_until_held(server, first)
         (notice,) = held_notices(during)
         assert "No space left on device" in notice["content"], notice
-        assert notice["extras"]["held"] >= 3 and notice["extras"]["dropped"] == 0, notice
+        # At least the run's output and final message (its code, written ahead, may fit).
+        assert notice["extras"]["held"] >= 2 and notice["extras"]["dropped"] == 0, notice
         with server.client() as client:
             health = client.get("/healthz").json()
         assert health["transcripts_held"] >= notice["extras"]["held"], health

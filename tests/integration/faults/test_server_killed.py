@@ -132,12 +132,18 @@ def test_a_server_killed_mid_run_restarts_with_every_finished_run_and_its_sessio
             sessions = data_dir / "sessions"
             assert mounts_under(sessions) == [] and not (sessions / http_session).exists()
             assert [g for s in (http_session, ws_session) for g in stale_cgroups(s)] == []
-            # Every run that ended is stored whole, in order; the one cut short is not.
+            # Every run that ended is stored whole, in order; the one cut short has
+            # its code (written before it ran), its output as far as it was written
+            # behind, and a final message given at this start (server_lost).
             store = JanThreadStore(data_dir)
-            assert stored_runs(store, http_session) == finished
-            assert stored_runs(store, ws_session) == ["echo finished"]
+            assert stored_runs(store, http_session) == [*finished, TICKING]
+            assert stored_runs(store, ws_session) == ["echo finished", "echo started; sleep 300"]
+            for lost in (http_session, ws_session):
+                last = store.messages(lost)[-1]
+                assert last.is_final and last.status == "server_lost", last
             outputs = [m.content for m in store.messages(http_session) if m.format == "output"]
-            assert outputs == [f"run {n}\n" for n in range(3)], outputs
+            assert outputs[:3] == [f"run {n}\n" for n in range(3)], outputs
+            assert outputs[3:] in ([], ["started\n"]), outputs
             store.close()
             fresh = second.create()
             assert output(second.execute(fresh, "print('after')")) == "after\n"

@@ -203,13 +203,16 @@ def test_a_run_whose_client_left_is_recorded_with_a_final_message(server: Server
                     if "started" in line:
                         break  # and leave
         deadline = time.monotonic() + 60
-        while not transcript.is_file() or "left-1" not in transcript.read_text():
-            assert time.monotonic() < deadline, "the left run was never recorded"
+        while True:  # its code is written before it runs; its end once it ends
+            records = [
+                json.loads(line)["metadata"]["lmc"]
+                for line in (transcript.read_text() if transcript.is_file() else "").splitlines()
+            ]
+            run = [m for m in records if "left-1" in (m.get("id"), m.get("in_reply_to"))]
+            if run and run[-1]["format"] == "active_line" and run[-1]["content"] is None:
+                break
+            assert time.monotonic() < deadline, "the left run was never recorded with its end"
             time.sleep(0.05)
-        records = [
-            json.loads(line)["metadata"]["lmc"] for line in transcript.read_text().splitlines()
-        ]
-        run = [m for m in records if "left-1" in (m.get("id"), m.get("in_reply_to"))]
         assert run[0]["id"] == "left-1" and run[-1]["format"] == "active_line"
         assert run[-1]["content"] is None and run[-1]["extras"]["status"] == "interrupted"
         assert run[-1]["extras"]["client_left"] is True

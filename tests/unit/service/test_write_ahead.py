@@ -1,0 +1,78 @@
+"""A run written ahead to each thread store: its code before it runs, its output
+behind it, and a run a killed server left unfinished closed as ``server_lost``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from lmc_runtime import replies
+from lmc_runtime.messages import Message, new_id
+from lmc_runtime.service.transcript import Transcripts
+from lmc_runtime.service.write_ahead import RunRecord, close_lost_runs, unfinished_run
+from lmc_runtime.store import JanThreadStore, SqliteThreadStore, ThreadStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=["jan", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ThreadStore]:
+    made: ThreadStore = (
+        JanThreadStore(tmp_path) if request.param == "jan" else SqliteThreadStore(tmp_path / "t.db")
+    )
+    made.create("s1")
+    yield made
+
+
+def code(text: str) -> Message:
+    return Message(role="assistant", type="code", format="python", content=text, id=new_id())
+
+
+async def test_a_run_is_stored_before_it_runs_and_its_output_as_it_comes(
+    store: ThreadStore,
+) -> None:
+    """Guards against a run recorded only with its final message: a server killed
+    mid-run lost its code and what it printed."""
+    transcripts = Transcripts(store)
+    message = code("print('x'); sleep()")
+    record = RunRecord(transcripts, "s1", message)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(transcripts.keep_trying)
+        await record.begin()
+        assert [m.id for m in store.messages("s1")] == [message.id]
+        record.add(replies.output("x\n", message.id))
+        with anyio.fail_after(10):  # written behind, without a next output or the end
+            while len(store.messages("s1")) < 2:
+                await anyio.sleep(0.01)
+        assert getattr(unfinished_run(store.messages("s1")), "id", None) == message.id
+        await record.end(replies.active_line(None, message.id, status="ok"))
+        tg.cancel_scope.cancel()
+    kept = store.messages("s1")
+    assert [m.content for m in kept] == [message.content, "x\n", None]
+    assert unfinished_run(kept) is None
+
+
+async def test_an_unfinished_run_is_closed_as_server_lost_and_others_are_left(
+    store: ThreadStore,
+) -> None:
+    """Guards the restart: only the last run without an end gets one, once."""
+    done, refused, lost = code("1"), code("2"), code("3")
+    store.append("s1", [done, replies.active_line(None, done.id, status="ok")])
+    store.append("s1", [refused, replies.not_understood("not its language", refused.id)])
+    store.create("s2")
+    store.append("s2", [lost, replies.output("so far\n", lost.id)])
+    transcripts = Transcripts(store)
+    assert await close_lost_runs(transcripts, ["s1", "s2", "gone"]) == 1
+    assert await close_lost_runs(transcripts, ["s1", "s2"]) == 0
+    assert not any(m.status == replies.Status.SERVER_LOST for m in store.messages("s1"))
+    final = store.messages("s2")[-1]
+    assert final.is_final and final.in_reply_to == lost.id
+    assert final.status == replies.Status.SERVER_LOST
