@@ -37,8 +37,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING or __package__:
-    from . import _seccomp
+    from . import _handoff, _seccomp
 else:  # imported by the fork server, run as a script, from this file's folder
+    import _handoff
     import _seccomp
 
 __all__ = ["MAX_REQUEST", "broker", "readable"]
@@ -181,6 +182,7 @@ def _kernel(request: dict[str, Any], stdout: int, stderr: int) -> NoReturn:
         os.chdir(request["cwd"])
         argv = [str(a) for a in request["argv"]]
         env = {str(k): str(v) for k, v in request["env"].items()}
+        _handoff.session_variables(env)  # the session's own, by their names at last
         env["PWD"] = str(request["cwd"])  # as bwrap sets it
         _python_environment(argv[1], env)
         sys.argv = argv[1:]

@@ -25,10 +25,10 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     the sandbox, as its user): the host never enters a folder the code can
     write, where a link could lead it anywhere.
 ``--bwrap-env``
-    ``argv`` is a bwrap command line: give the environment to the sandboxed
-    command as ``--clearenv --setenv NAME VALUE ...`` and start bwrap itself
-    with an empty environment; and put the sandbox under the seccomp filter of
-    ``_seccomp.py`` (``--seccomp FD``).
+    ``argv`` is a bwrap command line: hand the environment to the wrapper
+    inside through a descriptor (``_handoff.py``), start bwrap with no other
+    variable, and put the sandbox under the seccomp filter of ``_seccomp.py``
+    (``--seccomp FD``).
 ``--supervise PID``
     stay as the parent of ``argv`` instead of becoming it; PID is the runtime
     process that starts this one. ``bwrap
@@ -39,37 +39,34 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     kills bwrap when the runtime process ends (a pidfd, no polling; it refuses to
     start if the runtime is already gone),
     forwards SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, and ends the way
-    the sandboxed process ended (same exit code, or same signal; see below).
+    the sandboxed process ended (same exit code, or same signal).
 ``--report``
     inside the sandbox: stay as the parent of ``argv`` too, and write how it
     ended (its wait status) to the descriptor the supervisor passed down.
+
+The wrapper that starts ``argv`` itself (without ``--bwrap-env`` or
+``--supervise``: inside the sandbox, or the only one when there is none) takes
+the environment from the descriptor it was handed, if any, and gives the
+session's own variables their names (see ``_handoff.py``).
 
 On the host (every run but ``--report``'s, which is inside the sandbox), once
 dropped to ``--user``, it takes an empty session keyring of its own for
 ``argv`` and all it starts, in place of the server's (where the operator's keys
 are: systemd and ``pam_keyinit`` give services and logins one).
 
-bwrap, and the init process it runs in the sandbox's PID namespace, end with
-``128+N`` when their child was killed by signal N (its ``--json-status-fd``
-says the same): an interpreter killed by SIGKILL and one that exited with
-status 137 would look alike. So the supervisor opens a pipe, names its
-descriptor in ``LMC_SANDBOX_STATUS_FD``, and the wrapper inside (``--report``)
-writes the real status there; the supervisor then ends the way that says,
-re-raising the signal on itself. Without a report (bwrap failed before the
-wrapper ran) it ends the way bwrap did.
+How a supervised process ends, and how the wrapper inside reports it: see
+``_ending.py``.
 """
 
-# ruff: noqa: SIM105
 from __future__ import annotations
 
 import os
 import resource
-import select
 import sys
 
 # Not ``typing`` nor ``contextlib``: importing them took a third of this
 # wrapper's start (5.5 of 18 ms of CPU), paid by every sandboxed process, so
-# errors are suppressed with try/except (hence the noqa above). Nor ``signal``,
+# errors are suppressed with try/except (see _ending.py's noqa). Nor ``signal``,
 # which builds its enums with ``enum`` (5 ms more): ``_signal`` is the same
 # functions and numbers. Type checkers read this block; Python never runs it.
 TYPE_CHECKING = False
@@ -89,11 +86,6 @@ RLIMITS = {
     "nproc": resource.RLIMIT_NPROC,
     "core": resource.RLIMIT_CORE,
 }
-#: Where the sandboxed wrapper finds the descriptor it reports its child's end on.
-STATUS_FD = "LMC_SANDBOX_STATUS_FD"
-_FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
-#: Signals whose default action stops a process rather than ending it.
-_STOPPING = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
 
 def _fail(text: str) -> NoReturn:
@@ -111,16 +103,6 @@ def _sibling(name: str) -> Any:
     return __import__(name)
 
 
-def seccomp_fd() -> int:
-    """An inheritable descriptor holding the sandbox's seccomp filter, for bwrap's
-    ``--seccomp``."""
-    fd = os.memfd_create("lmc-seccomp", 0)
-    os.write(fd, _sibling("_seccomp").program())
-    os.lseek(fd, 0, os.SEEK_SET)
-    os.set_inheritable(fd, True)
-    return fd
-
-
 def _own_keyring() -> None:
     try:
         _sibling("_seccomp").new_session_keyring()
@@ -128,123 +110,13 @@ def _own_keyring() -> None:
         _fail(str(exc))
 
 
-def _pidfd(pid: int) -> int | None:
-    try:
-        return os.pidfd_open(pid)
-    except OSError:
-        return None
-
-
-def _start(argv: list[str], env: dict[str, str], sigint: Any) -> int:
-    """Fork and exec ``argv`` (with SIGINT disposition ``sigint``, unless None);
-    this process ignores SIGINT and forwards the other signals it is sent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    child = os.fork()
-    if child == 0:
-        if sigint is not None:
-            signal.signal(signal.SIGINT, sigint)
-        try:
-            os.execvpe(argv[0], argv, env)
-        except OSError as exc:
-            _fail(f"cannot run {argv[0]}: {exc}")
-
-    def forward(number: int, _frame: object) -> None:
-        try:
-            os.kill(child, number)
-        except ProcessLookupError:
-            pass
-
-    for signum in _FORWARDED:
-        signal.signal(signum, forward)
-    return child
-
-
-def _status_pipe(env: dict[str, str]) -> tuple[int, int]:
-    """The pipe the wrapper inside reports on; its write end is named in ``env``."""
-    report, write = os.pipe()
-    os.set_inheritable(write, True)
-    env[STATUS_FD] = str(write)
-    return report, write
-
-
-def _supervise(
-    argv: list[str], env: dict[str, str], parent: int, sigint: Any, fds: tuple[int, ...]
-) -> NoReturn:
-    """Run ``argv`` as a child; end with it, and end it if process ``parent`` ends.
-    ``fds``: the status pipe's ends, then descriptors only the child needs."""
-    parent_fd = _pidfd(parent)
-    if os.getppid() != parent:  # the runtime ended before (or while) this one started
-        _fail(f"the process that started this one ({parent}) has ended")
-    report, *handed = fds
-    child = _start(argv, env, sigint)
-    for handed_fd in handed:
-        os.close(handed_fd)
-    child_fd = _pidfd(child)
-    watched = select.poll()
-    for fd in (child_fd, parent_fd):
-        if fd is not None:
-            watched.register(fd, select.POLLIN)
-    while child_fd is not None:
-        ready = [fd for fd, _ in watched.poll()]
-        if child_fd in ready:
-            break
-        if parent_fd in ready:  # the runtime is gone: so is everything it started
-            os.kill(child, signal.SIGKILL)
-            watched.unregister(parent_fd)
-    _, status = os.waitpid(child, 0)
-    reported = _reported(report)
-    exit_like(status if reported is None else reported)
-
-
-def _reported(fd: int) -> int | None:
-    """The wait status the wrapper inside wrote on ``fd`` (it has ended), or None."""
-    os.set_blocking(fd, False)
-    try:
-        status = int(os.read(fd, 32).decode("ascii"))
-    except (OSError, ValueError):
-        return None
-    if not 0 <= status <= 0xFFFF or not (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
-        return None
-    return status
-
-
-def _report(argv: list[str], env: dict[str, str], sigint: Any) -> None:
-    """Inside the sandbox: run ``argv`` as a child, write how it ended, end the same way.
-    Returns (for a plain exec) only if there is no descriptor to report on."""
-    try:
-        fd = int(env.pop(STATUS_FD))
-        os.set_inheritable(fd, False)
-    except (ValueError, OSError):
-        return
-    child = _start(argv, env, sigint)
-    _, status = os.waitpid(child, 0)
-    try:
-        os.write(fd, b"%d\n" % status)
-    except OSError:
-        pass
-    exit_like(status)
-
-
-def exit_like(status: int) -> NoReturn:
-    """End this process the way a child with wait ``status`` ended: the same exit
-    code, or the same signal (re-raised on itself with its default action)."""
-    code = os.waitstatus_to_exitcode(status)
-    if code >= 0:
-        os._exit(code & 0xFF)
-    signum = -code
-    if signum not in _STOPPING:
-        try:
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core of this process
-        except (OSError, ValueError):
-            pass
-        try:
-            if signum != signal.SIGKILL:
-                signal.signal(signum, signal.SIG_DFL)
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
-            os.kill(os.getpid(), signum)
-        except (OSError, ValueError):
-            pass
-    os._exit((128 + signum) & 0xFF)  # a signal that does not end this process
+if TYPE_CHECKING or __package__:
+    from . import _ending
+else:
+    _ending = _sibling("_ending")
+#: Where the sandboxed wrapper finds the descriptor it reports its child's end on.
+STATUS_FD = _ending.STATUS_FD
+exit_like = _ending.exit_like
 
 
 class _Settings:
@@ -323,11 +195,14 @@ def main(args: list[str]) -> None:
     if not argv:
         _fail("no command given")
     settings = _parse(options)
-    env = settings.env
+    handoff = _sibling("_handoff")
+    env = handoff.received(settings.env)
     if settings.user is not None:
         _drop_to(settings.user)
     if not settings.report:  # on the host (inside, the seccomp filter refuses keyrings)
         _own_keyring()
+    if not settings.bwrap_env and settings.supervise is None:  # it starts argv itself
+        handoff.session_variables(env)
     if settings.chdir is not None:
         try:
             os.chdir(settings.chdir)
@@ -335,20 +210,17 @@ def main(args: list[str]) -> None:
             _fail(f"--chdir {settings.chdir}: {exc}")
         env["PWD"] = settings.chdir
     if settings.report and STATUS_FD in env:
-        _report(argv, env, settings.sigint)
+        _ending.report(argv, env, settings.sigint)
     if settings.sigint is not None:
         signal.signal(signal.SIGINT, settings.sigint)
-    pipe = _status_pipe(env) if settings.supervise is not None else None
+    pipe = _ending.status_pipe(env) if settings.supervise is not None else None
     handed: list[int] = []
     if settings.bwrap_env:
-        handed.append(seccomp_fd())
-        extra = ["--seccomp", str(handed[-1]), "--clearenv"]
-        for name, value in env.items():
-            extra += ["--setenv", name, value]
-        argv = [argv[0], *extra, *argv[1:]]
-        env = {}
+        handed += [handoff.seccomp_fd(), handoff.env_fd(env)]
+        argv = [argv[0], "--seccomp", str(handed[0]), *argv[1:]]
+        env = {handoff.ENV_FD: str(handed[1])}
     if settings.supervise is not None and pipe is not None:
-        _supervise(argv, env, settings.supervise, settings.sigint, (*pipe, *handed))
+        _ending.supervise(argv, env, settings.supervise, settings.sigint, (*pipe, *handed))
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

@@ -26,10 +26,11 @@ closes). Options:
 ``--block CIDR``
     an IPv4 address or network to reject (repeatable).
 ``--bwrap-env``
-    pass the environment to the sandboxed command as bwrap's ``--clearenv
-    --setenv NAME VALUE ...`` and start bwrap with an empty one; put the
-    sandbox under the seccomp filter of ``_seccomp.py`` (``--seccomp FD``, made
-    once the firewall is in: the programs that install it never hold it).
+    hand the environment to the wrapper inside the sandbox through a
+    descriptor (see ``_handoff.py``), start bwrap with no other variable, and
+    put the sandbox under the seccomp filter of ``_seccomp.py`` (``--seccomp
+    FD``); both are made once the firewall is in, so the programs that install
+    it never hold them.
 ``--timeout SECONDS``
     how long slirp4netns may take to configure the interface (default 30).
 """
@@ -120,7 +121,9 @@ def _child(
         os._exit(127)
     os.close(go)
     if "--bwrap-env" in options:
-        argv = [argv[0], "--seccomp", str(wrapper.seccomp_fd()), *argv[1:]]
+        handoff = wrapper._sibling("_handoff")
+        argv = [argv[0], "--seccomp", str(handoff.seccomp_fd()), *argv[1:]]
+        env = {handoff.ENV_FD: str(handoff.env_fd(env))}
     try:
         os.execve(argv[0], argv, env)
     except OSError as exc:
@@ -194,12 +197,6 @@ def main(args: list[str]) -> None:
     options, argv = _parse(args)
     wrapper = _exec_wrapper()  # loaded before anything starts, so the end cannot fail
     env = dict(os.environ)
-    if "--bwrap-env" in options:
-        extra = ["--clearenv"]
-        for name, value in env.items():
-            extra += ["--setenv", name, value]
-        argv = [argv[0], *extra, *argv[1:]]
-        env = {}
     child_ready, ready = os.pipe()
     go, parent_go = os.pipe()
     child = os.fork()

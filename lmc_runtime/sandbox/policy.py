@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from ._handoff import SET_PREFIX
+
 __all__ = [
     "ENV_ALLOWLIST",
     "MINIMUMS",
@@ -99,7 +101,11 @@ def allowed(name: str, patterns: tuple[str, ...]) -> bool:
 
 def session_env(host: Mapping[str, str], policy: SandboxPolicy, work_dir: Path) -> dict[str, str]:
     """The environment a session starts with: allowlisted host variables, a
-    private home and temp directory, then the policy's own variables."""
+    private home and temp directory, then the policy's own variables, carried
+    under :data:`~._handoff.SET_PREFIX` names until the sandbox's innermost step
+    names them (and they replace the others): no process on the host, where
+    the loader and interpreters read variables before privileges are dropped,
+    has one as the variable it names."""
     env = {name: value for name, value in host.items() if allowed(name, policy.env_allowlist)}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(
@@ -107,5 +113,5 @@ def session_env(host: Mapping[str, str], policy: SandboxPolicy, work_dir: Path) 
         TMPDIR="/tmp",
         MPLCONFIGDIR=str(work_dir / ".config" / "matplotlib"),
     )
-    env.update(policy.env)
+    env.update((SET_PREFIX + name, value) for name, value in policy.env.items())
     return env

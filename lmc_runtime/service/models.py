@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..arguments import env_problem
+from ..sandbox._handoff import SET_PREFIX
 from ..sandbox.policy import MINIMUMS
 
 __all__ = [
@@ -50,13 +51,17 @@ class LimitsModel(BaseModel):
 #: What a variable name of a session's environment must look like.
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: Variables the dynamic loader and the C library read before any code runs:
-#: the host-side part of every interpreter's launch would honour them too, so a
-#: session may not set them (glibc's list of variables unsafe for setuid programs).
-_HOST_READ = re.compile(
-    r"LD_.*|GCONV_PATH|GETCONF_DIR|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_.*|NIS_PATH|"
-    r"NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TZDIR"
+#: Variables that configure the dynamic loader and the C library (glibc's list
+#: of variables unsafe for setuid programs, and its tunables): a session may not
+#: set them. (A session's variables reach only the processes inside its sandbox,
+#: as its innermost step starts them: see sandbox/_handoff.py.)
+_LOADER_READ = re.compile(
+    r"LD_.*|GLIBC_TUNABLES|GCONV_PATH|GETCONF_DIR|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_.*|"
+    r"NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TZDIR"
 )
+#: The most one variable may hold with its name: Linux's limit, less the prefix
+#: it travels under to the sandbox.
+_ENTRY_MAX = 128 * 1024 - 1 - len(SET_PREFIX)
 
 
 def checked_env(env: dict[str, str]) -> dict[str, str]:
@@ -68,8 +73,10 @@ def checked_env(env: dict[str, str]) -> dict[str, str]:
     for name in env:
         if not _ENV_NAME.fullmatch(name):
             raise ValueError(f"env has an invalid variable name {name[:80]!r}")
-        if _HOST_READ.fullmatch(name):
-            raise ValueError(f"env may not set {name}: the host's dynamic loader reads it")
+        if _LOADER_READ.fullmatch(name):
+            raise ValueError(f"env may not set {name}: it configures the dynamic loader")
+        if len(name.encode()) + len(env[name].encode()) + 1 > _ENTRY_MAX:
+            raise ValueError(f"env {name} is longer than {_ENTRY_MAX} bytes with its name")
     return env
 
 
@@ -94,7 +101,8 @@ class CreateSession(BaseModel):
         default_factory=dict,
         max_length=256,
         description="Variables set for every interpreter of the session; names are "
-        "[A-Za-z_][A-Za-z0-9_]*, and not those the host's dynamic loader reads (LD_*, ...).",
+        "[A-Za-z_][A-Za-z0-9_]*, and not those that configure the dynamic loader (LD_*, "
+        "GLIBC_TUNABLES, MALLOC_*, ...). They reach only the processes inside the sandbox.",
     )
 
     @field_validator("env")

@@ -104,8 +104,9 @@ def test_the_exec_wrapper_fails_clearly() -> None:
 
 def test_session_env_keeps_only_allowlisted_host_variables(tmp_path: Path) -> None:
     host = {"PATH": "/bin", "LC_ALL": "C", "AWS_SECRET_ACCESS_KEY": "k", "HOME": "/root"}
-    env = session_env(host, SandboxPolicy(env={"MINE": "1"}), tmp_path)
-    assert env["PATH"] == "/bin" and env["LC_ALL"] == "C" and env["MINE"] == "1"
+    env = session_env(host, SandboxPolicy(env={"MINE": "1", "PATH": "/x"}), tmp_path)
+    assert env["PATH"] == "/bin" and env["LC_ALL"] == "C" and "MINE" not in env
+    assert env["LMC_SANDBOX_SET_MINE"] == "1" and env["LMC_SANDBOX_SET_PATH"] == "/x"
     assert env["HOME"] == str(tmp_path) and "AWS_SECRET_ACCESS_KEY" not in env
 
 
