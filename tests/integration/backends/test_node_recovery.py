@@ -35,7 +35,8 @@ def test_a_timeout_names_the_line_and_the_loop_ran_until_then() -> None:
     with Computer(timeouts=Timeouts(interrupt_grace=5.0)) as c:
         js_run(c, "const kept = 'yes'")
         result = js_run(c, "let spins = 0\nwhile (true) { spins++ }", timeout=1)
-        assert result.final.extras == {"status": "timeout", "state_lost": False}
+        expected = {"status": "timeout", "state_lost": False, "execution_count": 2}
+        assert result.final.extras == expected
         assert "timed out after 1 s at line 2" in notices(result)
         assert js_run(c, "kept + ' ' + (spins > 0)").output == "'yes true'\n"
 
