@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -109,3 +110,23 @@ def test_ctrl_c_while_the_computer_starts_exits_130() -> None:
     child.sendintr()
     status, _ = _finish(child)
     assert status == 130
+
+
+def test_a_timeout_on_a_terminal_shows_its_note_not_a_keyboardinterrupt(tmp_path: Path) -> None:
+    """Guards: a run stopped by --timeout showed a KeyboardInterrupt traceback and
+    ended '[timeout: KeyboardInterrupt]', as if the code had failed."""
+    message = {
+        "role": "assistant",
+        "type": "code",
+        "format": "python",
+        "content": "print('started')\nwhile True:\n    pass",
+    }
+    source = tmp_path / "loop.jsonl"
+    source.write_text(json.dumps(message) + "\n")
+    status, raw = _finish(_spawn("run", "--timeout", "1", str(source)))
+    assert status == 0, raw[-2000:]
+    shown = _shown_lines(raw)
+    assert "KeyboardInterrupt" not in raw and "Traceback" not in raw, raw[-2000:]
+    notes = [line for line in shown if line.startswith("[lmc] Execution timed out after 1 s")]
+    assert len(notes) == 1 and "state was kept" in notes[0], shown
+    assert "[timeout]" in shown, shown

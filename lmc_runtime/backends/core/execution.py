@@ -28,7 +28,7 @@ from .pacing import LinePacer
 from .route import Route
 from .stdin import StdinChannel, feed_stdin
 from .supervisor import Supervisor
-from .turns import Once, stop_phrase
+from .turns import Once, gone_text, interrupts_own, stop_phrase
 
 __all__ = ["Execution"]
 
@@ -225,7 +225,8 @@ class Execution:
         elif isinstance(item, Line):
             self.pacer.see(item.line, anyio.current_time())
         elif isinstance(item, Message):
-            yield item
+            if not interrupts_own(self.stop_reason, item.extras):
+                yield item
         elif isinstance(item, Finished | Gone):
             self._done()
             ending = self.finish(item) if isinstance(item, Finished) else await self.gone(item)
@@ -260,6 +261,8 @@ class Execution:
         """The notice of a stopped run, if it was, and the final message."""
         out: list[Message] = []
         extras: dict[str, Any] = {**done.extras, "status": done.status}
+        if interrupts_own(self.stop_reason, extras):
+            del extras["error"]
         if self.stop_reason is not None:
             status = Status.of_stop(self.stop_reason)
             text = f"{self.stop_phrase()}; {self.who}'s state was kept.{done.note}"
@@ -272,29 +275,13 @@ class Execution:
 
     async def gone(self, gone: Gone) -> list[Message]:
         """The notice and final message of a run whose interpreter went away."""
-        if gone.intentional:
-            text = f"{gone.description}; {self.who}'s state was lost."
-        elif gone.by_code:
-            text = (
-                f"The code {gone.description}{self.where()}: "
-                f"{self.who} was restarted and its state was lost."
-            )
-            await self.supervisor.outcome()
-        else:
-            outcome = await self.supervisor.outcome()
-            text = f"{_capital(self.who)} died{self.where()}: {gone.description}. "
-            text += f"State lost; {outcome}."
-        if gone.detail:
-            text += f"\n{gone.detail}"
+        outcome = None if gone.intentional else await self.supervisor.outcome()
+        text = gone_text(gone, self.who, self.where(), outcome)
         extras = {"state_lost": True, "exit_code": gone.exit_code}
         return [
             replies.notice(text, gone.status, self.reply_to, line=self.line, **extras),
             replies.active_line(None, self.reply_to, status=gone.status, **extras),
         ]
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 async def _none() -> AsyncGenerator[Any, None]:

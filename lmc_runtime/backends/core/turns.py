@@ -7,7 +7,7 @@ session; one that leaves early stops the code.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
@@ -16,7 +16,17 @@ from ... import replies
 from ...messages import Message
 from .items import Gone
 
-__all__ = ["Once", "Run", "Turns", "first_of", "news_between_runs", "stop_phrase"]
+__all__ = [
+    "INTERRUPT_ERRORS",
+    "Once",
+    "Run",
+    "Turns",
+    "first_of",
+    "gone_text",
+    "interrupts_own",
+    "news_between_runs",
+    "stop_phrase",
+]
 
 
 class Once:
@@ -164,3 +174,33 @@ def stop_phrase(reason: str, timeout: float | None, line: int | None) -> str:
         word += f" after {timeout:g} s"
     where = f" at line {line}" if line is not None else ""
     return f"Execution {word}{where}"
+
+
+#: The errors, by name, that an interrupt raises in the code; when the runtime
+#: interrupted the code on its own, the stop's notice stands for them.
+INTERRUPT_ERRORS = frozenset({"KeyboardInterrupt"})
+#: The stops the runtime makes on its own (a caller's ``interrupt()`` is not one).
+_OWN_STOPS = frozenset({"timeout", "input"})
+
+
+def interrupts_own(stop_reason: str | None, extras: Mapping[str, Any] | None) -> bool:
+    """Whether ``extras`` (of an error, or of the final message) name the error the
+    runtime's own interrupt (a timeout, an input() left unanswered) raised in the
+    code, Python's KeyboardInterrupt traceback: it is left out, so that the run
+    does not look like the code failed; the stop's notice says what happened."""
+    return stop_reason in _OWN_STOPS and (extras or {}).get("error") in INTERRUPT_ERRORS
+
+
+def gone_text(gone: Gone, who: str, where: str, outcome: str | None) -> str:
+    """What the notice of a run whose interpreter went away says; ``outcome``: what
+    became of the interpreter (None when its end was asked for)."""
+    if gone.intentional:
+        text = f"{gone.description}; {who}'s state was lost."
+    elif gone.by_code:
+        text = f"The code {gone.description}{where}: {who} was restarted and its state was lost."
+    else:
+        text = f"{who[:1].upper()}{who[1:]} died{where}: {gone.description}. "
+        text += f"State lost; {outcome}."
+    if gone.detail:
+        text += f"\n{gone.detail}"
+    return text
