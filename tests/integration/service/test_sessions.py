@@ -139,7 +139,7 @@ def test_pooled_session_runs_its_first_execution(server: Server) -> None:
     info = created.json()
     assert info["pooled"] is True and info["state"] == "idle"
     try:
-        messages = server.execute(info["id"], "import os\nprint(os.getcwd().endswith('/work'))")
+        messages = server.execute(info["id"], "import os\nprint(os.getcwd() == '/home/user')")
         assert output(messages) == "True\n"
         assert final_status(messages) == "ok"
     finally:
