@@ -115,3 +115,23 @@ def test_readme_files_walkthrough_with_a_session_cwd(server: Server) -> None:
             assert output(after) == "['archive', 'in'] True\n", after
         finally:
             client.delete(base)
+
+
+def test_a_cwd_swapped_for_a_link_is_refused_by_the_files_api(server: Server) -> None:
+    """Guards the files API's root: the session's cwd is walked from the working
+    directory like any path, so a link the code put in its place is not followed."""
+    session_id = server.create(cwd="project")
+    base = f"/v1/sessions/{session_id}"
+    try:
+        swap = "import os, shutil\nos.chdir('..')\nshutil.rmtree('project')\nos.symlink('/etc', 'project')"
+        assert final_status(server.execute(session_id, swap)) == "ok"
+        with server.client() as client:
+            for response in (
+                client.get(f"{base}/files/passwd"),
+                client.get(f"{base}/list"),
+                client.put(f"{base}/files/planted", content=b"x"),
+            ):
+                assert response.status_code == 400, response.text
+                assert response.json()["error"]["code"] == "unsafe_path", response.text
+    finally:
+        server.delete(session_id)
