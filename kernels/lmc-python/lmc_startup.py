@@ -151,9 +151,9 @@ del _lmc_install
 
 
 def _lmc_install_displays() -> None:
-    """Image.show() as a display, and chart data beside each matplotlib figure
-    (``lmc_displays.py`` beside this file says how; it imports neither PIL nor
-    matplotlib)."""
+    """Image.show() and files Image.save() writes as displays, every matplotlib
+    figure once whatever the backend, and chart data beside each (``lmc_displays.py``
+    beside this file says how; it imports neither PIL nor matplotlib)."""
     import importlib.util
     import os
 
