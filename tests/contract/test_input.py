@@ -82,6 +82,48 @@ def test_a_failing_callback_stops_the_run_fast_and_keeps_the_state(
     assert after.status == "ok" and after.output == "kept-value\n", after.describe()
 
 
+_JS_QUESTION = """\
+const rl = require("readline").createInterface({ input: process.stdin, output: process.stdout })
+rl.question("who? ", (line) => { console.log("got:[" + line + "]"); rl.close() })"""
+_SHELL_READ_P = "read -p 'who? ' line\necho \"got:[$line]\""
+#: Per language, a read whose prompt ``who? `` the read itself writes (or, in Java, a
+#: ``print`` just before it); each prints ``got:[line]``.
+PROMPTED_READS = {
+    "python": "line = input('who? ')\nprint('got:[' + line + ']')",
+    "r": 'line <- readline("who? ")\ncat("got:[", line, "]\\n", sep = "")',
+    "shell": _SHELL_READ_P,
+    "sh": _SHELL_READ_P,
+    "zsh": "read 'line?who? '\necho \"got:[$line]\"",
+    "javascript": _JS_QUESTION,
+    "typescript": _JS_QUESTION,
+    "java": (
+        'System.out.print("who? ");\n'
+        "String line = new java.util.Scanner(System.in).nextLine();\n"
+        'System.out.println("got:[" + line + "]");'
+    ),
+}
+
+
+@pytest.mark.local_only("on_input is a callback in the caller's process")
+def test_the_prompt_of_a_read_reaches_the_callback(
+    lang: Profile, make_computer: ComputerFactory
+) -> None:
+    """The prompt a read shows (the shells' ``read -p``, a readline question, what was
+    printed on the line before) is what the callback gets, as for Python's input()."""
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Ada"
+
+    computer = make_computer(on_input=answer)
+    result = run(computer, lang, PROMPTED_READS[lang.name], timeout=PROMPT_BOUND)
+    assert_ends_once(result)
+    assert result.status == "ok", result.describe()
+    assert result.output.endswith(GOT.format("Ada") + "\n"), result.describe()
+    assert prompts == ["who? "], prompts
+
+
 #: Ways node code reads a line as a stream: each asks ``name? `` and prints ``got:[line]``;
 #: at end of input each prints ``got:[]``, but for an awaited question (see
 #: :data:`NEVER_ANSWERED`), which node never settles.

@@ -122,9 +122,21 @@ class StdinChannel:
                     wchan = fh.read()
             except OSError:
                 continue
-            if any(name in wchan for name in _READING) or _thread_reads(pid):
+            if self.waits(pid, wchan):
                 found.append(pid)
         return found
+
+    def waits(self, pid: int, wchan: str) -> bool:
+        """Whether ``pid``, whose stdin this is, waiting in kernel function ``wchan``,
+        is blocked reading it."""
+        return any(name in wchan for name in _READING) or _thread_reads(pid)
+
+    def echoes(self) -> bool:
+        """Whether an answer is echoed by the runtime (the code never echoes a FIFO's)."""
+        return True
+
+    def check(self, line: str) -> None:
+        """Raises :class:`OSError` if ``line`` can never be given as an answer."""
 
     def reader_waiting(self, session: int) -> bool:
         return bool(self.readers(session))
@@ -207,9 +219,11 @@ async def _answer(run: Execution, channel: StdinChannel) -> bool:
         return False
     if route.finished.is_set() or run.stop_reason is not None:
         return False
-    # The echo goes first, so it comes before whatever the code prints next.
-    await route.put(Output(value + "\n"))
     try:
+        channel.check(value)
+        # The echo goes first, so it comes before whatever the code prints next.
+        if channel.echoes():
+            await route.put(Output(value + "\n"))
         channel.answer(value)
     except OSError as exc:
         await _give_up(run, prompt, f"the answer could not be written ({exc})")

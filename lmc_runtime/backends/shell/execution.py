@@ -6,8 +6,8 @@ once the run is over, what is left of an interrupted job goes too. While the
 shell itself runs the code (a loop of builtins), the interrupt is sent again
 until the run ends: bash loses one now and then (about one in ten, with a
 DEBUG trap set: the trap is cut short and the loop goes on). Without an
-input callback a cell reads ``/dev/null``; with one, a FIFO of its own that the
-core's feeder answers.
+input callback a cell reads ``/dev/null``; with one, a terminal of its own that
+the core's feeder answers (see :mod:`.terminal`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from ..core import (
     Finished,
     Gone,
     Route,
-    StdinChannel,
     Supervisor,
     answers_fifo_reads,
 )
 from .interpreter import ShellInterpreter
+from .terminal import TerminalStdin
 
 __all__ = ["ShellExecution"]
 
@@ -42,6 +42,9 @@ _JOB_KILLED = " It ignored the interrupt, so its foreground job was killed (SIGK
 class ShellExecution(Execution):
     """A run on a :class:`ShellInterpreter`."""
 
+    #: The line end a shell writes when an interrupt ends what it ran.
+    stop_echo = "\n"
+
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
         shell = supervisor.current
@@ -49,7 +52,7 @@ class ShellExecution(Execution):
             raise KernelStartError("the shell is not running")
         self.shell = shell
         if answers_fifo_reads(options):
-            self.stdin = StdinChannel.create(shell.stdin_path(route.key))
+            self.stdin = TerminalStdin.create(shell.stdin_path(route.key))
             self.stdin_session = shell.pid
         #: The process groups interrupts went to, and the last one tried.
         self.stopped: set[int] = set()
