@@ -5,6 +5,11 @@ Every request needs the bearer token, as ``lmc serve``'s API does (the same
 token, Host checks too). Each MCP session gets a workspace of its own; a
 ``DELETE`` that ends the session closes it, and a client whose connection
 drops while a call runs has that call cancelled, which stops its code.
+
+It runs the hardened set-up every HTTP door shares
+(:mod:`lmc_runtime.service.hardened`): a deadline for a request's headers and
+body, a cap on connections within the open-file limit, and failed accepts
+logged rarely, so half-sent requests cannot hold every descriptor.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ServiceError, TokenRejected
 from ..service.auth import Authenticator
-from ..service.sockets import listen
+from ..service.connections import ConnectionLimits
+from ..service.hardened import HardenedServer, backlog, hardened_config
+from ..service.sockets import listen as listen_on
 from ..service.sockets import url_of as base_url
 from .pool import Workspaces
 from .server import Context, build_server
@@ -149,21 +156,35 @@ def create_app(
     return Starlette(routes=[Route(MCP_PATH, endpoint=guard)], lifespan=lifespan)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket of ``host``:``port``, its backlog within the cap of
+    the connection limits (``ListenError`` if it cannot be)."""
+    return listen_on(host, port, backlog(ConnectionLimits()))
+
+
 def url_of(sock: socket.socket) -> str:
     """``http://HOST:PORT/mcp`` of a listening socket (its real port)."""
     return f"{base_url(sock)}{MCP_PATH}"
 
 
 def serve_http(
-    opener: Opener, auth: Authenticator, sock: socket.socket, *, max_sessions: int
+    opener: Opener,
+    auth: Authenticator,
+    sock: socket.socket,
+    *,
+    max_sessions: int,
+    limits: ConnectionLimits | None = None,
 ) -> None:
     """Serve on ``sock`` until SIGINT or SIGTERM; then close every workspace
-    (connections still open get :data:`SHUTDOWN_GRACE` seconds first)."""
-    import uvicorn
-
+    (connections still open get :data:`SHUTDOWN_GRACE` seconds first). Connections
+    have the deadlines and the cap of ``limits`` (the defaults of ``lmc serve``)."""
     announce = f"lmc mcp: listening on {url_of(sock)}"
     app = create_app(opener, auth, max_sessions=max_sessions, announce=announce)
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE
+    config = hardened_config(
+        app,
+        limits or ConnectionLimits(),
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    HardenedServer(config).run(sockets=[sock])

@@ -8,13 +8,13 @@ never a traceback.
 
 On a signal, running executions end first, each with a final ``closed``
 message (:mod:`.drain`); then the connections close and every session with
-its processes. Connections have deadlines and a cap (:mod:`.connections`).
+its processes. Connections have deadlines and a cap (:mod:`.connections`), in
+the set-up every HTTP door shares (:mod:`.hardened`).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import socket
 import sys
 from collections.abc import Callable
@@ -26,14 +26,14 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 
 from .access import AccessLog
 from .app import create_app
-from .connections import ConnectionLimits, connection_cap, raise_file_limit
+from .connections import ConnectionLimits, connection_cap
 from .datadir import DataDirLock
 from .drain import Drain
-from .guarded import guarded_protocol
+from .hardened import HardenedServer, backlog, hardened_config
 from .settings import ServiceSettings
 from .sockets import ListenError, listen, url_of
 
-__all__ = ["ListenError", "StartupFailed", "listen", "serve", "url_of"]
+__all__ = ["ListenError", "StartupFailed", "backlog", "listen", "serve", "url_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class _StartupGuard:
             self.error = exc
 
 
-class _Server(uvicorn.Server):
+class _Server(HardenedServer):
     """uvicorn's server, which says when it serves and ends running executions
     before its own shutdown."""
 
@@ -135,16 +135,14 @@ def serve(
     close every session and its processes. ``lock`` is the data directory's,
     held. :class:`StartupFailed` if the application did not start."""
     limits = limits or ConnectionLimits()
-    raise_file_limit()
     app = create_app(settings)
     drain = app.state.drain
     assert isinstance(drain, Drain)
     app.state.service.manager.data_lock = lock
     guard = _StartupGuard(app)
-    config = uvicorn.Config(
+    config = hardened_config(
         AccessLog(guard),
-        http=guarded_protocol(limits),
-        backlog=backlog(limits),
+        limits,
         ws=_WebSocketProtocol,
         # A WebSocket frame carries one code message: the HTTP body limit applies.
         ws_max_size=settings.max_request_bytes,
@@ -152,11 +150,6 @@ def serve(
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
-        # An idle connection stays open as long as its next headers may take:
-        # past the 5 s after which httpx (RemoteComputer's client too) drops
-        # one, so a client never reuses a connection just as it is closed.
-        timeout_keep_alive=math.ceil(limits.header_timeout),
-        server_header=False,
     )
     logger.info("serving at most %d connections at once", connection_cap(limits))
     server = _Server(config, drain, settings.shutdown_grace, _announce(sock))
@@ -167,10 +160,3 @@ def serve(
             raise
     if guard.error is not None:
         raise StartupFailed(one_line(guard.error))
-
-
-def backlog(limits: ConnectionLimits) -> int:
-    """asyncio accepts up to this many connections at once, before any can be
-    closed to make room: kept well below the cap, a burst cannot use up the
-    file descriptors that the cap leaves free."""
-    return max(16, connection_cap(limits) // 4)
