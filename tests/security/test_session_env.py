@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -46,10 +47,21 @@ _AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", 
 _START_UP = ("PYTHONPATH", "PYTHONWARNINGS", "BASH_ENV", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS")
 
 
+#: Languages and whether the session has the network (its own helper starts bwrap).
+_KINDS = [("python", False), ("shell", False), ("shell", True)]
+
+
 @pytest.fixture(scope="module")
 def server(account: Account) -> Iterator[Server]:
-    with serve_as(account, "--pool-size", "0", "--max-sessions", "2") as running:
-        yield running
+    tun = Path("/dev/net/tun")
+    mode = stat.S_IMODE(tun.stat().st_mode)
+    os.chmod(tun, 0o666)  # as Debian's udev rule makes it, for the unprivileged server
+    try:
+        args = ("--allow-network", "--pool-size", "0", "--max-sessions", "2")
+        with serve_as(account, *args) as running:
+            yield running
+    finally:
+        os.chmod(tun, mode)
 
 
 def _outside_the_sandbox() -> list[int]:
@@ -66,14 +78,14 @@ def _outside_the_sandbox() -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("language", ["python", "shell"])
+@pytest.mark.parametrize(("language", "network"), _KINDS)
 def test_session_env_values_are_not_readable_by_other_host_users(
-    server: Server, language: str
+    server: Server, language: str, network: bool
 ) -> None:
     """Regression: user nobody read a session's env values from the command line
     of its bwrap processes (``--setenv NAME VALUE``)."""
     value = "env-secret-" + secrets.token_hex(8)
-    sid = server.create(languages=[language], env={"LMC_TEST_SECRET": value})
+    sid = server.create(languages=[language], network=network, env={"LMC_TEST_SECRET": value})
     try:
         shown = output(
             execute(server, sid, language, "import os; print(os.environ['LMC_TEST_SECRET'])")
@@ -106,9 +118,9 @@ def test_glibc_tunables_are_refused(server: Server) -> None:
             assert name in refused.text, refused.text
 
 
-@pytest.mark.parametrize("language", ["python", "shell"])
+@pytest.mark.parametrize(("language", "network"), _KINDS)
 def test_start_up_variables_reach_only_the_sandbox(
-    server: Server, language: str, account: Account
+    server: Server, language: str, network: bool
 ) -> None:
     """Regression: every session variable was in the environment of the host's
     wrappers and on bwrap's command line, started by the root server before they
@@ -117,7 +129,7 @@ def test_start_up_variables_reach_only_the_sandbox(
     the sandbox and after the drop, applies them."""
     marker = "startup-" + secrets.token_hex(8)
     env = {name: f"/nonexistent/{marker}" for name in _START_UP}
-    sid = server.create(languages=[language], env=env)
+    sid = server.create(languages=[language], network=network, env=env)
     try:
         code = (
             "import os; print(os.environ['BASH_ENV'], os.environ['PYTHONPATH'])"
