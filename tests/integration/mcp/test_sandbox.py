@@ -84,8 +84,9 @@ def test_over_http_each_session_has_a_sandbox_of_its_own() -> None:
         with http_server("--sandbox", "--data-dir", data) as server:
             with http_client_of(server.url) as first, http_client_of(server.url) as second:
                 assert not first.call("write_file", path="mine.txt", content="first").is_error
-                where = [texts(c.execute("pwd", language="shell")) for c in (first, second)]
-                assert where[0] != where[1]
+                # Both are at /home/user, each in a folder of its own.
+                seen = [texts(c.execute("cat mine.txt", language="shell")) for c in (first, second)]
+                assert "first" in seen[0] and "first" not in seen[1], seen
                 listing = second.call("list_files").structured_content
                 assert listing is not None and listing["entries"] == []
                 assert len(os.listdir(data)) == 2
