@@ -115,8 +115,8 @@ def test_kernel_start_error_on_restart_is_a_4xx(server: Server) -> None:
     session_id = server.create()
     try:
         plant = (
-            "import pathlib\n"
-            "p = pathlib.Path.home() / '.ipython/profile_default/startup'\n"
+            "import pathlib, IPython.paths\n"
+            "p = pathlib.Path(IPython.paths.get_ipython_dir()) / 'profile_default/startup'\n"
             "p.mkdir(parents=True, exist_ok=True)\n"
             "(p / '00-exit.py').write_text('import os\\nos._exit(3)\\n')\n"
             "print('planted')"

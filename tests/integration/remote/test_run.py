@@ -138,10 +138,14 @@ def test_session_options(remote: RemoteFactory) -> None:
     computer = remote(languages=["python", "shell"], cwd="work/sub", env={"GREETING": "hi"})
     assert computer.info["cwd"] == "work/sub" and computer.info["env"] == ["GREETING"]
     shown = texts(list(computer.run("shell", "echo $GREETING; pwd")))
-    assert shown.splitlines()[0] == "hi" and shown.splitlines()[1].endswith("/work/sub")
+    assert shown.splitlines() == ["hi", "/home/user/work/sub"]
     python = texts(list(computer.run("python", "import os\nprint(os.environ['GREETING'])")))
     assert python == "hi\n"
-    assert [entry.name for entry in computer.list("work")] == ["sub"]
+    # The files API's paths are relative to the session's cwd, as the code's are.
+    computer.upload("in.txt", b"uploaded")
+    read = texts(list(computer.run("python", "print(open('in.txt').read())")))
+    assert read == "uploaded\n"
+    assert [entry.path for entry in computer.list()] == ["in.txt"]
 
 
 def test_attach_shares_the_session_and_leaves_it_alive(server: Server) -> None:
