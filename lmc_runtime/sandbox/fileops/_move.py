@@ -26,6 +26,7 @@ from ...errors import (
     FileExists,
     PathIsDirectory,
     PathNotDirectory,
+    SessionFileNotFound,
 )
 from ..files import safe_parts
 from ._walk import FileInfo, Owner, lstat_at, refuse_special, walk
@@ -117,7 +118,10 @@ def move(
                     _rename_noreplace(src_fd, src_parts[-1], dst_fd, name)
             except OSError as exc:
                 raise _refusal(exc, source, destination) from exc
-            return FileInfo.of(destination, lstat_at(dst_fd, name, destination))
+            try:
+                return FileInfo.of(destination, lstat_at(dst_fd, name, destination))
+            except SessionFileNotFound:  # moved on by the code at once: what moved
+                return FileInfo.of(destination, info)
         finally:
             os.close(dst_fd)
     finally:

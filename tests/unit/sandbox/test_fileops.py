@@ -453,3 +453,22 @@ def test_mkdir_of_a_folder_the_code_removes_as_it_is_seen_makes_it(
     monkeypatch.setattr(os, "mkdir", racing_mkdir)
     assert make_directory(root, "new", parents=False).kind == "directory"
     assert raced[0] and (root / "new").is_dir()
+
+
+def test_a_move_whose_destination_the_code_moves_on_at_once_says_what_moved(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guards against a move that was done answering 404: the session's code took
+    the destination away before the host looked at it."""
+    (root / "a.txt").write_text("12345")
+    real_rename = os.rename
+
+    def racing_rename(src: Any, dst: Any, *, src_dir_fd: int, dst_dir_fd: int) -> None:
+        real_rename(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+        real_rename(root / "b.txt", root / "elsewhere.txt")  # the code's next step
+
+    monkeypatch.setattr(os, "rename", racing_rename)
+    monkeypatch.setattr(_move, "_renameat2", lambda: None)
+    info = move(root, "a.txt", "b.txt", overwrite=False)
+    assert (info.path, info.kind, info.size) == ("b.txt", "file", 5)
+    assert (root / "elsewhere.txt").read_text() == "12345"
