@@ -153,3 +153,20 @@ def test_start_up_variables_reach_only_the_sandbox(
         assert not leaks, f"outside the sandbox: {leaks}"
     finally:
         server.delete(sid)
+
+
+def test_without_bubblewrap_the_one_wrapper_names_the_variables(account: Account) -> None:
+    """With the operator's ``--no-sandbox`` the host wrapper is the innermost step:
+    it gives the session's variables their names (and replaces the host's)."""
+    with serve_as(account, "--no-sandbox", "--pool-size", "0", "--max-sessions", "2") as plain:
+        for language, code in (
+            ("python", "import os; print(os.environ['GREETING'], os.environ['LANG'])"),
+            ("shell", 'echo "$GREETING $LANG"; env | grep -c LMC_SANDBOX_SET_'),
+        ):
+            sid = plain.create(languages=[language], env={"GREETING": "hi", "LANG": "C"})
+            try:
+                shown = output(execute(plain, sid, language, code)).split()
+            finally:
+                plain.delete(sid)
+            assert shown[:2] == ["hi", "C"], shown
+            assert shown[2:] in ([], ["0"]), shown
