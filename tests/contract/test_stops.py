@@ -49,6 +49,26 @@ def test_a_timeout_stops_the_code_and_keeps_the_state(
     assert "timed out after 2 s" in result.notices[0].content, result.describe()
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_timeout_shows_its_notice_alone_not_the_interrupts_error(
+    lang: Profile, computer: Computer, kind: str
+) -> None:
+    """Guards: a timeout showed the interrupt's own error (Python's KeyboardInterrupt
+    traceback, a shell's blank line) before its notice, and the final message named
+    that error as if the code had failed."""
+    result = run(computer, lang, _stuck(lang, kind), timeout=2)
+    assert_ends_once(result)
+    assert result.status == "timeout", result.describe()
+    assert not [m for m in result.messages if (m.extras or {}).get("error")], result.describe()
+    printed = result.output.splitlines(keepends=True)
+    assert printed[0] == "started\n", result.describe()
+    after = set(printed[1:])
+    if kind == "printing-loop":
+        after -= {"tick\n"}
+    assert not after or after == {"tick"}, result.describe()  # a tick cut mid-line at most
+    assert [m.status for m in result.notices] == ["timeout"], result.describe()
+
+
 def _seen(kind: str) -> str:
     """What the run must have printed before the test interrupts it."""
     return "tick" if kind == "printing-loop" else "started"

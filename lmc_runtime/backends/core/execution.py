@@ -28,7 +28,7 @@ from .pacing import LinePacer
 from .route import Route
 from .stdin import StdinChannel, feed_stdin
 from .supervisor import Supervisor
-from .turns import Once, gone_text, interrupts_own, stop_phrase
+from .turns import Once, gone_text, interrupts_own, stop_phrase, without_echo
 
 __all__ = ["Execution"]
 
@@ -48,6 +48,9 @@ class Execution:
     #: How the running line is paced (see :class:`~.pacing.LinePacer`).
     dwell = 0.02
     interval = 0.0
+    #: What the interpreter itself writes once when an interrupt ends the code (a
+    #: shell's line end for its prompt): left out of a stopped run's output.
+    stop_echo = ""
 
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         self.supervisor = supervisor
@@ -61,6 +64,7 @@ class Execution:
         self.complete = False
         self._abandoned = False
         self._pending: Any = _NOTHING
+        self._echo_gone = False
         #: The code's stdin, and the session whose reads of it :func:`.feed_stdin` answers
         #: (-1: none; the backend answers reads it is told of).
         self.stdin: StdinChannel | None = None
@@ -219,6 +223,8 @@ class Execution:
             text, after = self.route.join(item, _COALESCE_LIMIT)
             if after is not None:
                 self._pending = after
+            if self.stop_reason is not None and self.stop_echo and not self._echo_gone:
+                text, self._echo_gone = without_echo(text, self.stop_echo)
             if text:
                 extras = {"stream": "stderr"} if item.stream == "stderr" else {}
                 yield replies.output(text, self.reply_to, **extras)

@@ -26,6 +26,7 @@ __all__ = [
     "interrupts_own",
     "news_between_runs",
     "stop_phrase",
+    "without_echo",
 ]
 
 
@@ -204,3 +205,14 @@ def gone_text(gone: Gone, who: str, where: str, outcome: str | None) -> str:
     if gone.detail:
         text += f"\n{gone.detail}"
     return text
+
+
+def without_echo(text: str, echo: str) -> tuple[str, bool]:
+    """``text`` without the ``echo`` an interpreter writes after the code it ran was
+    interrupted, if ``text`` is that echo or ends with it after a line end; and
+    whether it was there."""
+    if text == echo:
+        return "", True
+    if text.endswith("\n" + echo):
+        return text[: -len(echo)], True
+    return text, False
