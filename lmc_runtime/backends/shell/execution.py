@@ -45,9 +45,6 @@ class ShellExecution(Execution):
     #: The line end a shell writes when an interrupt ends what it ran.
     stop_echo = "\n"
 
-    #: The line end a shell writes when an interrupt ends what it ran.
-    stop_echo = "\n"
-
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
         shell = supervisor.current
