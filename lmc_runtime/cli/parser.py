@@ -11,7 +11,8 @@ from typing import NoReturn
 from .. import __version__
 from ..config import DEFAULT_EXECUTION_SECONDS, MINIMUM_OUTPUT_BYTES, Limits
 from .batch import MAX_LINE_BYTES
-from .commands import cmd_bench, cmd_languages
+from .bench import cmd_bench
+from .commands import cmd_languages
 from .interpreters import add_interpreter_options
 from .remote import add_remote_options
 from .running import cmd_demo, cmd_run
@@ -167,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     bench.add_argument("--only", choices=["memory", "service"], help=argparse.SUPPRESS)
+    bench.add_argument(
+        "--benchmarks",
+        type=Path,
+        metavar="DIR",
+        help="a checkout's benchmarks/ folder (default: $LMC_BENCHMARKS, else the one"
+        " beside an editable install)",
+    )
     bench.set_defaults(func=cmd_bench)
     from ..repl import add_arguments as configure_repl
     from ..service.command import configure_parser as configure_serve

@@ -66,7 +66,7 @@ def test_the_library_and_light_commands_import_no_extra(tmp_path: Path) -> None:
     and the repl and serve option parsers loads nothing an extra brings."""
     code = (
         "import sys\n"
-        "import lmc_runtime, lmc_runtime.cli, lmc_runtime.bench\n"
+        "import lmc_runtime, lmc_runtime.cli, lmc_runtime.cli.bench, benchmarks.bench\n"
         "from lmc_runtime import Computer\n"
         "from lmc_runtime.cli.parser import build_parser\n"
         "build_parser()\n"

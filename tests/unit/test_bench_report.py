@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lmc_runtime.bench import BenchReport, FlatMemory, Timing, format_memory, format_report
-from lmc_runtime.bench.model import MemoryGrowth
+from benchmarks.bench import BenchReport, FlatMemory, Timing, format_memory, format_report
+from benchmarks.bench.model import MemoryGrowth
 
 
 def _ms(median: float, p90: float | None = None, samples: int = 10) -> Timing:
@@ -205,7 +205,7 @@ def test_timing_from_seconds() -> None:
 
 
 def test_language_round_trips_become_informational_rows() -> None:
-    from lmc_runtime.bench.model import LanguageTrip
+    from benchmarks.bench.model import LanguageTrip
 
     trip = LanguageTrip(
         "shell", "echo 1", "bash on a PTY", _ms(0.3, samples=30), _ms(0.6, samples=30)
@@ -219,7 +219,7 @@ def test_language_round_trips_become_informational_rows() -> None:
 
 
 def test_rss_growth_sees_a_peak_that_is_gone_by_the_end() -> None:
-    from lmc_runtime.bench.rss import RssGrowth, choose_method
+    from benchmarks.bench.rss import RssGrowth, choose_method
 
     method, why = choose_method()
     if method != "vmhwm":
@@ -234,7 +234,7 @@ def test_rss_growth_sees_a_peak_that_is_gone_by_the_end() -> None:
 
 
 def test_sampled_rss_growth_counts_what_is_still_held_at_the_end() -> None:
-    from lmc_runtime.bench.rss import RssGrowth
+    from benchmarks.bench.rss import RssGrowth
 
     with RssGrowth("sampled") as growth:
         block = b"\x01" * (64 << 20)

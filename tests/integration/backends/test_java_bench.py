@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from lmc_runtime.bench.languages import LANGUAGE_CASES
-from lmc_runtime.bench.raw_java import PRINT_ONE, RawJshell
+from benchmarks.bench.languages import LANGUAGE_CASES
+from benchmarks.bench.raw_java import PRINT_ONE, RawJshell
 
 pytestmark = [
     pytest.mark.integration,

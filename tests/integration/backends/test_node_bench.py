@@ -7,8 +7,8 @@ import shutil
 import anyio
 import pytest
 
+from benchmarks.bench.raw_node import RawNode, lmc_round_trips
 from lmc_runtime import Computer
-from lmc_runtime.bench.raw_node import RawNode, lmc_round_trips
 
 pytestmark = [
     pytest.mark.integration,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 
+from benchmarks.bench.raw_shell import RawShell, ours_shell_round_trips
 from lmc_runtime import Computer
-from lmc_runtime.bench.raw_shell import RawShell, ours_shell_round_trips
 
 
 def test_raw_shell_round_trips_answer_echo_1() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from benchmarks.bench.languages import LANGUAGE_CASES
+from benchmarks.bench.raw_node import TS_PRINT_ONE, RawNode, lmc_round_trips
 from lmc_runtime import Computer
 from lmc_runtime.backends.registry import Registry
 from lmc_runtime.backends.typescript import typescript_dir
-from lmc_runtime.bench.languages import LANGUAGE_CASES
-from lmc_runtime.bench.raw_node import TS_PRINT_ONE, RawNode, lmc_round_trips
 
 _STATUS = Registry().availability("typescript")
 

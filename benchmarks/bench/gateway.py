@@ -1,6 +1,6 @@
 """The ``print(1)`` round trip through a Jupyter gateway against a local kernel.
 
-Run ``python -m lmc_runtime.bench.gateway --gateway-url http://host:8888
+Run ``python -m benchmarks.bench.gateway --gateway-url http://host:8888
 [--gateway-token T] [--samples 50] [--delayed-acks]``: each side's kernel is
 started and warmed first, then the sides take turns, ``samples`` runs each, so
 that load on the machine falls on all alike. A round trip is from the call to
@@ -19,9 +19,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..backends.jupyter.gateway_rest import Gateway
-from ..backends.registry import Registry
-from ..computer import Computer
+from lmc_runtime.backends.jupyter.gateway_rest import Gateway
+from lmc_runtime.backends.registry import Registry
+from lmc_runtime.computer import Computer
 
 __all__ = ["main", "round_trips"]
 
@@ -69,7 +69,7 @@ def _summary(values: list[float]) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lmc_runtime.bench.gateway")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench.gateway")
     parser.add_argument("--gateway-url", required=True)
     parser.add_argument("--gateway-token")
     parser.add_argument("--samples", type=int, default=50)

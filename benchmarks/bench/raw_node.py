@@ -19,8 +19,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..computer import Computer
-from ..replies import Status
+from lmc_runtime.computer import Computer
+from lmc_runtime.replies import Status
+
 from .workloads import BenchError, timed
 
 __all__ = ["JS_PRINT_ONE", "TS_PRINT_ONE", "RawNode", "lmc_round_trips"]

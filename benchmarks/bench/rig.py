@@ -17,8 +17,9 @@ from functools import partial
 
 from anyio.from_thread import BlockingPortal
 
-from ..computer import Computer
-from ..config import Limits
+from lmc_runtime.computer import Computer
+from lmc_runtime.config import Limits
+
 from . import ours
 from .raw import RawKernel
 from .workloads import MEMORY_LINES, MEMORY_LINES_QUICK, PRINT_ONE

@@ -7,7 +7,8 @@ plot round trip, the cost of active-line tracking and, with the [serve] and
 [client] extras, RemoteComputer through a real ``lmc serve`` against the
 in-process Computer; ``format_report()`` turns
 the :class:`BenchReport` into a table with each figure's ratio to raw and its
-target. Progress goes to the ``lmc_runtime.bench`` loggers; nothing here prints.
+target. Progress goes to the ``benchmarks.bench`` loggers; nothing here prints
+(:func:`.command.run` is what ``lmc bench`` calls).
 """
 
 from __future__ import annotations

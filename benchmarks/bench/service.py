@@ -101,7 +101,7 @@ def _stop(process: subprocess.Popen[str]) -> None:
 def _open_remote(
     rig: Rig, stack: ExitStack, url: str, token: str, transport: Literal["http", "websocket"]
 ) -> Any:
-    from ..remote import RemoteComputer, RemoteTimeouts
+    from lmc_runtime.remote import RemoteComputer, RemoteTimeouts
 
     computer = RemoteComputer(
         url, token=token, transport=transport, timeouts=RemoteTimeouts(request=rig.plan.timeout * 4)

@@ -7,8 +7,9 @@ from functools import partial
 
 from anyio.from_thread import BlockingPortal
 
-from ..computer import Computer
-from ..config import Limits
+from lmc_runtime.computer import Computer
+from lmc_runtime.config import Limits
+
 from . import ours
 from .model import FlatMemory, MemoryGrowth, Timing
 from .raw import raw_cold_start

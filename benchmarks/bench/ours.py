@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 import anyio
 
-from ..computer import Computer
-from ..config import Limits
-from ..messages import Message
-from ..replies import Status
+from lmc_runtime.computer import Computer
+from lmc_runtime.config import Limits
+from lmc_runtime.messages import Message
+from lmc_runtime.replies import Status
+
 from .rss import Method, RssGrowth
 from .workloads import BenchError
 

@@ -15,8 +15,9 @@ import time
 import anyio
 import pexpect
 
-from ..computer import Computer
-from ..replies import Status
+from lmc_runtime.computer import Computer
+from lmc_runtime.replies import Status
+
 from .workloads import BenchError, timed
 
 __all__ = ["ECHO_ONE", "RawShell", "SentinelRepl", "ours_shell_round_trips"]

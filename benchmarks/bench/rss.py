@@ -16,7 +16,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from ..procs import linux_procfs
+from lmc_runtime.procs import linux_procfs
+
 from .workloads import BenchError
 
 __all__ = ["SAMPLE_INTERVAL_S", "Method", "RssGrowth", "choose_method"]

@@ -18,8 +18,9 @@ from functools import partial
 
 from anyio.from_thread import BlockingPortal
 
-from ..computer import Computer
-from ..config import Limits
+from lmc_runtime.computer import Computer
+from lmc_runtime.config import Limits
+
 from . import ours
 from .model import LanguageTrip, Timing
 from .raw import RawKernel
@@ -53,7 +54,8 @@ def _raw_node(timeout: float) -> _Raw:
 
 
 def _raw_ts(timeout: float) -> _Raw:
-    from ..backends.typescript import typescript_dir
+    from lmc_runtime.backends.typescript import typescript_dir
+
     from .raw_node import TS_PRINT_ONE, RawNode
 
     node = RawNode(typescript=typescript_dir())

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from ..config import Limits
+from lmc_runtime.config import Limits
+
 from . import phases
 from .languages import language_round_trips
 from .model import BenchReport, FlatMemory, Timing

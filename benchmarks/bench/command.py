@@ -1,0 +1,54 @@
+"""What ``lmc bench`` runs once it has found this folder: the benchmark, or one part
+of it (``--only memory|service``), printed as a table or as one JSON object."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+
+from lmc_runtime.cli.extras import require_extra
+from lmc_runtime.cli.sinks import write_json
+
+from .report import format_figures, format_memory, format_report
+from .runner import run_benchmark, run_memory, run_service
+from .workloads import LINES_LARGE
+
+__all__ = ["run"]
+
+
+def _service(args: argparse.Namespace) -> int:
+    """Only the service's rows: RemoteComputer on a real lmc serve vs in-process."""
+    service, notes = run_service(quick=args.quick)
+    rows = service.figures(LINES_LARGE) if service is not None else []
+    if args.json:
+        data = {"service": asdict(service) if service else None, "notes": notes}
+        write_json(sys.stdout, {**data, "figures": [asdict(row) for row in rows]})
+    else:
+        sys.stdout.write(format_figures(rows, notes))
+    return 0
+
+
+def _memory(args: argparse.Namespace) -> int:
+    flat, notes = run_memory(quick=args.quick)
+    if args.json:
+        write_json(sys.stdout, {"flat_memory": asdict(flat), "passed": flat.passed, "notes": notes})
+    else:
+        sys.stdout.write(format_memory(flat, notes))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """The benchmark; its plot row needs matplotlib in the kernel, which runs on this
+    Python (the ``[plot]`` extra)."""
+    if args.only == "service":
+        return _service(args)
+    if args.only == "memory":
+        return _memory(args)
+    require_extra("lmc bench", "plot")
+    report = run_benchmark(quick=args.quick)
+    if args.json:
+        write_json(sys.stdout, report.to_dict())
+    else:
+        sys.stdout.write(format_report(report))
+    return 0
