@@ -47,6 +47,7 @@ from .routes import _ERRORS, require_token
 from .session import ServiceSession
 from .state import service_of
 from .streams import parse_json, read_body
+from .wording import validation_text
 
 __all__ = ["checked_path", "files_router"]
 
@@ -117,11 +118,7 @@ async def _parsed(request: Request, model: type[_Body]) -> _Body:
     try:
         return model.model_validate(parse_json(body))
     except ValidationError as exc:
-        reasons = [
-            f"{'.'.join(str(part) for part in error['loc']) or 'body'}: {error['msg']}"
-            for error in exc.errors()
-        ]
-        raise InvalidRequest("; ".join(reasons)) from exc
+        raise InvalidRequest(validation_text(exc)) from exc
 
 
 async def _upload(request: Request, session: ServiceSession, relpath: str) -> FileInfo:

@@ -203,7 +203,7 @@ def install_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return error_response(400, "bad_request", invalid_fields(exc.errors()))
+        return error_response(400, "bad_request", invalid_fields(exc.errors(), located=True))
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)

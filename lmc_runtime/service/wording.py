@@ -71,11 +71,12 @@ def plain_reason(error: Mapping[str, Any]) -> str:
     return message
 
 
-def _path(loc: Iterable[object]) -> str:
-    """``limits.memory_bytes``, ``languages[0]``; a query parameter says so."""
+def _path(loc: Iterable[object], located: bool) -> str:
+    """``limits.memory_bytes``, ``languages[0]``; with ``located`` (FastAPI's errors)
+    the first part says where (the body, a query parameter...)."""
     parts = list(loc)
     where = ""
-    if parts and parts[0] in ("body", "query", "path", "header"):
+    if located and parts and parts[0] in ("body", "query", "path", "header"):
         where = "" if parts[0] == "body" else f"{parts[0]} parameter "
         parts = parts[1:]
     text = ""
@@ -87,11 +88,12 @@ def _path(loc: Iterable[object]) -> str:
     return f"{where}{text}" if text else "the body"
 
 
-def invalid_fields(errors: Iterable[Mapping[str, Any]]) -> str:
-    """Each field that failed, as ``path: reason``, joined by ``; ``."""
+def invalid_fields(errors: Iterable[Mapping[str, Any]], *, located: bool = False) -> str:
+    """Each field that failed, as ``path: reason``, joined by ``; ``; ``located``:
+    each error's location starts with where it is (FastAPI's request errors)."""
     said: list[str] = []
     for error in errors:
-        line = f"{_path(error.get('loc', ()))}: {plain_reason(error)}"
+        line = f"{_path(error.get('loc', ()), located)}: {plain_reason(error)}"
         if line not in said:
             said.append(line)
     if not said:

@@ -98,7 +98,10 @@ def test_mkdir_makes_folders_the_session_s_code_can_write_into(server: Server, s
         )
         no_path = client.post(url, json={"parents": True})
         _refused(no_path, 400, "bad_request")
-        assert no_path.json()["error"]["message"] == "path: Field required"
+        assert no_path.json()["error"]["message"] == "path: is required"
+        wrong = client.post(url, json={"path": "p", "parents": "yes"})
+        _refused(wrong, 400, "bad_request")
+        assert wrong.json()["error"]["message"] == "parents: must be true or false"
         _refused(client.post(url, content=b"{not json"), 400, "malformed")
     code = "open('made/in', 'w').write('a'); open('x/y/z/in', 'w').write('b'); print('wrote')"
     assert output(server.execute(sid, code)) == "wrote\n"

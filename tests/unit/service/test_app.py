@@ -78,3 +78,19 @@ def test_a_400_for_a_bad_query_parameter_names_it(client: TestClient) -> None:
     answer = client.post("/v1/sessions/abc/execute?timeout=soon", headers=AUTH, json={})
     assert answer.status_code == 400
     assert answer.json()["error"]["message"] == "query parameter timeout: must be a number"
+
+
+def test_a_400_from_the_files_api_names_the_field_in_the_apis_own_words(
+    client: TestClient,
+) -> None:
+    """The files API's JSON bodies are answered as the sessions' are."""
+    session_id = client.post("/v1/sessions", headers=AUTH, json={}).json()["id"]
+    try:
+        url = f"/v1/sessions/{session_id}/mkdir"
+        wrong = client.post(url, headers=AUTH, json={"path": "p", "parents": "yes"})
+        assert wrong.status_code == 400
+        assert wrong.json()["error"]["message"] == "parents: must be true or false"
+        missing = client.post(url, headers=AUTH, json={"parents": True})
+        assert missing.json()["error"]["message"] == "path: is required"
+    finally:
+        client.delete(f"/v1/sessions/{session_id}", headers=AUTH)
