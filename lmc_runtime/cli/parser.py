@@ -27,7 +27,7 @@ exit status:
        or unavailable language (each got a "not understood" reply)
   2    usage: a bad option, or a file that cannot be read; with --remote, a
        server that refused the session or could not be reached
-  130  interrupted (Ctrl-C)"""
+  130  interrupted (Ctrl-C); "lmc: interrupted" is said on stderr"""
 
 RUN_DESCRIPTION = """\
 Run the assistant code messages of a JSON-lines file of LMC messages, in order,
