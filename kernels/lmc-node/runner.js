@@ -348,6 +348,7 @@ async function execute(request) {
       emit({ k: 'e', d: STUCK_NOTE });
     } else if (value === STOPPED) {
       pending = true;
+      stdin.abandon();
       run.catch(() => {});
     } else if (value !== undefined) {
       emit({ k: 'o', d: inspect(value) + '\n' });

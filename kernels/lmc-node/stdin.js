@@ -24,9 +24,10 @@ const RETRY = 20;
 
 function createStdin(onEnd) {
   let stream = null;
-  let reading = false;
   let settled = [];
   const ended = new WeakSet();
+  // The streams with a read going on.
+  const reading = new WeakSet();
 
   const wake = () => {
     const waiting = settled;
@@ -39,14 +40,14 @@ function createStdin(onEnd) {
     const readable = new Readable({
       highWaterMark: 0,
       read() {
-        if (reading) return;
-        reading = true;
+        if (reading.has(readable)) return;
+        reading.add(readable);
         // A turn later: a consumer that stopped wanting data meanwhile (readline's close()
         // pauses its input) must not leave a read waiting for a line nobody takes.
         setImmediate(() => {
           const consumers = readable.listenerCount('data') + readable.listenerCount('readable');
           if (consumers === 0 || (readable.isPaused() && readable.listenerCount('readable') === 0)) {
-            reading = false;
+            reading.delete(readable);
             readable.push(EMPTY); // not reading: a later resume() reads again
             setImmediate(wake);
           } else {
@@ -64,8 +65,10 @@ function createStdin(onEnd) {
               setTimeout(attempt, RETRY);
               return;
             }
-            reading = false;
-            if (error) {
+            reading.delete(readable);
+            if (ended.has(readable)) {
+              // Abandoned by a stopped run (see abandon): what it brings is no one's.
+            } else if (error) {
               ended.add(readable);
               readable.destroy(error);
             } else if (count > 0) {
@@ -90,21 +93,31 @@ function createStdin(onEnd) {
     return stream;
   }
 
-  // Resolves once no read of stdin is going on. A stream starts reading on a later tick
-  // than the code that asked it to (resume()), so that tick goes first.
+  // Resolves once the stream has no read going on. A stream starts reading on a later
+  // tick than the code that asked it to (resume()), so that tick goes first.
   async function whileReading() {
     await new Promise((resolve) => setImmediate(resolve));
-    while (reading) {
+    while (stream !== null && reading.has(stream)) {
       await new Promise((resolve) => settled.push(resolve));
     }
   }
 
   // Code that runs next gets a fresh stream if this one has ended.
   function renew() {
-    if (stream !== null && (ended.has(stream) || stream.destroyed) && !reading) stream = null;
+    if (stream !== null && (ended.has(stream) || stream.destroyed)) stream = null;
   }
 
-  return { current, whileReading, renew };
+  // The run was stopped: the stream its code read ends here (its consumers see the end),
+  // and a read of it still going on, which the runtime ends as the run ends, brings
+  // nothing to anyone. The next run's code reads a fresh stream.
+  function abandon() {
+    if (stream === null || ended.has(stream)) return;
+    const old = stream;
+    ended.add(old);
+    if (!old.destroyed) old.push(null);
+  }
+
+  return { current, whileReading, renew, abandon };
 }
 
 // What keeps the event loop alive, by kind ('PipeWrap', 'Timeout'...), counted; immediates

@@ -177,11 +177,11 @@ NEVER_ANSWERED = {"readline-promises"}
 
 
 #: The languages of the node runner.
-languages = pytest.mark.parametrize("lang", ["javascript", "typescript"], indirect=True)
+node_languages = pytest.mark.parametrize("lang", ["javascript", "typescript"], indirect=True)
 
 
 @pytest.mark.local_only("on_input is a callback in the caller's process")
-@languages
+@node_languages
 @pytest.mark.parametrize("way", list(STREAM_READS))
 def test_a_stream_read_of_stdin_is_answered_by_the_callback(
     lang: Profile, way: str, make_computer: ComputerFactory
@@ -208,7 +208,7 @@ def test_a_stream_read_of_stdin_is_answered_by_the_callback(
     assert prompts == ["name? "] * 2, prompts
 
 
-@languages
+@node_languages
 @pytest.mark.parametrize("way", list(STREAM_READS))
 def test_a_stream_read_of_stdin_without_a_callback_gets_end_of_input_at_once(
     lang: Profile, way: str, make_computer: ComputerFactory
@@ -226,3 +226,27 @@ def test_a_stream_read_of_stdin_without_a_callback_gets_end_of_input_at_once(
         assert result.output == "name? " + GOT.format("") + "\n", result.describe()
     after = run(computer, lang, lang.print_line("next"))
     assert after.status == "ok" and after.output == "next\n", after.describe()
+
+
+@pytest.mark.local_only("on_input is a callback in the caller's process")
+@node_languages
+def test_a_read_a_stopped_run_left_waiting_takes_nothing_from_the_next_run(
+    lang: Profile, make_computer: ComputerFactory
+) -> None:
+    """node: a readline question still waiting when its run was stopped gets end-of-input
+    as the run ends; it used to live on and ask the callback during the next run."""
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> str:
+        prompts.append(prompt)
+        if len(prompts) == 1:
+            raise RuntimeError("no keyboard here")
+        return "Ada"
+
+    computer = make_computer(on_input=answer)
+    assert run(computer, lang, lang.set_kept("kept-value")).status == "ok"
+    stopped = run(computer, lang, STREAM_READS["readline-promises"], timeout=PROMPT_BOUND)
+    assert stopped.status == "interrupted", stopped.describe()
+    after = run(computer, lang, lang.show_kept, timeout=PROMPT_BOUND)
+    assert after.status == "ok" and after.output == "kept-value\n", after.describe()
+    assert prompts == ["name? "], prompts

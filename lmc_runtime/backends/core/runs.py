@@ -13,8 +13,10 @@ import logging
 
 import anyio
 
+from ...messages import Message
 from ..base import ExecutionOptions
 from .execution import Execution
+from .items import Finished
 from .route import Route
 from .runner import RunnerInterpreter
 from .stdin import StdinChannel
@@ -56,6 +58,14 @@ class RunnerExecution(Execution):
     async def again(self, runner: RunnerInterpreter) -> None:
         """The stop asked again, while the run goes on."""
         await runner.stop(self.route)
+
+    def finish(self, done: Finished) -> list[Message]:
+        """The run is over, stopped or not: a read of the code's stdin left waiting (a
+        readline question of a stopped run) gets end-of-input now, before the next run
+        opens the write end again, instead of taking that run's answers."""
+        if self.stdin is not None:
+            self.stdin.close()
+        return super().finish(done)
 
     async def insist(self) -> None:
         target, finished = self.supervisor.current, self.route.finished
