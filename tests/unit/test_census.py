@@ -1,11 +1,11 @@
-"""lmc_runtime.service.census: what a leak report names, on this process's own tree."""
+"""benchmarks.load.census: what a leak report names, on this process's own tree."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 
-from lmc_runtime.service.census import CensusTarget, describe_processes, take_census
+from benchmarks.load.census import CensusTarget, describe_processes, take_census
 
 #: A cgroup prefix no session has: only the process tree counts.
 _NONE = "lmc-no-such-replica-"

@@ -1,6 +1,6 @@
 """Counting what a test's ``lmc serve`` holds, and waiting for it to go back.
 
-:class:`~lmc_runtime.service.census.Census` counts; this adds the test's
+:class:`~benchmarks.load.census.Census` counts; this adds the test's
 server (its replica name picks its sessions' cgroups out of the host's; its
 own ``TMPDIR`` holds only its temporary files) and a bounded wait until every
 count is back at or below a baseline.
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lmc_runtime.service.census import Census, CensusTarget, describe_processes, take_census
+from benchmarks.load.census import Census, CensusTarget, describe_processes, take_census
 
 from ..service.server import Server
 

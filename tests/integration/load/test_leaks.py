@@ -33,8 +33,8 @@ import anyio
 import httpx
 import pytest
 
+from benchmarks.load.loadwire import MIXES, execute, load_client
 from lmc_runtime.remote import RemoteComputer
-from lmc_runtime.service.loadwire import MIXES, execute, load_client
 
 from ..service.server import TOKEN, wait_for_pool
 from .census import Served, settled, steady

@@ -6,7 +6,7 @@ the server tree's resident memory stays flat once every interpreter has
 started (a per-execution leak in the server or an interpreter would climb);
 once the sessions are deleted, no process, descriptor, mount, cgroup or
 temporary file of theirs is left. The 10-minute, 50-session version is
-``python -m lmc_runtime.service.loadtest -n 50 --duration 600`` (docs/reliability.md).
+``python -m benchmarks.load.loadtest -n 50 --duration 600`` (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from functools import partial
 import anyio
 import pytest
 
-from lmc_runtime.service.loadmix import run_mixed
+from benchmarks.load.loadmix import run_mixed
 
 from ..service.server import TOKEN, wait_for_pool
 from .census import Served, settled

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lmc_runtime.service.census import Census
-from lmc_runtime.service.loadreport import MixReport, Sample
+from benchmarks.load.census import Census
+from benchmarks.load.loadreport import MixReport, Sample
 
 START = Census(
     processes=10,

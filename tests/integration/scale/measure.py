@@ -20,7 +20,7 @@ from functools import partial
 
 import anyio
 
-from lmc_runtime.service.loadtest import hold_sessions, run_load
+from benchmarks.load.loadtest import hold_sessions, run_load
 
 from ..service.server import TOKEN
 from .cluster import running_cluster

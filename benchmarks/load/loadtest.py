@@ -1,8 +1,8 @@
 """Load test for a running ``lmc serve``: N concurrent sessions, short executions.
 
-    python -m lmc_runtime.service.loadtest --url http://127.0.0.1:8765 --token T -n 10
-    python -m lmc_runtime.service.loadtest --url http://balancer:8765 --hold 200
-    python -m lmc_runtime.service.loadtest --token T -n 50 --duration 600
+    python -m benchmarks.load.loadtest --url http://127.0.0.1:8765 --token T -n 10
+    python -m benchmarks.load.loadtest --url http://balancer:8765 --hold 200
+    python -m benchmarks.load.loadtest --token T -n 50 --duration 600
 
 Each session is created, runs ``--rounds`` rounds of a mix of short executions
 (print, arithmetic, a small loop, an import, an exception; in Python, or in the
@@ -35,10 +35,11 @@ from typing import Any
 import anyio
 import httpx
 
+from lmc_runtime.service.replicas import replica_of
+
 from .census import CensusTarget, server_pid
 from .loadmix import run_mixed
 from .loadwire import MIX, MIXES, load_client, ms, percentile, tallied
-from .replicas import replica_of
 
 __all__ = ["MIX", "MIXES", "LoadReport", "hold_sessions", "main", "run_load"]
 

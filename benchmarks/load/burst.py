@@ -1,7 +1,7 @@
 """Burst test for a running ``lmc serve``: N session creations at once.
 
-    python -m lmc_runtime.service.burst --url http://127.0.0.1:8765 --token T -n 50
-    python -m lmc_runtime.service.burst --token T -n 50 --bursts 2 --gap 20
+    python -m benchmarks.load.burst --url http://127.0.0.1:8765 --token T -n 50
+    python -m benchmarks.load.burst --token T -n 50 --bursts 2 --gap 20
 
 Each burst asks for N sessions at the same moment; each session, once created,
 runs ``print(1)``. Reported per burst, one JSON object a line: how many warm

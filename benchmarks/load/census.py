@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from ..sandbox.cgroups import cgroup_parents
+from lmc_runtime.sandbox.cgroups import cgroup_parents
 
 __all__ = ["Census", "CensusTarget", "describe_processes", "server_pid", "take_census"]
 
