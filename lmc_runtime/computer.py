@@ -13,25 +13,22 @@ What an execution yields passes through the Computer's declared ``filters``
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 import weakref
 from collections.abc import (
     AsyncGenerator,
-    AsyncIterator,
     Awaitable,
     Callable,
     Iterator,
     Mapping,
     Sequence,
 )
-from contextlib import aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing
 from os import PathLike
 from pathlib import Path
 from typing import Unpack
 
-import anyio
 from anyio.abc import TaskGroup
+from anyio.from_thread import BlockingPortal
 
 from .arguments import (
     MessageInput,
@@ -47,8 +44,9 @@ from .config import InputCallback, Limits, Timeouts
 from .errors import ArgumentTypeError, LMCError, UsageError
 from .execution import LanguageStatus, admit, language_statuses, prepare, session_messages
 from .filters import Filter, filtered
+from .lifespan import Owned, close_dropped, lifespan
 from .messages import Message
-from .sessions import Sessions
+from .sessions import Sessions, weakly
 from .sync import PortalHost, iterate_in_portal
 
 __all__ = ["Computer", "LanguageStatus", "MessageInput", "RunOptions"]
@@ -141,10 +139,11 @@ class Computer(PortalHost):
         self.filters: tuple[Filter, ...] = (BudgetFilter(),) if filters is None else tuple(filters)
         self._given_work_dir = Path(work_dir) if work_dir is not None else None
         self._shared_dir = Path(shared_dir) if shared_dir is not None else None
-        self._sessions = Sessions(self._start_session)
+        self._sessions = Sessions(weakly(self._start_session))
         self._task_group: TaskGroup | None = None
         self._work_dir: Path | None = None
         self._spill_dir: Path | None = None
+        self._owned: Owned | None = None
 
     # -- languages -----------------------------------------------------------
 
@@ -161,37 +160,26 @@ class Computer(PortalHost):
 
     # -- lifecycle -------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    def _lifespan(self) -> AbstractAsyncContextManager[None]:
         if self._closed:
             raise UsageError("this Computer is closed; create a new one")
-        owned = self._given_work_dir is None
-        if self._given_work_dir is None:
-            self._work_dir = Path(tempfile.mkdtemp(prefix="lmc-"))
-            # Removed even when a sync user never calls close().
-            weakref.finalize(self, shutil.rmtree, self._work_dir, ignore_errors=True)
-        else:
-            self._work_dir = self._given_work_dir
-            self._work_dir.mkdir(parents=True, exist_ok=True)
-        if self.limits.spill_dir is None:
-            self._spill_dir = Path(tempfile.mkdtemp(prefix="lmc-output-"))
-            weakref.finalize(self, shutil.rmtree, self._spill_dir, ignore_errors=True)
-        try:
-            async with anyio.create_task_group() as tg:
-                self._task_group = tg
-                try:
-                    yield
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await self._sessions.close()
-                    tg.cancel_scope.cancel()
-        finally:
-            self._task_group = None
-            self._closed = True
-            if owned:
-                shutil.rmtree(self._work_dir, ignore_errors=True)
-            if self._spill_dir is not None:
-                shutil.rmtree(self._spill_dir, ignore_errors=True)
+        # The lifespan refers to the Computer weakly: one dropped unclosed is collected.
+        spill = self.limits.spill_dir is None
+        return lifespan(weakref.ref(self), self._sessions, self._given_work_dir, spill)
+
+    def _opened(self, owned: Owned, task_group: TaskGroup | None) -> None:
+        """The lifespan's news: open with ``task_group`` and ``owned``, or closed (None)."""
+        self._owned, self._work_dir, self._spill_dir = owned, owned.work_dir, owned.spill_dir
+        self._task_group = task_group
+        self._closed = task_group is None
+
+    def _ensure_portal(self) -> BlockingPortal:
+        opened = self._portal is None
+        portal = super()._ensure_portal()
+        if opened and self._sync is not None:
+            # Dropped unclosed, it is closed once collected (at exit, its lifeline ends all).
+            weakref.finalize(self, close_dropped, self._sync).atexit = False
+        return portal
 
     # -- execution -------------------------------------------------------------
 
@@ -237,14 +225,15 @@ class Computer(PortalHost):
                 yield out
 
     async def _start_session(self, name: str) -> Session:
-        assert self._task_group is not None and self._work_dir is not None
+        assert self._task_group is not None and self._owned is not None
         settings = SessionSettings(
             cwd=self.cwd,
-            work_dir=self._work_dir / name,
+            work_dir=self._owned.work_dir / name,
             shared_dir=self._shared_dir,
             env=self.env,
             timeouts=self.timeouts,
             launcher=self.launcher,
+            lifeline=self._owned.lifeline,
         )
         return await self.registry.get(name).start(self._task_group, settings)
 

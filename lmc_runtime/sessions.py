@@ -9,13 +9,15 @@ instead of running code nobody wants any more.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 
 import anyio
 
 from .backends.base import Session
+from .errors import UsageError
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "weakly"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,3 +83,17 @@ class Sessions:
                 await session.aclose()
             except Exception:
                 logger.warning("closing the %s session failed", name, exc_info=True)
+
+
+def weakly(method: Callable[[str], Awaitable[Session]]) -> Callable[[str], Awaitable[Session]]:
+    """The bound ``method`` (a session start), referring to its object weakly: a
+    Computer's sessions do not keep it alive. Once it is gone, a start raises."""
+    ref = weakref.WeakMethod(method)
+
+    async def start(name: str) -> Session:
+        bound = ref()
+        if bound is None:
+            raise UsageError("this Computer is closed; create a new one")
+        return await bound(name)
+
+    return start

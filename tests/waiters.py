@@ -1,12 +1,15 @@
-"""A task that waits on a descriptor of its own: for tests that close a watched one."""
+"""Waits for tests: a task that waits on a descriptor of its own (for tests that close
+a watched one), and the end of a process that is not the test's child."""
 
 from __future__ import annotations
 
 import os
+import select
+import time
 
 import anyio
 
-__all__ = ["wait_on_a_new_pipe"]
+__all__ = ["process_ended", "wait_on_a_new_pipe"]
 
 
 async def wait_on_a_new_pipe(go: anyio.Event, woke: list[str]) -> None:
@@ -23,3 +26,36 @@ async def wait_on_a_new_pipe(go: anyio.Event, woke: list[str]) -> None:
     finally:
         os.close(new)
         os.close(new_end)
+
+
+def process_ended(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` (anyone's) has ended, or ends within ``timeout``
+    seconds: its pidfd becomes readable (a zombie has ended). Where there are no
+    pidfds, its existence is checked every 50 ms until the deadline."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except (AttributeError, OSError):
+        deadline = time.monotonic() + timeout
+        while _exists(pid):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(int(timeout * 1000)))
+    finally:
+        os.close(fd)
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

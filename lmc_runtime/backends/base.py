@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from anyio.abc import TaskGroup
 
 from ..config import InputCallback, Timeouts
+from ..lifeline import Lifeline
 from ..messages import Message
 
 __all__ = [
@@ -111,7 +112,8 @@ class SessionSettings:
 
     ``work_dir`` holds control files only the host writes; ``shared_dir``, if set,
     is where the interpreter creates files, which the host reaches only through
-    :class:`~lmc_runtime.hostfs.HostDir`.
+    :class:`~lmc_runtime.hostfs.HostDir`. ``lifeline``, if set, holds every
+    interpreter process started, so that none outlives the process that owns it.
     """
 
     cwd: Path
@@ -120,6 +122,7 @@ class SessionSettings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     launcher: Launcher | None = None
     shared_dir: Path | None = None
+    lifeline: Lifeline | None = None
 
     @property
     def host_cwd(self) -> Path:

@@ -181,5 +181,6 @@ class JavaBackend(SupervisedBackend):
             env=env,
             fifo_dir=settings.work_dir,
             startup_timeout=settings.timeouts.startup,
+            lifeline=settings.lifeline,
             who="java",
         )

@@ -21,7 +21,8 @@ from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
 
 from ...errors import KernelStartError
-from ...procs import close_watched, describe_exit, read_available, signal_group, wait_for_exit
+from ...lifeline import Lifeline, await_exit
+from ...procs import close_watched, describe_exit, read_available, signal_group
 from ..base import ExecutionOptions
 from .interpreter import Deliver
 from .items import Finished, Gone, Output
@@ -57,8 +58,11 @@ class RunnerInterpreter:
         fifo_dir: Path,
         startup_timeout: float,
         who: str,
+        lifeline: Lifeline | None = None,
     ) -> None:
         self.who = who
+        #: Holds the runner from its start until it is reaped.
+        self._lifeline = lifeline
         self._command = list(command)
         self._cwd = cwd
         self._env = dict(env)
@@ -139,8 +143,8 @@ class RunnerInterpreter:
         if self._popen is not None:
             signal_group(self._popen.pid, signal.SIGKILL)
             with anyio.move_on_after(5):
-                await wait_for_exit(self._popen.pid, self._popen.wait)
-            self._popen.poll()
+                await await_exit(self._popen.pid)
+            self._poll(self._popen)
         for fd in self._fds.values():
             close_watched(fd)
         self._fds = {}
@@ -173,6 +177,8 @@ class RunnerInterpreter:
                     stderr=native.launch_args["stderr"],
                     start_new_session=True,
                 )
+                if self._lifeline is not None:
+                    self._lifeline.hold(self._popen.pid)
             finally:
                 native.launched()
         except OSError as exc:
@@ -235,7 +241,7 @@ class RunnerInterpreter:
                     tg.start_soon(native.read)
 
                     async def watch() -> None:
-                        await wait_for_exit(popen.pid, popen.wait)
+                        await await_exit(popen.pid)
                         exited.set()
                         self._waiting.cancel()
 
@@ -244,8 +250,12 @@ class RunnerInterpreter:
                     tg.cancel_scope.cancel()
                 await native.read_now()
         finally:
-            self._gone = self.gone(popen.poll(), self._announced)
+            self._gone = self.gone(self._poll(popen), self._announced)
             self._ended.set()
+
+    def _poll(self, popen: subprocess.Popen[bytes]) -> int | None:
+        """``popen.poll()``, released from the lifeline first if it has ended."""
+        return popen.poll() if self._lifeline is None else self._lifeline.poll(popen)
 
     def gone(self, code: int | None, announced: int | None) -> Gone:
         """How the runner ended: its exit ``code``, and the one it ``announced`` if any."""

@@ -73,6 +73,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
             "env": dict(env),
             "wrap_command": wrap,
             "fork_command": fork,
+            "lifeline": settings.lifeline,
         }
         self._startup_timeout = settings.timeouts.startup
         self._native_output = native_output

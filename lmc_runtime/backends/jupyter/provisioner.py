@@ -2,7 +2,13 @@
 ``kernel.json``): the kernel's command line through the session's launcher, in a
 session and process group of its own; :meth:`LmcProvisioner.wait` waits on a pidfd.
 A launcher that can fork the command line (:class:`~..base.ForkingLauncher`)
-is asked to first."""
+is asked to first.
+
+A kernel started here is held by the session's lifeline (the launch keyword
+``lifeline``) from its start until it is reaped. A kernelspec whose metadata
+says ``"lmc_private_tmp": true`` (R's) gets a ``TMPDIR`` of its own in the
+session's folder when no launcher wraps it, removed once the kernel has
+ended: R leaves its ``Rtmp`` folder behind whenever it is killed."""
 
 from __future__ import annotations
 
@@ -10,11 +16,16 @@ import contextlib
 import os
 import signal
 import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any
 
+import anyio
 from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
 
-from ...procs import end_session, signal_group, wait_for_exit
+from ...lifeline import Lifeline, await_exit
+from ...procs import end_session, signal_group
+from ...removal import remove_tree
 from ..base import EndsAsync, KernelProcess
 
 __all__ = ["PROVISIONER_NAME", "LmcProvisioner"]
@@ -34,6 +45,8 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         self._argv: list[str] = []
         self.pid = 0
         self.exit_code: int | None = None
+        self._lifeline: Lifeline | None = None
+        self._tmp: Path | None = None
 
     @property
     def has_process(self) -> bool:
@@ -46,6 +59,7 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         extra = kwargs.pop("extra_arguments", [])
         wrap = kwargs.pop("wrap_command", None)
         self._fork = kwargs.pop("fork_command", None)
+        self._lifeline = kwargs.pop("lifeline", None)
         manager.write_connection_file()
         # The kernel may run as another user (the sandbox's); only the host writes the folder.
         os.chmod(manager.connection_file, 0o644)
@@ -54,6 +68,10 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         self._argv = list(cmd)
         if wrap is not None:
             cmd = wrap(cmd)
+        elif self._fork is None and self.kernel_spec.metadata.get("lmc_private_tmp"):
+            folder = os.path.dirname(manager.connection_file)
+            self._tmp = Path(tempfile.mkdtemp(prefix="tmp-", dir=folder))
+            kwargs["env"] = {**(kwargs.get("env") or os.environ), "TMPDIR": str(self._tmp)}
         result: dict[str, Any] = await super().pre_launch(cmd=cmd, **kwargs)
         return result
 
@@ -80,10 +98,17 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
             start_new_session=True,
         )
         self.pid, self.exit_code = self.process.pid, None
+        if self._lifeline is not None:
+            self._lifeline.hold(self.pid)
         return self.connection_info
 
     async def poll(self) -> int | None:
-        return self.process.poll() if self.process is not None else self.exit_code
+        process = self.process
+        if process is None:
+            return self.exit_code
+        if self._lifeline is not None and isinstance(process, subprocess.Popen):
+            return self._lifeline.poll(process)  # released before it is reaped
+        return process.poll()
 
     async def wait(self) -> int | None:
         """Wait for the kernel process to end (on a pidfd) and reap it; its exit code."""
@@ -92,9 +117,12 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
             if isinstance(process, EndsAsync):
                 await process.ended()
             elif process.returncode is None:
-                await wait_for_exit(process.pid, process.wait)
+                await await_exit(process.pid)
+            if self._lifeline is not None:
+                self._lifeline.release(process.pid)  # before it is reaped
             self.exit_code = process.wait()
             self.process = None
+            await self._remove_tmp()
         return self.exit_code
 
     async def send_signal(self, signum: int) -> None:
@@ -115,5 +143,12 @@ class LmcProvisioner(KernelProvisionerBase):  # type: ignore[misc]
         await self.send_signal(signal.SIGTERM)
 
     async def cleanup(self, restart: bool = False) -> None:
-        """Nothing to clean: :meth:`wait` reaps the process (a forked kernel's
-        sandbox too)."""
+        """:meth:`wait` reaps the process (a forked kernel's sandbox too); its
+        ``TMPDIR`` goes, if it had one of its own."""
+        if self.process is None:
+            await self._remove_tmp()
+
+    async def _remove_tmp(self) -> None:
+        tmp, self._tmp = self._tmp, None
+        if tmp is not None:
+            await anyio.to_thread.run_sync(remove_tree, tmp)

@@ -158,6 +158,7 @@ class NodeBackend(SupervisedBackend):
             env=env,
             fifo_dir=settings.work_dir,
             startup_timeout=settings.timeouts.startup,
+            lifeline=settings.lifeline,
             who="node",
         )
 

@@ -24,6 +24,7 @@ from anyio.abc import TaskGroup
 
 from ... import replies
 from ...errors import KernelStartError
+from ...lifeline import await_exit
 from ...procs import (
     close_watched,
     describe_exit,
@@ -31,7 +32,6 @@ from ...procs import (
     read_available,
     readable_now,
     signal_group,
-    wait_for_exit,
 )
 from ...replies import Status
 from ..base import ExecutionOptions, SessionSettings
@@ -69,6 +69,8 @@ class ShellInterpreter:
         self.work_dir = settings.work_dir
         self._argv, self._cwd, self._env = list(argv), settings.host_cwd, dict(env)
         self._startup_timeout = settings.timeouts.startup
+        #: Holds the shell from its start until it is reaped.
+        self._lifeline = settings.lifeline
         self._token = secrets.token_hex(8)
         self._parser = MarkerParser(self._token)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -160,7 +162,8 @@ class ShellInterpreter:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signal.SIGKILL)
                 with anyio.move_on_after(_KILL_WAIT):
-                    await wait_for_exit(self.pid, self._wait_blocking)
+                    await await_exit(self.pid)
+            self._release()
         self._close()
 
     def stdin_path(self, run: int) -> Path:
@@ -197,6 +200,8 @@ class ShellInterpreter:
         # A descriptor of our own for the terminal: pexpect closes its own at once,
         # and this one is closed only once its reader has left its wait (close_watched).
         self._fd, self.pid = os.dup(self._child.child_fd), self._child.pid
+        if self._lifeline is not None:
+            self._lifeline.hold(self.pid)
         os.set_blocking(self._fd, False)
         os.set_blocking(ctl_read, False)
 
@@ -216,10 +221,10 @@ class ShellInterpreter:
         except (OSError, anyio.ClosedResourceError):  # the exit watcher's news
             logger.info("the shell's terminal closed under a typed line", exc_info=True)
 
-    def _wait_blocking(self) -> None:
-        """Where there is no pidfd: block in ``waitpid`` (in a worker thread)."""
-        with contextlib.suppress(Exception):
-            self._child.wait()
+    def _release(self) -> None:
+        """The shell has ended (or is killed): the lifeline lets it go before it is reaped."""
+        if self._lifeline is not None:
+            self._lifeline.release(self.pid)
 
     def _note_exit(self) -> None:
         """If the shell has ended, reap it (a non-blocking ``waitpid``) and keep how."""
@@ -254,7 +259,8 @@ class ShellInterpreter:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._read_pty)
                     tg.start_soon(self._read_lines)
-                    await wait_for_exit(self.pid, self._wait_blocking)
+                    await await_exit(self.pid)
+                    self._release()
                     self._note_exit()
                     # The shell is gone; its jobs go too, and they release the terminal.
                     await end_session(self.pid)

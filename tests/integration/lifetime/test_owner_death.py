@@ -1,0 +1,106 @@
+"""No interpreter outlives the process that owns its Computer, however that process ends.
+
+Each test runs ``owner.py`` as a process of its own, learns the interpreter's pid
+from the code, ends the owner one way, and waits (bounded, on the pid's end)
+for the interpreter to be gone, with every process of its session.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lmc_runtime import Computer
+from lmc_runtime.procs import session_members
+
+from ...waiters import process_ended
+
+OWNER = Path(__file__).with_name("owner.py")
+#: Bounds every wait: a kernel's start under load, the owner's end.
+_GUARD = 60.0
+#: Python and R are Jupyter kernels; the shell is on a PTY.
+LANGUAGES = ["python", "r", "shell"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _available() -> None:
+    languages = Computer().languages
+    missing = [name for name in LANGUAGES if not languages[name].available]
+    if missing:
+        pytest.skip(f"not available here: {missing}")
+
+
+@pytest.fixture
+def owner(request: pytest.FixtureRequest) -> Iterator[list[subprocess.Popen[str]]]:
+    """Started owners, killed (with what they left) when the test ends."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=_GUARD)
+
+
+def _start(started: list[subprocess.Popen[str]], language: str, mode: str) -> tuple[
+    subprocess.Popen[str], int
+]:
+    """The owner, started in ``mode``, and its interpreter's pid."""
+    process = subprocess.Popen(
+        [sys.executable, str(OWNER), language, mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    started.append(process)
+    assert process.stdout is not None
+    line = process.stdout.readline()  # the owner prints it as soon as the code did
+    assert line.startswith("PID "), f"the owner said {line!r}"
+    return process, int(line.split()[1])
+
+
+def _assert_gone(pid: int) -> None:
+    assert process_ended(pid, _GUARD), f"the interpreter {pid} outlived its owner"
+    assert session_members(pid) == [], "a process of the interpreter's session remains"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_an_owner_that_returns_without_closing_leaves_no_interpreter(
+    owner: list[subprocess.Popen[str]], language: str
+) -> None:
+    """Regression: a script that ran code and ended without close() left its kernel
+    running, re-parented to init, for good."""
+    process, pid = _start(owner, language, "end")
+    process.communicate(timeout=_GUARD)
+    _assert_gone(pid)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP])
+def test_an_owner_killed_by_a_signal_leaves_no_interpreter(
+    owner: list[subprocess.Popen[str]], language: str, signum: int
+) -> None:
+    """Regression: an owner ended by SIGTERM, SIGKILL or SIGHUP (``timeout`` around
+    ``lmc run``) left its kernels running; the code running there ignores SIGHUP."""
+    process, pid = _start(owner, language, "busy")
+    process.send_signal(signum)
+    process.wait(timeout=_GUARD)
+    _assert_gone(pid)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_computer_dropped_unclosed_ends_its_interpreter_once_collected(
+    owner: list[subprocess.Popen[str]], language: str
+) -> None:
+    """Regression: a Computer dropped without close() (``LmcTool(computer=Computer())``)
+    kept its kernel, and the thread of its event loop, until the process ended."""
+    process, pid = _start(owner, language, "drop")
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "DROPPED"
+    _assert_gone(pid)
+    assert process.poll() is None, "the owner still runs: the collection ended it"
+    process.communicate("", timeout=_GUARD)
