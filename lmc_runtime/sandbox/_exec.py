@@ -129,6 +129,8 @@ class _Settings:
         self.user: tuple[int, int] | None = None
         self.sigint: Any = None
         self.chdir: str | None = None
+        #: Set once the handoff's memory files are written, which it would cap.
+        self.fsize: int | None = None
 
 
 def _apply(option: str, value: str, settings: _Settings) -> None:
@@ -139,7 +141,10 @@ def _apply(option: str, value: str, settings: _Settings) -> None:
     elif option == "--rlimit":
         name, _, number = value.partition("=")
         limit = int(number)
-        resource.setrlimit(RLIMITS[name], (limit, limit))
+        if name == "fsize":
+            settings.fsize = limit
+        else:
+            resource.setrlimit(RLIMITS[name], (limit, limit))
     elif option == "--sigint":
         settings.sigint = signal.SIG_IGN if value == "ignore" else signal.SIG_DFL
     elif option == "--supervise":
@@ -219,6 +224,11 @@ def main(args: list[str]) -> None:
         handed += [handoff.seccomp_fd(), handoff.env_fd(env)]
         argv = [argv[0], "--seccomp", str(handed[0]), *argv[1:]]
         env = {handoff.ENV_FD: str(handed[1])}
+    if settings.fsize is not None:
+        try:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (settings.fsize, settings.fsize))
+        except (OSError, ValueError) as exc:
+            _fail(f"--rlimit fsize={settings.fsize}: {exc}")
     if settings.supervise is not None and pipe is not None:
         _ending.supervise(argv, env, settings.supervise, settings.sigint, (*pipe, *handed))
     try:
