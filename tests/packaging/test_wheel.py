@@ -16,12 +16,16 @@ from pathlib import Path
 import pytest
 
 import lmc_runtime
+from lmc_runtime.cli.bench import NOT_FOUND
 
 from ..integration.lmc_cli import EXTRA_ONLY_PACKAGES
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+
+#: The load tools that lived in lmc_runtime/service/.
+MEASURING_TOOLS = ("loadtest", "loadmix", "loadwire", "loadreport", "burst", "census")
 
 #: Packages that only extras bring; the light install must have none of them.
 NOT_IN_THE_LIGHT_INSTALL = set(EXTRA_ONLY_PACKAGES)
@@ -89,6 +93,44 @@ def test_the_wheel_holds_the_license_the_demo_and_one_version(installed: Install
     )
     urls = " ".join(metadata.get_all("Project-URL") or [])
     assert "https://github.com/lmc-runtime/lmc-runtime" in urls
+
+
+#: The measuring tools, kept in the repository's benchmarks/ folder, not in the package.
+MOVED_OUT = (
+    "lmc_runtime/bench/",
+    *(f"lmc_runtime/service/{name}.py" for name in MEASURING_TOOLS),
+)
+
+
+@pytest.mark.timeout(900)
+def test_the_wheel_holds_no_measuring_tool_and_serve_needs_no_psutil(
+    installed: Installed,
+) -> None:
+    """Guards the package's size: neither lmc bench's benchmark, the load, burst and
+    census tools, nor the benchmarks folder ship, and [serve] does not bring psutil."""
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = wheel.namelist()
+        (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        metadata = Parser().parsestr(wheel.read(metadata_name).decode())
+    shipped = [n for n in names if n.startswith(MOVED_OUT) or n.startswith("benchmarks/")]
+    assert shipped == []
+    assert "lmc_runtime/cli/bench.py" in names  # the command that finds them stays
+    serve = [
+        requirement
+        for requirement in metadata.get_all("Requires-Dist") or []
+        if requirement.replace('"', "'").endswith("extra == 'serve'")
+    ]
+    assert serve and not [r for r in serve if r.startswith("psutil")], serve
+
+
+@pytest.mark.timeout(900)
+def test_lmc_bench_from_the_wheel_says_in_one_line_how_to_get_the_benchmarks(
+    installed: Installed,
+) -> None:
+    """Guards lmc bench without a checkout: exit 2 and one line naming --benchmarks."""
+    done = installed.run("lmc", "bench", "--quick")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr[-3000:]
+    assert done.stderr == f"{NOT_FOUND}\n"
 
 
 @pytest.mark.timeout(900)
