@@ -13,9 +13,18 @@ __version__ = "0.1.0"
 
 from . import errors
 from .computer import Computer, LanguageStatus
+from .computer_like import ComputerLike
 from .config import Limits, Timeouts
 from .errors import *  # noqa: F403  (the exception tree, as errors.__all__ lists it)
 from .messages import Message, parse_message
 
-__all__ = ["Computer", "LanguageStatus", "Limits", "Message", "Timeouts", "parse_message"]
+__all__ = [
+    "Computer",
+    "ComputerLike",
+    "LanguageStatus",
+    "Limits",
+    "Message",
+    "Timeouts",
+    "parse_message",
+]
 __all__ += errors.__all__

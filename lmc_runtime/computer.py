@@ -152,6 +152,11 @@ class Computer(PortalHost):
         """Every known language, whether it can run here, and if not, why."""
         return language_statuses(self.registry)
 
+    def resolve(self, language: str) -> str | None:
+        """The name of the language ``language`` names or is an alias of (in any
+        case), or None if there is no such language."""
+        return self.registry.resolve(language)
+
     @property
     def spill_dir(self) -> Path | None:
         """Where whole outputs cut by the budget are saved: ``limits.spill_dir`` if

@@ -30,7 +30,7 @@ from ..execution import LanguageStatus
 from ..messages import Message
 from ..sync import iterate_in_portal
 from .files import FileMethods
-from .languages import RemoteLanguages, language_statuses, resolve
+from .languages import language_statuses, resolve
 from .models import RemoteTimeouts
 from .rest import Api, ExecutionRefused
 from .sync_layer import SyncLayer
@@ -122,13 +122,9 @@ class RemoteComputer(SyncLayer, FileMethods):
         return language_statuses(self._languages, self.info.get("languages"))
 
     def resolve(self, language: str) -> str | None:
-        """The server's name for ``language`` (a name or an alias), or None."""
+        """The server's name for ``language`` (a name or an alias, in any case), or
+        None if the server knows no such language (none before it opens)."""
         return resolve(self._languages, language)
-
-    @property
-    def registry(self) -> RemoteLanguages:
-        """The languages as ``Computer.registry`` answers: ``resolve``, ``availability``."""
-        return RemoteLanguages(self.languages, self._languages)
 
     async def arefresh(self) -> None:
         """Fetch the session's information and the server's languages again."""

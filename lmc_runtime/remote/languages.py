@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..execution import LanguageStatus
 
-__all__ = ["RemoteLanguages", "language_statuses", "resolve"]
+__all__ = ["language_statuses", "resolve"]
 
 
 def resolve(known: Iterable[dict[str, Any]], language: str) -> str | None:
@@ -37,25 +37,3 @@ def language_statuses(
             reason = f"this session runs {', '.join(sorted(chosen))} only"
         result[name] = LanguageStatus(name, available, reason, aliases)
     return result
-
-
-class RemoteLanguages:
-    """A session's languages as ``Computer.registry`` answers for its own: ``resolve``
-    a name or alias, the ``availability`` of a name, iteration over the names."""
-
-    def __init__(self, statuses: Mapping[str, LanguageStatus], known: list[dict[str, Any]]) -> None:
-        self._statuses = statuses
-        self._known = known
-
-    def resolve(self, language: str) -> str | None:
-        return resolve(self._known, language)
-
-    def availability(self, name: str) -> LanguageStatus:
-        found = self._statuses.get(name)
-        return found if found is not None else LanguageStatus(name, False, "unknown here", ())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._statuses)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._statuses

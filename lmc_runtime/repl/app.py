@@ -17,12 +17,13 @@ import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from ..computer import Computer
+from ..computer_like import ComputerLike
 from ..config import Timeouts
 from ..errors import MessageError, RemoteError, UsageError
 from ..messages import Message, new_id, parse_message
@@ -39,9 +40,6 @@ from .lines import Reader
 from .options import ReplOptions
 from .tty import quiet_typeahead
 from .view import RunDisplay, View
-
-if TYPE_CHECKING:
-    from ..remote import RemoteComputer
 
 __all__ = ["InputCancelled", "Repl"]
 
@@ -71,7 +69,7 @@ class Repl:
         self.prompt = prompt
         #: Every message of the session, assistant and computer, for ``%save``.
         self.transcript: list[dict[str, Any]] = []
-        self._computer: Computer | RemoteComputer | None = None
+        self._computer: ComputerLike | None = None
         self._running: _Running | None = None
         self._leaving = False
         self._echo: str | None = None
@@ -84,11 +82,11 @@ class Repl:
         }
 
     @property
-    def computer(self) -> Computer | RemoteComputer:
+    def computer(self) -> ComputerLike:
         assert self._computer is not None, "the REPL is not serving"
         return self._computer
 
-    def _new_computer(self) -> Computer | RemoteComputer:
+    def _new_computer(self) -> ComputerLike:
         """The Computer, or with ``--remote`` a RemoteComputer (whose code gets no input)."""
         if self.options.remote is not None:
             from ..cli.remote import remote_computer
@@ -115,9 +113,9 @@ class Repl:
             except RemoteError as exc:
                 self.view.error(str(exc))
                 return 2
-            name = computer.registry.resolve(self.options.language)
+            name = computer.resolve(self.options.language)
             if name is None:
-                known = ", ".join(computer.registry)
+                known = ", ".join(computer.languages)
                 self.view.error(f"unknown language {self.options.language!r}; known: {known}")
                 await computer.aclose()
                 return 2
@@ -138,10 +136,10 @@ class Repl:
         return 0
 
     def _greet(self, name: str) -> None:
-        availability = self.computer.registry.availability(name)
         self.view.info(f"lmc repl · {name} · %help for help · Ctrl-D exits")
-        if not availability.available:
-            self.view.error(f"{name} is not available here: {availability.reason}")
+        status = self.computer.languages[name]
+        if not status.available:
+            self.view.error(f"{name} is not available here: {status.reason}")
 
     async def _watch_signals(
         self, signals: AsyncIterator[int], tg: TaskGroup, scope: anyio.CancelScope
@@ -188,13 +186,13 @@ class Repl:
         if builtin is not None:
             await builtin(command.argument)
             return
-        name = self.computer.registry.resolve(command.name)
+        name = self.computer.resolve(command.name)
         if name is None:  # not ours: the language decides (IPython magics, say)
             await self.run_code(f"%{command.name} {command.argument}".rstrip())
             return
-        availability = self.computer.registry.availability(name)
-        if not availability.available:
-            self.view.error(f"{name} is not available here: {availability.reason}")
+        status = self.computer.languages[name]
+        if not status.available:
+            self.view.error(f"{name} is not available here: {status.reason}")
             return
         self.prompt.language = name
         self.view.info(f"switched to {name}")
@@ -206,7 +204,7 @@ class Repl:
         except (UsageError, RemoteError) as exc:
             self.view.error(str(exc))
             return
-        self.view.info(f"{self.computer.registry.resolve(target)} restarted; its state is gone")
+        self.view.info(f"{self.computer.resolve(target)} restarted; its state is gone")
 
     async def _cmd_languages(self, argument: str) -> None:
         self.view.info(languages_text(self.prompt.language, self.computer.languages.values()))
@@ -244,7 +242,7 @@ class Repl:
         if isinstance(data, dict):
             fmt, content = data.get("format"), data.get("content")
             if isinstance(fmt, str):
-                language = self.computer.registry.resolve(fmt) or fmt
+                language = self.computer.resolve(fmt) or fmt
             code = content if isinstance(content, str) else ""
         await self._execute(data, language, code)
 

@@ -1,0 +1,97 @@
+"""The one interface of a computer: :class:`ComputerLike`.
+
+:class:`~lmc_runtime.Computer` (code runs on this machine) and
+:class:`~lmc_runtime.remote.RemoteComputer` (code runs in a session of an
+``lmc serve``) both implement it, and everything that drives a computer (the
+agent loop, the framework integrations, the MCP server, the REPL) takes a
+``ComputerLike``, so that either one fits::
+
+    from lmc_runtime import ComputerLike
+
+    def first_line(computer: ComputerLike, code: str) -> str:
+        for message in computer.run("python", code):
+            if message.type == "console" and message.format == "output":
+                return str(message.content).splitlines()[0]
+        return ""
+
+The protocol is ``runtime_checkable``: ``isinstance(obj, ComputerLike)`` tells
+whether ``obj`` has every member (not their signatures, which mypy checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Iterator, Mapping
+from typing import Protocol, Self, Unpack, runtime_checkable
+
+from .arguments import MessageInput, RunOptions
+from .execution import LanguageStatus
+from .messages import Message
+
+__all__ = ["ComputerLike"]
+
+
+@runtime_checkable
+class ComputerLike(Protocol):
+    """What a computer does, wherever its code runs: run code and stream its
+    messages back, stop or restart an interpreter, name its languages, close.
+
+    The async methods (``arun``, ``ainterrupt``, ``arestart``, ``aclose``) are
+    for a computer opened by ``async with``; the sync ones (``run``,
+    ``interrupt``, ``restart``, ``close``) open it on first use and drive it
+    from a thread of its own.
+    """
+
+    @property
+    def languages(self) -> Mapping[str, LanguageStatus]:
+        """Every language it knows, by name: whether it runs here, and if not, why."""
+        ...
+
+    def resolve(self, language: str) -> str | None:
+        """The name of the language ``language`` names or is an alias of (in any
+        case), or None if it knows no such language."""
+        ...
+
+    def arun(
+        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
+    ) -> AsyncGenerator[Message, None]:
+        """Execute one code message; its computer-role messages as they come."""
+        ...
+
+    def run(
+        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
+    ) -> Iterator[Message]:
+        """The sync form of :meth:`arun`."""
+        ...
+
+    async def ainterrupt(self, language: str | None = None) -> None:
+        """Interrupt the running code (in ``language`` only, if given and the
+        computer can tell its languages apart); the state is kept."""
+        ...
+
+    def interrupt(self, language: str | None = None) -> None:
+        """The sync form of :meth:`ainterrupt`; safe to call from any thread."""
+        ...
+
+    async def arestart(self, language: str) -> None:
+        """Start ``language``'s interpreter over; its state is lost."""
+        ...
+
+    def restart(self, language: str) -> None:
+        """The sync form of :meth:`arestart`."""
+        ...
+
+    async def __aenter__(self) -> Self:
+        """Open it: ``async with computer:``."""
+        ...
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close it, as :meth:`aclose` does."""
+        ...
+
+    async def aclose(self) -> None:
+        """Shut down its interpreters (or its remote session); it cannot open again."""
+        ...
+
+    def close(self) -> None:
+        """The sync form of :meth:`aclose`."""
+        ...
