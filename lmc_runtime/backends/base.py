@@ -13,6 +13,7 @@ from anyio.abc import TaskGroup
 
 from ..config import InputCallback, Timeouts
 from ..lifeline import Lifeline
+from ..media.launch import Launch
 from ..messages import Message
 
 __all__ = [
@@ -140,6 +141,17 @@ class SessionSettings:
     def command(self, argv: Sequence[str]) -> list[str]:
         """``argv`` as this session must run it: through the launcher, if any."""
         return self.launcher.wrap(argv) if self.launcher is not None else list(argv)
+
+    def launch(self) -> Launch:
+        """How a media helper (Chromium, the SVG worker) starts as this session's
+        processes do: its launcher, folders, cwd and environment."""
+        return Launch(
+            work_dir=self.work_dir,
+            shared_dir=self.interpreter_dir,
+            cwd=self.host_cwd,
+            env=self.env,
+            wrap=self.command,
+        )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The SVG is shown as an ``<img>`` of a ``data:`` URL: in an image, a browser
 runs no script of the document and loads nothing outside it, and Chromium
-itself runs offline (see :mod:`lmc_runtime.chromium`). The
+itself runs offline (see :mod:`lmc_runtime.media.browser`). The
 window is the picture's size; the screenshot is cropped to it.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 import anyio
 from PIL import Image
 
-from ..backends.base import SessionSettings
-from ..chromium import find_chromium, screenshot_page
+from .browser import find_chromium, screenshot_page
+from .launch import Launch
 from .limits import MediaLimits
 from .svg import RenderFailed, SvgSource
 from .svg_size import SvgSize
@@ -45,16 +45,14 @@ def _crop(png: bytes, size: tuple[int, int]) -> bytes:
 
 
 class ChromiumSvg:
-    """Headless Chromium, one process per picture; given a session's ``settings``, run
-    as that session's processes are (its sandbox, user and cgroup)."""
+    """Headless Chromium, one process per picture; given ``launch``, started as it
+    says (a session's sandbox, user and cgroup)."""
 
     name = "Chromium"
 
-    def __init__(
-        self, chromium: str | None = None, settings: SessionSettings | None = None
-    ) -> None:
+    def __init__(self, chromium: str | None = None, launch: Launch | None = None) -> None:
         self.chromium = chromium
-        self.settings = settings
+        self.launch = launch
 
     def available(self) -> bool:
         return find_chromium(self.chromium) is not None
@@ -67,16 +65,15 @@ class ChromiumSvg:
         data = base64.b64encode(source.text.encode("utf-8")).decode("ascii")
         page = _PAGE.format(w=size[0], h=size[1], data=data)
         stop = anyio.Event()
-        if self.settings is not None:
+        if self.launch is not None:
             shot = await screenshot_page(
-                self.settings, chromium, page, size, timeout=limits.timeout, stop=stop
+                self.launch, chromium, page, size, timeout=limits.timeout, stop=stop
             )
         else:  # the library's own process: a folder of its own
             folder = Path(await anyio.to_thread.run_sync(tempfile.mkdtemp, "", "lmc-svg-"))
             try:
-                settings = SessionSettings(cwd=folder, work_dir=folder)
                 shot = await screenshot_page(
-                    settings, chromium, page, size, timeout=limits.timeout, stop=stop
+                    Launch.local(folder), chromium, page, size, timeout=limits.timeout, stop=stop
                 )
             finally:
                 with anyio.CancelScope(shield=True):

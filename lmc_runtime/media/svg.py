@@ -19,14 +19,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from .launch import Launch, Launching
 from .limits import MediaLimits
 from .process import run_bounded
 from .svg_size import SvgSize, svg_size
-
-if TYPE_CHECKING:
-    from ..backends.base import SessionSettings
 
 __all__ = ["CairoSvg", "RenderFailed", "SvgRenderer", "SvgRendering", "SvgSource"]
 
@@ -72,12 +70,10 @@ class CairoSvg:
 
     name = "cairosvg"
 
-    def __init__(
-        self, python: str = sys.executable, settings: SessionSettings | None = None
-    ) -> None:
+    def __init__(self, python: str = sys.executable, launch: Launch | None = None) -> None:
         self.python = python
-        #: The session the document comes from: the worker runs as its processes do.
-        self.settings = settings
+        #: How the worker starts: as the processes of the session the document comes from.
+        self.launch = launch
 
     def available(self) -> bool:
         return importlib.util.find_spec("cairosvg") is not None
@@ -87,10 +83,10 @@ class CairoSvg:
         argv.append(str(max(1, int(limits.timeout))))
         if source.size is not None:
             argv += [f"{source.size.width:.3f}", f"{source.size.height:.3f}"]
-        settings, cwd, env = self.settings, None, None
-        if settings is not None:
-            argv = settings.command(argv)
-            cwd, env = settings.host_cwd, {**os.environ, **settings.env}
+        launch, cwd, env = self.launch, None, None
+        if launch is not None:
+            argv = launch.wrap(argv)
+            cwd, env = launch.cwd, {**os.environ, **launch.env}
         done = await run_bounded(
             argv,
             source.text.encode("utf-8"),
@@ -121,20 +117,24 @@ class SvgRendering:
 
 
 class SvgRenderer:
-    """Tries each renderer in turn; the first PNG wins. ``settings``: the session the
-    documents come from, whose launcher the default renderers run through."""
+    """Tries each renderer in turn; the first PNG wins. ``launch`` (or ``settings``,
+    what builds it: a session's settings) says how the default renderers start:
+    as the processes of the session the documents come from."""
 
     def __init__(
         self,
         backends: Sequence[SvgBackend] | None = None,
         limits: MediaLimits | None = None,
         *,
-        settings: SessionSettings | None = None,
+        launch: Launch | None = None,
+        settings: Launching | None = None,
     ) -> None:
         if backends is None:
             from .chromium import ChromiumSvg
 
-            backends = (CairoSvg(settings=settings), ChromiumSvg(settings=settings))
+            if launch is None and settings is not None:
+                launch = settings.launch()
+            backends = (CairoSvg(launch=launch), ChromiumSvg(launch=launch))
         self.backends = tuple(backends)
         self.limits = limits or MediaLimits()
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ...chromium import CHROMIUM_NAMES, Screenshot, chromium_argv, find_chromium, take_screenshot
+from ...media.browser import (
+    CHROMIUM_NAMES,
+    Screenshot,
+    chromium_argv,
+    find_chromium,
+    take_screenshot,
+)
 from .backend import HtmlBackend, HtmlSession
 
 __all__ = [

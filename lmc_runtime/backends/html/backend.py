@@ -16,7 +16,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ... import replies
-from ...chromium import find_chromium, screenshot_page
+from ...media.browser import find_chromium, screenshot_page
 from ...messages import Message
 from ..base import Availability, ExecutionOptions, SessionSettings
 
@@ -41,6 +41,7 @@ class HtmlSession:
         render_timeout: float,
     ) -> None:
         self.settings = settings
+        self.launch = settings.launch()
         self.chromium = chromium
         self.window = window
         self.render_timeout = render_timeout
@@ -70,7 +71,7 @@ class HtmlSession:
         self._stop = stop = anyio.Event()
         try:
             shot = await screenshot_page(
-                self.settings, self.chromium, code, self.window, timeout=timeout, stop=stop
+                self.launch, self.chromium, code, self.window, timeout=timeout, stop=stop
             )
         finally:
             self._stop = None

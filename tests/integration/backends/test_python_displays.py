@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from lmc_runtime import Computer, Message, Timeouts
-from lmc_runtime.chromium import find_chromium
+from lmc_runtime.media.browser import find_chromium
 
 from ..conftest import Result, run
 

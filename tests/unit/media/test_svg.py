@@ -8,8 +8,8 @@ import io
 import pytest
 from PIL import Image
 
-from lmc_runtime.chromium import find_chromium
 from lmc_runtime.media import CairoSvg, MediaLimits, SvgRenderer, svg_size
+from lmc_runtime.media.browser import find_chromium
 from lmc_runtime.media.chromium import ChromiumSvg
 from lmc_runtime.media.svg import RenderFailed, SvgSource
 

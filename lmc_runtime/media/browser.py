@@ -23,9 +23,9 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-from .backends.base import SessionSettings
-from .hostfs import HostDir, UnsafeEntry, remove_tree
-from .procs import read_tail, signal_group
+from ..hostfs import HostDir, UnsafeEntry, remove_tree
+from ..procs import read_tail, signal_group
+from .launch import Launch
 
 __all__ = [
     "CHROMIUM_NAMES",
@@ -106,7 +106,7 @@ async def take_screenshot(
     folder: HostDir,
     png: str,
     log: Path,
-    settings: SessionSettings,
+    launch: Launch,
     *,
     timeout: float,
     stop: anyio.Event,
@@ -119,12 +119,12 @@ async def take_screenshot(
     """
     with open(log, "wb") as log_file:
         process = await anyio.open_process(
-            settings.command(argv),
+            launch.wrap(argv),
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=subprocess.STDOUT,
-            cwd=settings.host_cwd,
-            env={**os.environ, **settings.env},
+            cwd=launch.cwd,
+            env={**os.environ, **launch.env},
             start_new_session=True,
         )
     status, code = await _wait(process, timeout=timeout, stop=stop)
@@ -143,7 +143,7 @@ async def take_screenshot(
 
 
 async def screenshot_page(
-    settings: SessionSettings,
+    launch: Launch,
     chromium: str,
     page_text: str,
     window: tuple[int, int],
@@ -151,17 +151,17 @@ async def screenshot_page(
     timeout: float,
     stop: anyio.Event,
 ) -> Screenshot:
-    """A screenshot of the HTML ``page_text`` by Chromium run as ``settings``' processes
-    are (through its launcher: a session's sandbox, user and cgroup).
+    """A screenshot of the HTML ``page_text`` by Chromium started as ``launch``
+    says (a session's sandbox, user and cgroup).
 
     The page and the log are in the host's own folder (``work_dir``); Chromium's
-    profile and the screenshot, which Chromium writes, in the interpreter's folder,
-    from where the screenshot is read without following any link.
+    profile and the screenshot, which Chromium writes, in ``shared_dir``, from
+    where the screenshot is read without following any link.
     """
     name = f"render-{secrets.token_hex(6)}"
-    folder = settings.work_dir / name
+    folder = launch.work_dir / name
     folder.mkdir(parents=True)
-    shared = settings.interpreter_dir
+    shared = launch.shared_dir
     profile = shared / f"{name}-profile"
     try:
         page = folder / "page.html"
@@ -173,7 +173,7 @@ async def screenshot_page(
                 where,
                 f"{name}.png",
                 folder / "chromium.log",
-                settings,
+                launch,
                 timeout=timeout,
                 stop=stop,
             )

@@ -1,0 +1,44 @@
+"""How a media helper (Chromium, the cairosvg worker) is started: the value the
+backends build from their session's settings, so that the helpers know nothing
+of sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["Launch", "Launching"]
+
+
+def _as_is(argv: Sequence[str]) -> list[str]:
+    return list(argv)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where and how to start a helper process.
+
+    ``wrap`` turns a command line into the one to run (a session's sandbox, user
+    and cgroup); ``cwd`` and ``env`` (added to the host's environment) are the
+    process's. ``work_dir`` is a folder only the host writes; ``shared_dir`` one
+    the helper may write, read back only through a held descriptor.
+    """
+
+    work_dir: Path
+    shared_dir: Path
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    wrap: Callable[[Sequence[str]], list[str]] = _as_is
+
+    @classmethod
+    def local(cls, folder: Path) -> Launch:
+        """A helper of the library's own process, in ``folder`` of its own."""
+        return cls(work_dir=folder, shared_dir=folder, cwd=folder)
+
+
+class Launching(Protocol):
+    """What can say how its helpers start (a session's settings)."""
+
+    def launch(self) -> Launch: ...
