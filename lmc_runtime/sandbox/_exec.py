@@ -220,10 +220,13 @@ def main(args: list[str]) -> None:
         signal.signal(signal.SIGINT, settings.sigint)
     pipe = _ending.status_pipe(env) if settings.supervise is not None else None
     handed: list[int] = []
-    if settings.bwrap_env:
+    if settings.bwrap_env or settings.supervise is not None:  # bwrap, or the network helper
         handed += [handoff.seccomp_fd(), handoff.env_fd(env)]
-        argv = [argv[0], "--seccomp", str(handed[0]), *argv[1:]]
         env = {handoff.ENV_FD: str(handed[1])}
+        if settings.bwrap_env:
+            argv = [argv[0], "--seccomp", str(handed[0]), *argv[1:]]
+        else:  # the helper starts bwrap (see _netns.py); written here, under no size limit
+            env[handoff.SECCOMP_FD] = str(handed[0])
     if settings.fsize is not None:
         try:
             resource.setrlimit(resource.RLIMIT_FSIZE, (settings.fsize, settings.fsize))

@@ -25,10 +25,20 @@ if TYPE_CHECKING or __package__:
 else:  # loaded by its file name, from this folder (see _exec.py's _sibling)
     import _seccomp
 
-__all__ = ["ENV_FD", "SET_PREFIX", "env_fd", "received", "seccomp_fd", "session_variables"]
+__all__ = [
+    "ENV_FD",
+    "SECCOMP_FD",
+    "SET_PREFIX",
+    "env_fd",
+    "received",
+    "seccomp_fd",
+    "session_variables",
+]
 
 #: Where the descriptor holding the environment is named.
 ENV_FD = "LMC_SANDBOX_ENV_FD"
+#: Where the network helper finds the descriptor holding the seccomp filter.
+SECCOMP_FD = "LMC_SANDBOX_SECCOMP_FD"
 #: The prefix a session's own variable travels under until it is inside.
 SET_PREFIX = "LMC_SANDBOX_SET_"
 #: Variables of the runtime's own, which a session's variable never replaces.

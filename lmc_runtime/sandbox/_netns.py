@@ -26,15 +26,15 @@ closes). Options:
 ``--block CIDR``
     an IPv4 address or network to reject (repeatable).
 ``--bwrap-env``
-    hand the environment to the wrapper inside the sandbox through a
-    descriptor (see ``_handoff.py``), start bwrap with no other variable, and
-    put the sandbox under the seccomp filter of ``_seccomp.py`` (``--seccomp
-    FD``); both are made once the firewall is in, so the programs that install
-    it never hold them.
+    hand bwrap the descriptors the exec wrapper wrote before the session's
+    file size limit applied (see ``_handoff.py``): the environment, for the
+    wrapper inside the sandbox, and the seccomp filter (``--seccomp FD``). They
+    are inherited by bwrap alone, not by the programs that install the firewall.
 ``--timeout SECONDS``
     how long slirp4netns may take to configure the interface (default 30).
 """
 
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -122,8 +122,13 @@ def _child(
     os.close(go)
     if "--bwrap-env" in options:
         handoff = wrapper._sibling("_handoff")
-        argv = [argv[0], "--seccomp", str(handoff.seccomp_fd()), *argv[1:]]
-        env = {handoff.ENV_FD: str(handoff.env_fd(env))}
+        try:
+            seccomp = int(env.pop(handoff.SECCOMP_FD))
+            os.set_inheritable(seccomp, True)
+            os.set_inheritable(int(env[handoff.ENV_FD]), True)
+        except (KeyError, ValueError, OSError) as exc:
+            _fail(f"no environment and seccomp filter handed over: {exc}")
+        argv = [argv[0], "--seccomp", str(seccomp), *argv[1:]]
     try:
         os.execve(argv[0], argv, env)
     except OSError as exc:
@@ -197,6 +202,10 @@ def main(args: list[str]) -> None:
     options, argv = _parse(args)
     wrapper = _exec_wrapper()  # loaded before anything starts, so the end cannot fail
     env = dict(os.environ)
+    for name in ("LMC_SANDBOX_ENV_FD", "LMC_SANDBOX_SECCOMP_FD"):  # for bwrap alone
+        if env.get(name, "").isdigit():
+            with contextlib.suppress(OSError):
+                os.set_inheritable(int(env[name]), False)
     child_ready, ready = os.pipe()
     go, parent_go = os.pipe()
     child = os.fork()

@@ -170,3 +170,22 @@ def test_without_bubblewrap_the_one_wrapper_names_the_variables(account: Account
                 plain.delete(sid)
             assert shown[:2] == ["hi", "C"], shown
             assert shown[2:] in ([], ["0"]), shown
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_a_small_file_size_limit_still_hands_the_environment_over(
+    server: Server, network: bool
+) -> None:
+    """Regression: the environment and the seccomp program travel in memory files,
+    which the session's file size limit capped where the host writes them (the
+    network helper writes its own after the limit is set): a session with
+    ``file_size_bytes`` under their size could not start."""
+    value = "y" * 4000
+    sid = server.create(
+        languages=["shell"], network=network, limits={"file_size_bytes": 1024}, env={"BIG": value}
+    )
+    try:
+        shown = output(execute(server, sid, "shell", 'echo "${#BIG} $(ulimit -f)"'))
+    finally:
+        server.delete(sid)
+    assert shown.split() == ["4000", "1"], shown  # bash counts 1024-byte blocks: it holds
