@@ -44,6 +44,11 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     inside the sandbox: stay as the parent of ``argv`` too, and write how it
     ended (its wait status) to the descriptor the supervisor passed down.
 
+With ``--supervise`` alone, ``argv`` is the network helper (``_netns.py``),
+which starts bwrap: it is handed the same two descriptors, named in its
+environment. Both are written before the file size limit (``--rlimit
+fsize``) applies, which would cap them.
+
 The wrapper that starts ``argv`` itself (without ``--bwrap-env`` or
 ``--supervise``: inside the sandbox, or the only one when there is none) takes
 the environment from the descriptor it was handed, if any, and gives the
