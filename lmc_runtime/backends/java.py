@@ -20,8 +20,6 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from .. import replies
 from ..replies import Status
 from .base import Availability, SessionSettings
@@ -29,7 +27,7 @@ from .core import Gone, Output, SupervisedBackend
 from .core.runner import RunnerInterpreter
 from .core.runs import RunnerExecution
 from .core.wire import Reads
-from .inputs import call_input
+from .inputs import ask_input
 from .kernelspecs import kernels_dir
 
 __all__ = ["JAVA_FLAGS", "JavaBackend", "JavaExecution", "build_runner", "runner_build"]
@@ -138,13 +136,9 @@ class JavaExecution(RunnerExecution):
         if not isinstance(item, Reads) or callback is None or stdin is None or stdin.closed:
             return
         prompt = self.route.tail
-        try:
-            with anyio.fail_after(self.options.input_timeout):
-                value = await call_input(callback, prompt)
+        value, failure = await ask_input(self.options, prompt)
+        if value is not None:
             line = value.splitlines()[0] if value else ""
-        except Exception as exc:  # the caller's callback: any failure stops the run
-            failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
-        else:
             try:
                 stdin.answer(line)
             except (OSError, ValueError) as exc:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +19,7 @@ import anyio
 
 from ... import replies
 from ...procs import linux_procfs, session_members
-from ..inputs import call_input
+from ..inputs import ask_input
 from .items import Output
 from .turns import first_of
 
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
     from .execution import Execution
 
 __all__ = ["StdinChannel", "answers_fifo_reads", "feed_stdin", "make_fifo"]
-
-logger = logging.getLogger(__name__)
 
 #: Kernel wait channels of a process blocked in read, select or poll.
 _READING = ("pipe_read", "do_select", "do_sys_poll", "core_sys_select")
@@ -204,18 +201,13 @@ async def feed_stdin(run: Execution, channel: StdinChannel, session: int) -> Non
 
 async def _answer(run: Execution, channel: StdinChannel) -> bool:
     """Ask the callback for a line; False (and the run is stopped) if that failed."""
-    route, callback = run.route, run.options.on_input
-    if callback is None:
+    route = run.route
+    if run.options.on_input is None:
         return False
     prompt = route.tail
-    try:
-        with anyio.fail_after(run.options.input_timeout):
-            value = await call_input(callback, prompt)
-        value.encode("utf-8")
-    except Exception as exc:
-        logger.debug("the input callback failed", exc_info=True)
-        failure = "no answer in time" if isinstance(exc, TimeoutError) else repr(exc)
-        await _give_up(run, prompt, failure)
+    value, failure = await ask_input(run.options, prompt)
+    if value is None:
+        await _give_up(run, prompt, failure or "")
         return False
     if route.finished.is_set() or run.stop_reason is not None:
         return False
