@@ -23,6 +23,7 @@ from starlette.requests import ClientDisconnect, HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
+from ..sandbox import fileops
 from .models import ErrorBody, ErrorDetail
 from .wording import invalid_fields, validation_text
 
@@ -105,6 +106,14 @@ _MAPPED: dict[type[Exception], tuple[int, str, str | None]] = {
     errors.FileExists: (409, "file_exists", None),
     errors.DirectoryNotEmpty: (409, "directory_not_empty", None),
     errors.PathNotDirectory: (400, "not_a_directory", None),
+    fileops.BadDestination: (400, "bad_path", None),
+    fileops.NoSuchFile: (404, "file_not_found", None),
+    fileops.IsADirectory: (400, "is_a_directory", None),
+    fileops.Refused: (400, "unsafe_path", None),
+    fileops.AlreadyExists: (409, "file_exists", None),
+    fileops.NotEmpty: (409, "directory_not_empty", None),
+    fileops.NotADirectory: (400, "not_a_directory", None),
+    fileops.FileOpError: (400, "bad_request", None),
     errors.ServiceError: (400, "bad_request", None),
     ClientDisconnect: (400, "client_disconnected", "the client left before the request ended"),
     errors.MessageError: (400, "malformed", "the message is malformed"),

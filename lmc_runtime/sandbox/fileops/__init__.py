@@ -9,7 +9,8 @@ session is ever resolved by the kernel from the top, and no link is followed.
 
 A symbolic link, FIFO, socket or device is refused on the way and as the
 target; listings report them (``lstat``, never followed) as ``symlink`` or
-``other``. Refusals are the :mod:`lmc_runtime.errors` of the files API.
+``other``. Refusals are the errors of :mod:`.errors`, which the service maps
+to HTTP by class.
 """
 
 from __future__ import annotations
@@ -17,11 +18,29 @@ from __future__ import annotations
 from ._move import move
 from ._ops import MAX_ENTRIES, Listing, list_directory, make_directory, remove, stat_path
 from ._walk import FileInfo
+from .errors import (
+    AlreadyExists,
+    BadDestination,
+    FileOpError,
+    IsADirectory,
+    NoSuchFile,
+    NotADirectory,
+    NotEmpty,
+    Refused,
+)
 
 __all__ = [
     "MAX_ENTRIES",
+    "AlreadyExists",
+    "BadDestination",
     "FileInfo",
+    "FileOpError",
+    "IsADirectory",
     "Listing",
+    "NoSuchFile",
+    "NotADirectory",
+    "NotEmpty",
+    "Refused",
     "list_directory",
     "make_directory",
     "move",

@@ -20,16 +20,16 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from ...errors import (
-    BadPath,
-    DirectoryNotEmpty,
-    FileExists,
-    PathIsDirectory,
-    PathNotDirectory,
-    SessionFileNotFound,
-)
 from ..files import safe_parts
 from ._walk import FileInfo, Owner, lstat_at, refuse_special, walk
+from .errors import (
+    AlreadyExists,
+    BadDestination,
+    IsADirectory,
+    NoSuchFile,
+    NotADirectory,
+    NotEmpty,
+)
 
 __all__ = ["move"]
 
@@ -77,18 +77,18 @@ def _check_destination(dst_fd: int, name: str, destination: str, source_is_dir: 
         return
     refuse_special(info, destination)
     if stat.S_ISDIR(info.st_mode) and not source_is_dir:
-        raise PathIsDirectory(destination)
+        raise IsADirectory(destination)
     if not stat.S_ISDIR(info.st_mode) and source_is_dir:
-        raise PathNotDirectory(destination)
+        raise NotADirectory(destination)
 
 
 def _refusal(exc: OSError, source: str, destination: str) -> Exception:
     refusals: dict[int, Exception] = {
-        errno.EEXIST: FileExists(destination),
-        errno.ENOTEMPTY: DirectoryNotEmpty(destination),
-        errno.EISDIR: PathIsDirectory(destination),
-        errno.ENOTDIR: PathNotDirectory(destination),
-        errno.EINVAL: BadPath(destination, f"cannot move {source!r} into itself"),
+        errno.EEXIST: AlreadyExists(destination),
+        errno.ENOTEMPTY: NotEmpty(destination),
+        errno.EISDIR: IsADirectory(destination),
+        errno.ENOTDIR: NotADirectory(destination),
+        errno.EINVAL: BadDestination(destination, f"cannot move {source!r} into itself"),
     }
     return refusals.get(exc.errno or 0, exc)
 
@@ -97,12 +97,12 @@ def move(
     root: Path, source: str, destination: str, *, overwrite: bool, owner: Owner | None = None
 ) -> FileInfo:
     """Move ``root/source`` to ``root/destination`` (missing folders on its way are
-    made, owned by ``owner``); an existing destination is :class:`FileExists`
+    made, owned by ``owner``); an existing destination is :class:`AlreadyExists`
     unless ``overwrite``. Links, FIFOs... are refused as the source, as the
     destination and on the way to either."""
     src_parts, dst_parts = safe_parts(source), safe_parts(destination)
     if dst_parts[: len(src_parts)] == src_parts and len(dst_parts) > len(src_parts):
-        raise BadPath(destination, f"cannot move {source!r} into itself")
+        raise BadDestination(destination, f"cannot move {source!r} into itself")
     src_fd = walk(root, src_parts[:-1], source)
     try:
         info = lstat_at(src_fd, src_parts[-1], source)
@@ -120,7 +120,7 @@ def move(
                 raise _refusal(exc, source, destination) from exc
             try:
                 return FileInfo.of(destination, lstat_at(dst_fd, name, destination))
-            except SessionFileNotFound:  # moved on by the code at once: what moved
+            except NoSuchFile:  # moved on by the code at once: what moved
                 return FileInfo.of(destination, info)
         finally:
             os.close(dst_fd)

@@ -15,16 +15,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import (
-    DirectoryNotEmpty,
-    FileExists,
-    PathNotDirectory,
-    PathRefused,
-    ServiceError,
-    SessionFileNotFound,
-)
 from ..files import safe_parts
 from ._walk import FileInfo, Owner, lstat_at, open_dir, refuse_special, walk
+from .errors import AlreadyExists, FileOpError, NoSuchFile, NotADirectory, NotEmpty, Refused
 
 __all__ = ["KeptChanging", "Listing", "list_directory", "make_directory", "remove", "stat_path"]
 
@@ -39,16 +32,16 @@ REMOVE_ROUNDS = 16
 _CHANGED = (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR)
 
 
-class KeptChanging(DirectoryNotEmpty):
+class KeptChanging(NotEmpty):
     """The session's code kept changing the folder while it was removed or made."""
 
     def __init__(self, path: str, doing: str) -> None:
-        ServiceError.__init__(
+        FileOpError.__init__(
             self,
+            path,
             f"{path!r} kept changing while it was {doing} (the session's code writes "
             "there); try again",
         )
-        self.path = path
 
 
 @dataclass(frozen=True)
@@ -108,7 +101,7 @@ def make_directory(
     ``parents``), owned by ``owner`` when given.
 
     An existing folder is fine when ``parents`` is set; anything else there is
-    :class:`FileExists`. A link, FIFO... on the way is refused, never followed.
+    :class:`AlreadyExists`. A link, FIFO... on the way is refused, never followed.
     """
     parts = safe_parts(relpath)
     fd = walk(root, parts[:-1], relpath, create=parents, owner=owner)
@@ -124,7 +117,7 @@ def make_directory(
                     continue  # removed by the code since: made again
                 if parents and stat.S_ISDIR(info.st_mode):
                     return FileInfo.of(relpath, info)
-                raise FileExists(relpath) from None
+                raise AlreadyExists(relpath) from None
         else:
             raise KeptChanging(relpath, "made")
         new_fd = open_dir(fd, parts[-1], relpath)
@@ -140,7 +133,7 @@ def make_directory(
 
 def remove(root: Path, relpath: str, *, recursive: bool) -> None:
     """Remove the file or folder at ``root/relpath``; a folder that is not empty
-    only when ``recursive`` (:class:`DirectoryNotEmpty` otherwise). The target may
+    only when ``recursive`` (:class:`NotEmpty` otherwise). The target may
     not be a link, FIFO...; inside a removed tree those are unlinked, never followed."""
     parts = safe_parts(relpath)
     fd = walk(root, parts[:-1], relpath)
@@ -158,7 +151,7 @@ def remove(root: Path, relpath: str, *, recursive: bool) -> None:
             os.rmdir(name, dir_fd=fd)
         except OSError as exc:
             if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise DirectoryNotEmpty(relpath) from None
+                raise NotEmpty(relpath) from None
             raise
     finally:
         os.close(fd)
@@ -171,7 +164,7 @@ def _remove_tree(fd: int, name: str, relpath: str) -> None:
     for _ in range(REMOVE_ROUNDS):
         try:
             child = open_dir(fd, name, relpath)
-        except SessionFileNotFound:
+        except NoSuchFile:
             return
         try:
             _empty_tree(child, relpath, MAX_TREE_DEPTH)
@@ -195,7 +188,7 @@ def _empty_tree(fd: int, relpath: str, depth: int) -> None:
     An entry the code removed, replaced or filled again meanwhile is left for the
     caller's next round (the folder's rmdir then says it is not empty)."""
     if depth == 0:
-        raise PathRefused(relpath, f"holds folders more than {MAX_TREE_DEPTH} levels deep")
+        raise Refused(relpath, f"holds folders more than {MAX_TREE_DEPTH} levels deep")
     with os.scandir(fd) as scan:
         names = [entry.name for entry in scan]
     for name in names:
@@ -206,7 +199,7 @@ def _empty_tree(fd: int, relpath: str, depth: int) -> None:
                 continue
             try:
                 child = open_dir(fd, name, f"{relpath}/{name}")
-            except (SessionFileNotFound, PathNotDirectory, PathRefused):
+            except (NoSuchFile, NotADirectory, Refused):
                 continue  # gone, or swapped for a file or a link: seen next round
             try:
                 _empty_tree(child, relpath, depth - 1)

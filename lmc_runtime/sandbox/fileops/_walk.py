@@ -15,8 +15,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import PathNotDirectory, PathRefused, SessionFileNotFound
 from ..files import DIR_FLAGS, descend, file_kind
+from .errors import NoSuchFile, NotADirectory, Refused
 
 __all__ = ["FileInfo", "Owner", "kind_of", "lstat_at", "open_dir", "refuse_special", "walk"]
 
@@ -58,17 +58,17 @@ class FileInfo:
 
 
 def lstat_at(dir_fd: int, name: str, relpath: str) -> os.stat_result:
-    """``name`` in ``dir_fd``, not followed; :class:`SessionFileNotFound` if missing."""
+    """``name`` in ``dir_fd``, not followed; :class:`NoSuchFile` if missing."""
     try:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        raise SessionFileNotFound(relpath) from None
+        raise NoSuchFile(relpath) from None
 
 
 def refuse_special(info: os.stat_result, relpath: str) -> None:
-    """:class:`PathRefused` unless ``info`` is a regular file or a folder."""
+    """:class:`Refused` unless ``info`` is a regular file or a folder."""
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-        raise PathRefused(relpath, f"is a {file_kind(info.st_mode)}: refused")
+        raise Refused(relpath, f"is a {file_kind(info.st_mode)}: refused")
 
 
 def _refusal(dir_fd: int, name: str, relpath: str, exc: OSError) -> Exception:
@@ -78,14 +78,14 @@ def _refusal(dir_fd: int, name: str, relpath: str, exc: OSError) -> Exception:
     try:
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        return SessionFileNotFound(relpath)
+        return NoSuchFile(relpath)
     except OSError:
         return exc
     if stat.S_ISREG(info.st_mode):
-        return PathNotDirectory(relpath)
+        return NotADirectory(relpath)
     if stat.S_ISDIR(info.st_mode):  # swapped back in since: still refused, said as it was
-        return PathRefused(relpath, "changed while it was opened: refused")
-    return PathRefused(relpath, f"goes through a {file_kind(info.st_mode)}: refused")
+        return Refused(relpath, "changed while it was opened: refused")
+    return Refused(relpath, f"goes through a {file_kind(info.st_mode)}: refused")
 
 
 def open_dir(dir_fd: int, name: str, relpath: str) -> int:

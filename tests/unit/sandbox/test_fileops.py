@@ -9,17 +9,15 @@ from typing import Any
 
 import pytest
 
-from lmc_runtime.errors import (
-    BadPath,
-    DirectoryNotEmpty,
-    FileExists,
-    PathIsDirectory,
-    PathNotDirectory,
-    PathRefused,
-    SessionFileNotFound,
-    UnsafePath,
-)
+from lmc_runtime.errors import UnsafePath
 from lmc_runtime.sandbox.fileops import (
+    AlreadyExists,
+    BadDestination,
+    IsADirectory,
+    NoSuchFile,
+    NotADirectory,
+    NotEmpty,
+    Refused,
     _move,
     list_directory,
     make_directory,
@@ -63,21 +61,21 @@ def test_make_directory_with_parents_makes_the_whole_way(root: Path) -> None:
 def test_make_directory_refuses_what_exists_without_parents(root: Path) -> None:
     (root / "d").mkdir()
     (root / "f").write_text("x")
-    with pytest.raises(FileExists):
+    with pytest.raises(AlreadyExists):
         make_directory(root, "d", parents=False)
-    with pytest.raises(FileExists):  # a file is never a folder, parents or not
+    with pytest.raises(AlreadyExists):  # a file is never a folder, parents or not
         make_directory(root, "f", parents=True)
 
 
 def test_make_directory_needs_its_parent_without_parents(root: Path) -> None:
-    with pytest.raises(SessionFileNotFound):
+    with pytest.raises(NoSuchFile):
         make_directory(root, "missing/child", parents=False)
     assert os.listdir(root) == []
 
 
 def test_make_directory_through_a_file_is_not_a_directory(root: Path) -> None:
     (root / "f").write_text("x")
-    with pytest.raises(PathNotDirectory):
+    with pytest.raises(NotADirectory):
         make_directory(root, "f/child", parents=True)
 
 
@@ -87,9 +85,9 @@ def test_make_directory_never_goes_through_a_planted_link(
 ) -> None:
     """Guards the classic escape: ``link -> /host`` then mkdir ``link/x``."""
     os.symlink(outside, root / "link")
-    with pytest.raises(PathRefused):
+    with pytest.raises(Refused):
         make_directory(root, "link/x", parents=parents)
-    with pytest.raises(PathRefused):
+    with pytest.raises(Refused):
         make_directory(root, "link/deeper/x", parents=parents)
     assert sorted(os.listdir(outside)) == ["secret"]
 
@@ -98,9 +96,9 @@ def test_make_directory_on_a_link_or_fifo_is_refused(root: Path, outside: Path) 
     os.symlink(outside / "new", root / "dangling")
     os.mkfifo(root / "fifo")
     for name in ("dangling", "fifo"):
-        with pytest.raises(FileExists):
+        with pytest.raises(AlreadyExists):
             make_directory(root, name, parents=True)
-    with pytest.raises(PathRefused):
+    with pytest.raises(Refused):
         make_directory(root, "fifo/x", parents=True)
     assert not (outside / "new").exists()
 
@@ -181,11 +179,11 @@ def test_listing_never_goes_through_a_link_or_into_a_file(root: Path, outside: P
     os.mkfifo(root / "fifo")
     (root / "f").write_text("x")
     for path in ("link", "link/", "fifo"):
-        with pytest.raises((PathRefused, UnsafePath)):
+        with pytest.raises((Refused, UnsafePath)):
             list_directory(root, path)
-    with pytest.raises(PathNotDirectory):
+    with pytest.raises(NotADirectory):
         list_directory(root, "f")
-    with pytest.raises(SessionFileNotFound):
+    with pytest.raises(NoSuchFile):
         list_directory(root, "missing")
 
 
@@ -194,9 +192,9 @@ def test_listing_refuses_a_folder_swapped_for_a_link_mid_walk(
 ) -> None:
     (root / "d/e").mkdir(parents=True)
     _swap_for_link(monkeypatch, root / "d", outside)
-    with pytest.raises(PathRefused):
+    with pytest.raises(Refused):
         list_directory(root, "d/e")
-    with pytest.raises(PathRefused):
+    with pytest.raises(Refused):
         list_directory(root, "d")
 
 
@@ -207,7 +205,7 @@ def test_stat_says_what_a_file_or_folder_is(root: Path) -> None:
     assert (info.path, info.name, info.kind, info.size) == ("d/f", "f", "file", 3)
     assert info.mtime == pytest.approx(os.stat(root / "d/f").st_mtime)
     assert stat_path(root, "d").kind == "directory"
-    with pytest.raises(SessionFileNotFound):
+    with pytest.raises(NoSuchFile):
         stat_path(root, "d/missing")
 
 
@@ -216,7 +214,7 @@ def test_stat_refuses_links_and_fifos_as_target_and_on_the_way(root: Path, outsi
     os.symlink(outside, root / "dirlink")
     os.mkfifo(root / "fifo")
     for path in ("link", "dirlink", "dirlink/secret", "fifo", "fifo/x"):
-        with pytest.raises(PathRefused):
+        with pytest.raises(Refused):
             stat_path(root, path)
 
 
@@ -226,7 +224,7 @@ def test_stat_refuses_a_folder_swapped_for_a_link_mid_walk(
     (root / "d").mkdir()
     (root / "d/secret").write_text("the session's own")
     _swap_for_link(monkeypatch, root / "d", outside)
-    with pytest.raises(PathRefused):
+    with pytest.raises(Refused):
         stat_path(root, "d/secret")
 
 
@@ -236,14 +234,14 @@ def test_remove_a_file_and_an_empty_folder(root: Path) -> None:
     remove(root, "f", recursive=False)
     remove(root, "d", recursive=False)
     assert os.listdir(root) == []
-    with pytest.raises(SessionFileNotFound):
+    with pytest.raises(NoSuchFile):
         remove(root, "f", recursive=False)
 
 
 def test_remove_a_full_folder_needs_recursive(root: Path) -> None:
     (root / "d/e").mkdir(parents=True)
     (root / "d/e/f").write_text("x")
-    with pytest.raises(DirectoryNotEmpty):
+    with pytest.raises(NotEmpty):
         remove(root, "d", recursive=False)
     assert (root / "d/e/f").exists()
     remove(root, "d", recursive=True)
@@ -271,7 +269,7 @@ def test_remove_refuses_links_and_fifos_as_target_and_on_the_way(
     os.symlink(outside / "secret", root / "filelink")
     os.mkfifo(root / "fifo")
     for path in ("dirlink", "filelink", "fifo", "dirlink/secret", "fifo/x"):
-        with pytest.raises(PathRefused):
+        with pytest.raises(Refused):
             remove(root, path, recursive=recursive)
     assert sorted(os.listdir(root)) == ["dirlink", "fifo", "filelink"]
     assert (outside / "secret").read_text() == "host data"
@@ -293,7 +291,7 @@ def test_recursive_remove_unlinks_a_folder_swapped_for_a_link_mid_walk(
 def test_recursive_remove_is_bounded_in_depth(root: Path) -> None:
     deep = root / "top" / "/".join(["d"] * (MAX_TREE_DEPTH + 1))
     deep.mkdir(parents=True)
-    with pytest.raises(PathRefused, match="levels deep"):
+    with pytest.raises(Refused, match="levels deep"):
         remove(root, "top", recursive=True)
     shallow = root / "ok" / "/".join(["d"] * (MAX_TREE_DEPTH - 1))
     shallow.mkdir(parents=True)
@@ -323,7 +321,7 @@ def test_move_never_replaces_without_overwrite(
     (root / "d").mkdir()
     (root / "e").mkdir()
     for source, destination in (("a", "b"), ("d", "e"), ("a", "d")):
-        with pytest.raises(FileExists):
+        with pytest.raises(AlreadyExists):
             move(root, source, destination, overwrite=False)
     assert (root / "b").read_text() == "b" and (root / "a").read_text() == "a"
 
@@ -336,18 +334,18 @@ def test_move_with_overwrite_replaces_what_it_may(root: Path) -> None:
     (root / "full/x").write_text("x")
     move(root, "a", "b", overwrite=True)
     assert (root / "b").read_text() == "a" and not (root / "a").exists()
-    with pytest.raises(PathIsDirectory):
+    with pytest.raises(IsADirectory):
         move(root, "b", "d", overwrite=True)
-    with pytest.raises(PathNotDirectory):
+    with pytest.raises(NotADirectory):
         move(root, "d", "b", overwrite=True)
-    with pytest.raises(DirectoryNotEmpty):
+    with pytest.raises(NotEmpty):
         move(root, "d", "full", overwrite=True)
 
 
 def test_move_a_folder_into_itself_is_refused(root: Path) -> None:
     (root / "d/e").mkdir(parents=True)
     for destination in ("d/x", "d/e/x"):
-        with pytest.raises(BadPath):
+        with pytest.raises(BadDestination):
             move(root, "d", destination, overwrite=False)
     assert sorted(os.listdir(root / "d")) == ["e"]
 
@@ -366,12 +364,12 @@ def test_move_refuses_links_and_fifos_at_either_end(root: Path, outside: Path) -
         ("f", "dirlink/new"),
         ("f", "fifo/new"),
     ):
-        with pytest.raises(PathRefused):
+        with pytest.raises(Refused):
             move(root, source, destination, overwrite=True)
     for destination in ("filelink", "fifo"):
-        with pytest.raises(PathRefused):
+        with pytest.raises(Refused):
             move(root, "f", destination, overwrite=True)
-        with pytest.raises(FileExists):
+        with pytest.raises(AlreadyExists):
             move(root, "f", destination, overwrite=False)
     assert sorted(os.listdir(outside)) == ["secret"]
     assert (outside / "secret").read_text() == "host data"
@@ -384,7 +382,7 @@ def test_move_refuses_a_destination_folder_swapped_for_a_link_mid_walk(
     (root / "f").write_text("session file")
     (root / "d").mkdir()
     _swap_for_link(monkeypatch, root / "d", outside)
-    with pytest.raises(PathRefused):
+    with pytest.raises(Refused):
         move(root, "f", "d/secret", overwrite=True)
     assert (outside / "secret").read_text() == "host data"
 
