@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from collections.abc import Callable
 
 from ..sandbox.hostprep import HOST_CHANGES
 from ..sysdeps import SYSTEM_PACKAGES
@@ -56,23 +55,9 @@ def add_setup_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _java_runner_plan(say: Callable[[str], None]) -> None:
-    """What building the Java runner would do (its folder's two files, as
-    :func:`~lmc_runtime.backends.java.runner_build` names them)."""
-    from ..backends.java import runner_build
-
-    target = runner_build()
-    if not (target / "lmc-java.jar").is_file():
-        say(f"lmc setup: would build the Java runner with javac into {target}")
-    elif not (target / "lmc-java.jsa").is_file():
-        say(f"lmc setup: would record the Java runner's class-data archive in {target}")
-    else:
-        say("lmc setup: the Java runner is built")
-
-
 def cmd_setup(args: argparse.Namespace) -> int:
-    from ..backends.java import build_runner
     from ..backends.typescript import node_packages_dir
+    from ..java_runner import build_runner, plan_runner
     from ..sandbox.hostprep import prepare_host
     from ..sysdeps import ensure_node_packages, ensure_system_packages
 
@@ -84,7 +69,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     ensure_system_packages(say=say, dry_run=dry_run)
     ensure_node_packages(node_packages_dir(), needed_for="TypeScript", say=say, dry_run=dry_run)
     if dry_run:
-        _java_runner_plan(say)
+        plan_runner(say)
     else:
         build_runner(say)
     prepare_host(say, dry_run=dry_run)

@@ -310,7 +310,7 @@ def test_a_method_with_a_missing_dependency_is_noted_and_fails_when_called(
 
 
 def test_the_runner_is_built_once_for_each_source_with_its_class_archive() -> None:
-    from lmc_runtime.backends.java import build_runner, runner_build
+    from lmc_runtime.java_runner import build_runner, runner_build
 
     said: list[str] = []
     assert build_runner(said.append)
@@ -322,7 +322,7 @@ def test_the_runner_is_built_once_for_each_source_with_its_class_archive() -> No
 def test_a_runner_that_cannot_be_built_is_said_in_one_line_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lmc_runtime.backends import java
+    from lmc_runtime import java_runner as java
 
     source = tmp_path / "kernels" / "lmc-java" / "LmcJava.java"
     source.parent.mkdir(parents=True)
