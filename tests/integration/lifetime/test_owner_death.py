@@ -7,6 +7,7 @@ for the interpreter to be gone, with every process of its session.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -46,15 +47,17 @@ def owner(request: pytest.FixtureRequest) -> Iterator[list[subprocess.Popen[str]
         process.communicate(timeout=_GUARD)
 
 
-def _start(started: list[subprocess.Popen[str]], language: str, mode: str) -> tuple[
-    subprocess.Popen[str], int
-]:
-    """The owner, started in ``mode``, and its interpreter's pid."""
+def _start(
+    started: list[subprocess.Popen[str]], language: str, mode: str, tmp: Path | None = None
+) -> tuple[subprocess.Popen[str], int]:
+    """The owner, started in ``mode`` (with ``tmp`` as its TMPDIR), and its interpreter's pid."""
+    env = {**os.environ, "TMPDIR": str(tmp)} if tmp is not None else None
     process = subprocess.Popen(
         [sys.executable, str(OWNER), language, mode],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        env=env,
     )
     started.append(process)
     assert process.stdout is not None
@@ -70,13 +73,14 @@ def _assert_gone(pid: int) -> None:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_an_owner_that_returns_without_closing_leaves_no_interpreter(
-    owner: list[subprocess.Popen[str]], language: str
+    owner: list[subprocess.Popen[str]], language: str, tmp_path: Path
 ) -> None:
     """Regression: a script that ran code and ended without close() left its kernel
-    running, re-parented to init, for good."""
-    process, pid = _start(owner, language, "end")
+    running, re-parented to init, for good (and R its Rtmp folder)."""
+    process, pid = _start(owner, language, "end", tmp_path)
     process.communicate(timeout=_GUARD)
     _assert_gone(pid)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
