@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..computer import Computer
-from .interpreters import chosen_interpreters
+from ..options.interpreters import chosen_interpreters
 
 __all__ = ["cmd_languages"]
 

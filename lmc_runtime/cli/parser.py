@@ -10,11 +10,11 @@ from typing import NoReturn
 
 from .. import __version__
 from ..config import DEFAULT_EXECUTION_SECONDS, MINIMUM_OUTPUT_BYTES, Limits
+from ..options.interpreters import add_interpreter_options
+from ..options.remote import add_remote_options
 from .batch import MAX_LINE_BYTES
 from .bench import cmd_bench
 from .commands import cmd_languages
-from .interpreters import add_interpreter_options
-from .remote import add_remote_options
 from .running import cmd_demo, cmd_run
 from .setup import SETUP_DESCRIPTION, add_setup_options, cmd_setup
 

@@ -16,9 +16,9 @@ from ..computer import Computer, LanguageStatus
 from ..config import Limits, Timeouts
 from ..errors import RemoteError
 from ..messages import Message
+from ..options.interpreters import chosen_interpreters
+from ..options.remote import remote_computer
 from .batch import Runner, Sink, read_lines, requests, run_batch
-from .interpreters import chosen_interpreters
-from .remote import remote_computer
 from .sinks import ChunkSink, JsonSink
 from .terminal import TerminalSink
 

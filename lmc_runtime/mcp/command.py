@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cli.interpreters import add_interpreter_options, chosen_interpreters
 from ..config import Timeouts
 from ..errors import MissingExtra
+from ..options.interpreters import add_interpreter_options, chosen_interpreters
 
 if TYPE_CHECKING:
     from .workspace import Opener

@@ -9,54 +9,36 @@ its working directory. The kind is chosen once, when ``lmc mcp`` starts.
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..computer import Computer
+from ..computer_like import ComputerLike
 from ..config import Timeouts
-from ..execution import LanguageStatus
-from ..messages import Message
 from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
 from .files import Files, RemoteFiles, SandboxFiles
 
 if TYPE_CHECKING:
-    from ..cli.interpreters import Interpreters
+    from ..options.interpreters import Interpreters
 
 __all__ = [
     "LocalOpener",
     "Opener",
     "RemoteOpener",
-    "Runner",
     "SandboxOpener",
     "Workspace",
 ]
 
 
-class Runner(Protocol):
-    """What the tools need of a computer; :class:`~lmc_runtime.Computer` and
-    :class:`~lmc_runtime.remote.RemoteComputer` are both one."""
-
-    @property
-    def languages(self) -> dict[str, LanguageStatus]: ...
-
-    def arun(
-        self, message: dict[str, object], code: None = None, *, timeout: float | None = None
-    ) -> AsyncGenerator[Message, None]: ...
-
-    async def ainterrupt(self, language: str | None = None) -> None: ...
-
-    async def arestart(self, language: str) -> None: ...
-
-
 @dataclass(frozen=True)
 class Workspace:
-    """An open computer, and the files of its working directory when it has
-    files of its own (a sandbox, a remote session)."""
+    """An open computer (local, sandboxed or remote), and the files of its
+    working directory when it has files of its own (a sandbox, a remote session)."""
 
-    computer: Runner
+    computer: ComputerLike
     files: Files | None = None
 
 
@@ -101,8 +83,11 @@ class SandboxOpener:
         sandbox = Sandbox(self.root / secrets.token_hex(8), SandboxPolicy(limits=self.limits))
         try:
             await sandbox.start()
-            options = {"timeouts": self.timeouts} if self.timeouts is not None else {}
-            async with sandbox.computer(**options) as computer:
+            if self.timeouts is not None:
+                opened = sandbox.computer(timeouts=self.timeouts)
+            else:
+                opened = sandbox.computer()
+            async with opened as computer:
                 yield Workspace(computer, SandboxFiles(sandbox.work_dir, sandbox.owner))
         finally:
             await sandbox.aclose()

@@ -89,7 +89,7 @@ class Repl:
     def _new_computer(self) -> ComputerLike:
         """The Computer, or with ``--remote`` a RemoteComputer (whose code gets no input)."""
         if self.options.remote is not None:
-            from ..cli.remote import remote_computer
+            from ..options.remote import remote_computer
 
             args = self.options.remote
             if self.options.language not in args.languages:

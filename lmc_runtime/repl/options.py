@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cli.interpreters import Interpreters, add_interpreter_options, chosen_interpreters
-from ..cli.remote import add_remote_options
+from ..options.interpreters import Interpreters, add_interpreter_options, chosen_interpreters
+from ..options.remote import add_remote_options
 
 __all__ = ["MODES", "ReplOptions", "add_arguments", "state_dir"]
 
