@@ -1,5 +1,6 @@
 """The agent loop: a model, the ``execute`` tool, and a real Computer (in-process,
-or a :class:`~lmc_runtime.remote.RemoteComputer`: any :class:`AgentComputer`).
+or a :class:`~lmc_runtime.remote.RemoteComputer`: any
+:class:`~lmc_runtime.ComputerLike`).
 
 Each step sends the conversation (as Chat Completions messages) to the model.
 Tool calls to ``execute`` run on the :class:`~lmc_runtime.Computer`; their
@@ -16,31 +17,17 @@ references it, so the model can correct itself.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Protocol, Unpack
+from typing import Any
 
 from .. import replies
 from ..adapters.openai import EXECUTE, execute_tool, from_openai, to_openai
-from ..arguments import MessageInput, RunOptions
-from ..execution import LanguageStatus
+from ..computer_like import ComputerLike
 from ..messages import Message, new_id
 from .client import ChatClient, TextCallback
 
-__all__ = ["SYSTEM_PROMPT", "Agent", "AgentComputer"]
-
-
-class AgentComputer(Protocol):
-    """What the agent drives: ``Computer`` and ``RemoteComputer`` both are one."""
-
-    @property
-    def languages(self) -> Mapping[str, LanguageStatus]:
-        """Every language, and whether it runs here."""
-
-    def arun(
-        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
-    ) -> AsyncGenerator[Message, None]:
-        """Execute one code message; its messages as they come."""
+__all__ = ["SYSTEM_PROMPT", "Agent"]
 
 
 SYSTEM_PROMPT = (
@@ -58,7 +45,7 @@ class Agent:
     gets ``conversation_id`` when one is given), ready for a thread store.
     """
 
-    computer: AgentComputer
+    computer: ComputerLike
     client: ChatClient
     _: KW_ONLY
     system_prompt: str | None = SYSTEM_PROMPT

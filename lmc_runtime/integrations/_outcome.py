@@ -1,16 +1,12 @@
-"""What the framework integrations read of a computer: :class:`ComputerLike`,
-the methods they call (``Computer`` and ``RemoteComputer`` both have them), its
-languages described for a model, and :class:`Outcome`, one run's messages and
-what the frameworks make of them."""
+"""What the framework integrations read of a computer (any
+:class:`~lmc_runtime.ComputerLike`): its languages described for a model, and
+:class:`Outcome`, one run's messages and what the frameworks make of them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Protocol, Unpack
 
-from ..arguments import MessageInput, RunOptions
-from ..execution import LanguageStatus
+from ..computer_like import ComputerLike
 from ..messages import Message
 
 __all__ = ["NOT_RUN", "ComputerLike", "Outcome", "canonical", "describe_languages"]
@@ -20,30 +16,6 @@ NOT_RUN = frozenset({"not_understood", "malformed", "unavailable"})
 
 #: Exit codes for runs that end without one of their own (a shell's is kept).
 _EXIT_CODES = {"ok": 0, "timeout": 124, "interrupted": 130}
-
-
-class ComputerLike(Protocol):
-    """What the integrations need of a computer: :class:`~lmc_runtime.Computer`
-    and :class:`~lmc_runtime.remote.RemoteComputer` both have it."""
-
-    @property
-    def languages(self) -> Mapping[str, LanguageStatus]: ...
-
-    def run(
-        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
-    ) -> Iterator[Message]: ...
-
-    def arun(
-        self, message: MessageInput, code: str | None = None, **options: Unpack[RunOptions]
-    ) -> AsyncGenerator[Message, None]: ...
-
-    def interrupt(self, language: str | None = None) -> None: ...
-
-    def restart(self, language: str) -> None: ...
-
-    async def ainterrupt(self, language: str | None = None) -> None: ...
-
-    async def arestart(self, language: str) -> None: ...
 
 
 @dataclass(frozen=True)

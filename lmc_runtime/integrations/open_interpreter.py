@@ -35,10 +35,10 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
-from ..arguments import MessageInput
 from ..computer import Computer
+from ..computer_like import ComputerLike
 from ..errors import LMCError
 from ..messages import Message
 
@@ -48,19 +48,6 @@ logger = logging.getLogger(__name__)
 
 #: The languages a remote session is created with when ``languages`` is not given.
 REMOTE_LANGUAGES = ("python", "shell", "javascript")
-
-
-class ComputerLike(Protocol):
-    """What :func:`use_lmc` drives: a :class:`~lmc_runtime.Computer` or a
-    :class:`~lmc_runtime.remote.RemoteComputer`."""
-
-    def run(self, message: MessageInput, code: str | None = None) -> Iterator[Message]: ...
-
-    def interrupt(self, language: str | None = None) -> None: ...
-
-    def restart(self, language: str) -> None: ...
-
-    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
