@@ -30,9 +30,9 @@ Rules every filter keeps:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 from anyio.abc import TaskGroup
@@ -43,10 +43,7 @@ from .config import Limits
 from .messages import Message
 from .replies import Status
 
-if TYPE_CHECKING:
-    from .computer import Computer
-
-__all__ = ["Filter", "Run", "Stream", "filtered"]
+__all__ = ["Filter", "FilterHost", "Run", "Stream", "filtered"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +51,32 @@ logger = logging.getLogger(__name__)
 Stream = AsyncGenerator[Message, None]
 
 
+@runtime_checkable
+class FilterHost(Protocol):
+    """What a filter may ask of the Computer that runs its execution."""
+
+    async def astart(self, language: str) -> None:
+        """Start ``language``'s interpreter if it is not running, and wait until it answers."""
+        ...
+
+    async def ainterrupt(self, language: str | None = None) -> None:
+        """Interrupt the running code (in ``language`` only, if given)."""
+        ...
+
+    async def arestart_all(self, cleanup: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Stop every running interpreter, await ``cleanup``, start them again."""
+        ...
+
+
 @dataclass(frozen=True)
 class Run:
     """One execution, as its filters see it.
 
-    ``computer`` is the Computer that runs it (to interrupt it, or start its
-    interpreters over); ``task_group`` is that Computer's, for watchers that
-    live as long as the run (the filter cancels them when it is done).
+    ``computer`` is the host that runs it, to start its interpreter, interrupt
+    it, or start every interpreter over (a :class:`FilterHost`, the Computer's
+    three methods a filter may call); ``task_group`` is that Computer's, for
+    watchers that live as long as the run (the filter cancels them when it is
+    done).
     """
 
     language: str
@@ -68,7 +84,7 @@ class Run:
     reply_to: str
     options: ExecutionOptions
     limits: Limits
-    computer: Computer
+    computer: FilterHost
     task_group: TaskGroup
 
 

@@ -12,9 +12,11 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: Code typed against ComputerLike; the one line mypy must refuse ends with ``# refused``.
+#: Code typed against ComputerLike and a filter's Run; each line mypy must refuse, and
+#: only those, ends with ``# refused``.
 USES = """\
 from lmc_runtime import Computer, ComputerLike
+from lmc_runtime.filters import FilterHost, Run
 from lmc_runtime.remote import RemoteComputer
 
 
@@ -29,15 +31,27 @@ class OnlyRuns:
 first_language(Computer())
 first_language(RemoteComputer("http://127.0.0.1:9"))
 first_language(OnlyRuns())  # refused
+
+
+async def stop_and_start_over(run: Run) -> FilterHost:
+    await run.computer.ainterrupt(run.language)
+    await run.computer.astart(run.language)
+    await run.computer.arestart_all()
+    return run.computer
+
+
+def reach_past_the_host(run: Run) -> None:
+    run.computer.close()  # refused
 """
 
 
-def test_computer_and_remote_computer_type_check_as_computer_like(tmp_path: Path) -> None:
+def test_computers_and_filter_hosts_type_check(tmp_path: Path) -> None:
     """mypy (strict, the package's settings) takes a Computer and a RemoteComputer
-    where a ComputerLike is wanted, and refuses an object that is not one."""
+    where a ComputerLike is wanted and refuses an object that is not one, and lets
+    a filter call its host's three methods but nothing else of the Computer."""
     uses = tmp_path / "uses.py"
     uses.write_text(USES)
-    refused = 1 + USES.splitlines().index("first_language(OnlyRuns())  # refused")
+    refused = [n for n, line in enumerate(USES.splitlines(), 1) if line.endswith("# refused")]
     checked = subprocess.run(
         [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary", str(uses)],
         cwd=REPO,
@@ -46,6 +60,7 @@ def test_computer_and_remote_computer_type_check_as_computer_like(tmp_path: Path
         timeout=600,
     )
     errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
-    assert len(errors) == 1, checked.stdout + checked.stderr
-    assert errors[0].startswith(f"{uses}:{refused}:"), errors
+    assert [int(line.split(":")[1]) for line in errors] == refused, checked.stdout + checked.stderr
+    assert all(line.startswith(f"{uses}:") for line in errors), errors
     assert '"OnlyRuns"' in errors[0] and '"ComputerLike"' in errors[0], errors
+    assert '"FilterHost" has no attribute "close"' in errors[1], errors

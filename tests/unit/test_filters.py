@@ -13,7 +13,7 @@ import pytest
 from lmc_runtime import Computer, Limits, replies
 from lmc_runtime.backends import BackendEntry, Registry
 from lmc_runtime.budget import BudgetFilter
-from lmc_runtime.filters import Filter, Run, Stream
+from lmc_runtime.filters import Filter, FilterHost, Run, Stream
 from lmc_runtime.messages import Message
 from lmc_runtime.replies import Status
 
@@ -156,3 +156,13 @@ def test_the_budget_caps_spill_files_by_the_room_there_is(
     budget = BudgetFilter(spill_room=lambda: room)
     assert budget.limits(Limits(spill_bytes=spill)).spill_bytes == capped
     assert BudgetFilter().limits(Limits(spill_bytes=spill)).spill_bytes == spill
+
+
+def test_the_run_hands_filters_a_narrow_host() -> None:
+    """What a filter may call of the Computer is the three methods of ``FilterHost``;
+    the Computer is one (the typing test shows that nothing else type-checks)."""
+    assert set(FilterHost.__dict__) >= {"astart", "ainterrupt", "arestart_all"}
+    assert not {"run", "arun", "close", "languages", "registry"} & set(FilterHost.__dict__)
+    computer, _ = make()
+    with contextlib.closing(computer):
+        assert isinstance(computer, FilterHost)
