@@ -172,8 +172,8 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 def _serve_http(args: argparse.Namespace, opener: Opener) -> None:
-    from ..service.auth import Authenticator
     from ..service.settings import ServiceSettings
+    from ..web.auth import Authenticator
     from .http import listen, serve_http
 
     token = None if args.no_auth else args.token or os.environ.get("LMC_TOKEN") or None

@@ -1,13 +1,13 @@
 """``lmc mcp --http``: the MCP server over streamable HTTP, at ``/mcp``.
 
 Every request needs the bearer token, as ``lmc serve``'s API does (the same
-:class:`~lmc_runtime.service.auth.Authenticator`: Origin and, without a
+:class:`~lmc_runtime.web.auth.Authenticator`: Origin and, without a
 token, Host checks too). Each MCP session gets a workspace of its own; a
 ``DELETE`` that ends the session closes it, and a client whose connection
 drops while a call runs has that call cancelled, which stops its code.
 
 It runs the hardened set-up every HTTP door shares
-(:mod:`lmc_runtime.service.hardened`): a deadline for a request's headers and
+(:mod:`lmc_runtime.web.hardened`): a deadline for a request's headers and
 body, a cap on connections within the open-file limit, and failed accepts
 logged rarely, so half-sent requests cannot hold every descriptor.
 """
@@ -28,11 +28,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ServiceError, TokenRejected
-from ..service.auth import Authenticator
-from ..service.connections import ConnectionLimits
-from ..service.hardened import HardenedServer, backlog, hardened_config
-from ..service.sockets import listen as listen_on
-from ..service.sockets import url_of as base_url
+from ..web.auth import Authenticator
+from ..web.connections import ConnectionLimits
+from ..web.hardened import HardenedServer, backlog, hardened_config
+from ..web.sockets import listen as listen_on
+from ..web.sockets import url_of as base_url
 from .pool import Workspaces
 from .server import Context, build_server
 from .workspace import Opener

@@ -13,7 +13,7 @@ from fastapi import FastAPI, Request, Response
 from .. import __version__
 from ..errors import MissingExtra, StoreError
 from ..store import ThreadStore, open_store
-from .auth import Authenticator
+from ..web.auth import Authenticator
 from .command import StartRefused
 from .drain import Drain
 from .files import files_router

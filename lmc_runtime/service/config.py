@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import LMCError
 from ..sandbox import SessionLimits
-from .connections import ConnectionLimits
+from ..web.connections import ConnectionLimits
 from .options import GROUPS, OPTIONS, Option
 from .settings import ServiceSettings
 

@@ -6,7 +6,7 @@ does not see them: :func:`json_body` declares a route's body in the document,
 and :func:`install_openapi` adds the models' schemas to its components. The
 bearer token is declared as the ``bearerAuth`` security scheme
 (:data:`BEARER`), so Swagger's Authorize button works; the token itself is
-checked by :mod:`lmc_runtime.service.auth`. ``/docs`` loads Swagger UI's
+checked by :mod:`lmc_runtime.web.auth`. ``/docs`` loads Swagger UI's
 files from the ``swagger-ui-bundle`` package under ``/docs/assets``: nothing
 is fetched from elsewhere.
 """

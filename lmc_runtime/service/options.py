@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .connections import ConnectionLimits
+from ..web.connections import ConnectionLimits
 from .limit_options import LIMIT_OPTIONS, shown_size
 from .option import Option
 from .settings import ServiceSettings

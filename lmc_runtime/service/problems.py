@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
 from ..sandbox import fileops
+from ..web.bodies import invalid_http_body
 from .models import ErrorBody, ErrorDetail
 from .wording import invalid_fields, validation_text
 
@@ -52,13 +53,6 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
     body = ErrorBody(error=ErrorDetail(code=code, message=message))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
-
-
-def invalid_http_body(reason: str) -> bytes:
-    """The JSON error body of a 400 for a request HTTP itself cannot parse (a bad
-    header, a broken request line), which the protocol answers before any route."""
-    detail = ErrorDetail(code="bad_request", message=f"not a valid HTTP request: {reason}")
-    return ErrorBody(error=detail).model_dump_json().encode("utf-8")
 
 
 _CODES = {

@@ -24,14 +24,14 @@ import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from ..web.connections import ConnectionLimits, connection_cap
+from ..web.hardened import HardenedServer, backlog, hardened_config
+from ..web.sockets import ListenError, listen, url_of
 from .access import AccessLog
 from .app import create_app
-from .connections import ConnectionLimits, connection_cap
 from .datadir import DataDirLock
 from .drain import Drain
-from .hardened import HardenedServer, backlog, hardened_config
 from .settings import ServiceSettings
-from .sockets import ListenError, listen, url_of
 
 __all__ = ["ListenError", "StartupFailed", "backlog", "listen", "serve", "url_of"]
 

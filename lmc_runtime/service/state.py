@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from starlette.requests import HTTPConnection
 
-from .auth import Authenticator
+from ..web.auth import Authenticator
 from .manager import SessionManager
 from .metrics import ServiceMetrics
 from .models import SessionInfo

@@ -157,7 +157,7 @@ def test_half_open_requests_past_the_file_limit_leave_the_mcp_door_answering() -
 #: with the hardened set-up's handler of accept errors.
 _STARVED = """
 import asyncio, logging, resource, socket, sys
-from lmc_runtime.service.hardened import AcceptErrors
+from lmc_runtime.web.hardened import AcceptErrors
 
 logging.basicConfig(level=logging.INFO)
 

@@ -22,7 +22,7 @@ from lmc_runtime.mcp.pool import Workspaces
 from lmc_runtime.mcp.results import Report
 from lmc_runtime.mcp.tools import Execute, parse_arguments, tool_list
 from lmc_runtime.mcp.workspace import Workspace
-from lmc_runtime.service.auth import Authenticator
+from lmc_runtime.web.auth import Authenticator
 
 
 @pytest.fixture

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from lmc_runtime.errors import HostNotAllowed, OriginNotAllowed, ServiceError, TokenRejected
-from lmc_runtime.service.auth import (
+from lmc_runtime.service.problems import problem_for
+from lmc_runtime.web.auth import (
     Authenticator,
     bearer_from_header,
     host_is_loopback,
     origin_allowed,
     token_from_subprotocols,
 )
-from lmc_runtime.service.problems import problem_for
 
 
 def _status(exc: ServiceError) -> int:

@@ -10,8 +10,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from .bodies import invalid_http_body
 from .connections import BODY, HEADERS, LINGER, ConnectionGuard, ConnectionLimits
-from .problems import invalid_http_body
 
 __all__ = ["GuardedHttpToolsProtocol"]
 

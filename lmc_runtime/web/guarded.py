@@ -17,8 +17,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from .bodies import invalid_http_body
 from .connections import BODY, HEADERS, LINGER, ConnectionGuard, ConnectionLimits
-from .problems import invalid_http_body
 
 __all__ = ["GuardedH11Protocol", "guarded_protocol"]
 
