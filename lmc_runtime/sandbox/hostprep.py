@@ -63,7 +63,9 @@ def prepare_host(
     with ``dry_run``, say each change instead of making it."""
     host = paths or HostPaths()
     if os.geteuid() != 0:
-        say("lmc setup: not root, so sandboxes will run as this user (see the README)")
+        say(
+            "lmc setup: not root, so sandboxes will run as this user (see docs/service/security.md)"
+        )
         return
     said: list[str] = []
     _prepare(host, dry_run, said.append)

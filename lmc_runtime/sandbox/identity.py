@@ -9,7 +9,7 @@ uids come free when its process is gone. Whatever a previous holder of a uid
 left running is killed when the uid is leased and again when it is released.
 
 A server that runs unprivileged has no uids to hand out: its sessions run as
-its own user (see the README's threat model).
+its own user (see the threat model in docs/service/security.md).
 """
 
 from __future__ import annotations
