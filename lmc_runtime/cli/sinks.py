@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import IO, Any
 
-from ..chunks import iter_chunks
+from ..adapters.chunks import iter_chunks
 from ..messages import Message
 
 __all__ = ["ChunkSink", "JsonSink", "write_json"]

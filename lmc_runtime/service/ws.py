@@ -2,7 +2,7 @@
 
 Authentication: ``Authorization: Bearer``, ``?token=``, or an ``lmc.token.<token>``
 subprotocol. A browser Origin must be allowed. Chunk framing (start/content/end,
-see :mod:`lmc_runtime.chunks`) is used on request: ``?chunks=1``, or a first
+see :mod:`lmc_runtime.adapters.chunks`) is used on request: ``?chunks=1``, or a first
 message ``{"hello": {"chunks": true}}`` (a hello frame with any other field, or
 a ``chunks`` that is not a boolean, is not understood); chunked input is
 accepted either way.
@@ -28,7 +28,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 
 from .. import replies
-from ..chunks import ChunkAssembler, to_chunks
+from ..adapters.chunks import ChunkAssembler, to_chunks
 from ..errors import MessageError, SessionBusy, SessionEnded, TokenRejected
 from ..intake import code_message, raw_id
 from ..messages import Message

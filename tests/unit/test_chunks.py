@@ -1,4 +1,4 @@
-"""lmc_runtime.chunks: Open Interpreter 0.4.3's framing of a stream, the framing of
+"""lmc_runtime.adapters.chunks: Open Interpreter 0.4.3's framing of a stream, the framing of
 one message, exact round trips, splitting with ``max_chunk``, and every error the
 decoder reports."""
 
@@ -12,7 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lmc_runtime.chunks import ChunkAssembler, aiter_chunks, from_chunks, iter_chunks, to_chunks
+from lmc_runtime.adapters.chunks import (
+    ChunkAssembler,
+    aiter_chunks,
+    from_chunks,
+    iter_chunks,
+    to_chunks,
+)
 from lmc_runtime.errors import MessageError
 from lmc_runtime.messages import Message
 
@@ -371,3 +377,12 @@ def test_from_chunks_refuses_a_stream_that_ends_inside_a_message() -> None:
     assert next(decoded) == TEXT
     with pytest.raises(MessageError, match="ended inside a message"):
         next(decoded)
+
+
+def test_documented_import_path_lmc_runtime_chunks_still_works() -> None:
+    """``lmc_runtime.chunks``, which the docs name, gives the adapters' functions."""
+    import lmc_runtime.chunks as documented
+    from lmc_runtime.adapters import chunks
+
+    for name in chunks.__all__:
+        assert getattr(documented, name) is getattr(chunks, name)

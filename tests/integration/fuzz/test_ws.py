@@ -26,7 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from lmc_runtime import Message
-from lmc_runtime.chunks import ChunkAssembler
+from lmc_runtime.adapters.chunks import ChunkAssembler
 from lmc_runtime.messages import parse_message
 
 from ..service.server import TOKEN

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
-from lmc_runtime.chunks import from_chunks
+from lmc_runtime.adapters.chunks import from_chunks
 
 from .server import CODE, TOKEN, Server
 
