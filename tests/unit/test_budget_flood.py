@@ -1,4 +1,4 @@
-"""lmc_runtime.budget.within_budget on scripted streams: every message is charged,
+"""lmc_runtime.budget.filter.within_budget on scripted streams: every message is charged,
 displays included, so neither large displays nor floods of tiny messages get
 more than the budget back."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 
 from lmc_runtime import Limits, replies
-from lmc_runtime.budget import within_budget
+from lmc_runtime.budget.filter import within_budget
 from lmc_runtime.messages import Message
 from lmc_runtime.replies import Status
 
@@ -202,6 +202,6 @@ def test_text_past_the_budget_then_a_display_leaves_the_display_out(tmp_path: Pa
 
 
 def test_the_overhead_charged_is_the_one_declared() -> None:
-    from lmc_runtime.budget import MESSAGE_OVERHEAD as declared
+    from lmc_runtime.budget.filter import MESSAGE_OVERHEAD as declared
 
     assert declared == MESSAGE_OVERHEAD

@@ -12,7 +12,7 @@ import pytest
 
 from lmc_runtime import Computer, Limits, replies
 from lmc_runtime.backends import BackendEntry, Registry
-from lmc_runtime.budget import BudgetFilter
+from lmc_runtime.budget.filter import BudgetFilter
 from lmc_runtime.filters import Filter, FilterHost, Run, Stream
 from lmc_runtime.messages import Message
 from lmc_runtime.replies import Status

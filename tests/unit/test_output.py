@@ -1,4 +1,4 @@
-"""lmc_runtime.output.OutputBudget: the head streams live, the rest is withheld,
+"""lmc_runtime.budget.output.OutputBudget: the head streams live, the rest is withheld,
 ``finish()`` gives the marker and the tail, the spill file holds every byte, and
 memory stays bounded however much is printed."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmc_runtime.output import OutputBudget, Truncation
+from lmc_runtime.budget.output import OutputBudget, Truncation
 
 
 def _utf8(text: str) -> int:

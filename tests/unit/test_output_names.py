@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmc_runtime.output import OutputBudget
+from lmc_runtime.budget.output import OutputBudget
 
 
 def _cut(budget: OutputBudget) -> None:

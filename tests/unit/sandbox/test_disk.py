@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lmc_runtime.output import OutputBudget
+from lmc_runtime.budget.output import OutputBudget
 from lmc_runtime.sandbox import disk as disk_module
 from lmc_runtime.sandbox.disk import WorkDisk, tree_bytes
 

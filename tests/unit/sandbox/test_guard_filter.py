@@ -9,7 +9,7 @@ import pytest
 
 from lmc_runtime import Computer
 from lmc_runtime.backends import BackendEntry, Registry
-from lmc_runtime.budget import BudgetFilter
+from lmc_runtime.budget.filter import BudgetFilter
 from lmc_runtime.replies import Status
 from lmc_runtime.sandbox import SandboxComputer
 from lmc_runtime.sandbox.computer import GuardFilter, sandbox_computer

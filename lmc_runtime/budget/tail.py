@@ -1,6 +1,6 @@
 """The withheld part of an execution's console output, kept as runs of one stream.
 
-:class:`Tail` holds what :class:`~lmc_runtime.output.OutputBudget` withholds.
+:class:`Tail` holds what :class:`~lmc_runtime.budget.output.OutputBudget` withholds.
 Consecutive pieces with the same extras (the same stream, the same error) form
 one run, which goes out as one message; so each run costs its text's UTF-8
 bytes plus a fixed ``overhead``, and ``cost`` is what sending the whole tail

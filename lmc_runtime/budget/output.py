@@ -15,7 +15,7 @@ on the session's disk). A file that cannot be created or written (``ENOSPC``)
 is never an error: the output goes out as usual and the marker says how much
 was saved, if anything.
 
-:mod:`lmc_runtime.budget` applies it to an execution's stream of messages.
+:mod:`lmc_runtime.budget.filter` applies it to an execution's stream of messages.
 """
 
 from __future__ import annotations

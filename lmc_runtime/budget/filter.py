@@ -1,6 +1,6 @@
 """The output budget as a filter: what one execution sends back held to its limit.
 
-:class:`~lmc_runtime.output.OutputBudget` does the counting and the spilling;
+:class:`~lmc_runtime.budget.output.OutputBudget` does the counting and the spilling;
 here it is applied to a stream of messages, and declared as the
 :class:`BudgetFilter` that every :class:`~lmc_runtime.computer.Computer` runs
 by default.
@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from . import replies
-from .config import Limits
-from .messages import Message
+from .. import replies
+from ..config import Limits
+from ..messages import Message
 from .output import OutputBudget
 from .tail import size
 
 if TYPE_CHECKING:
-    from .filters import Run, Stream
+    from ..filters import Run, Stream
 
 __all__ = ["MESSAGE_OVERHEAD", "BudgetFilter", "within_budget"]
 
