@@ -42,8 +42,9 @@ from .backends.registry import Registry
 from .budget import BudgetFilter
 from .config import InputCallback, Limits, Timeouts
 from .errors import ArgumentTypeError, LMCError, UsageError
-from .execution import LanguageStatus, admit, language_statuses, prepare, session_messages
+from .execution import admit, language_statuses, prepare, session_messages
 from .filters import Filter, filtered
+from .language_status import LanguageStatus
 from .lifespan import Owned, close_dropped, lifespan
 from .messages import Message
 from .sessions import Sessions, weakly

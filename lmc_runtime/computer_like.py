@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, Iterator, Mapping
 from typing import Protocol, Self, Unpack, runtime_checkable
 
 from .arguments import MessageInput, RunOptions
-from .execution import LanguageStatus
+from .language_status import LanguageStatus
 from .messages import Message
 
 __all__ = ["ComputerLike"]

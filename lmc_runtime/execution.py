@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, Container, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import anyio
@@ -21,6 +21,7 @@ from .backends.registry import Registry
 from .errors import BackendError
 from .filters import Run
 from .intake import MessageInput, Rejected, Request, accept
+from .language_status import LanguageStatus
 from .messages import Message
 from .replies import Status
 from .sessions import Sessions
@@ -28,19 +29,9 @@ from .sessions import Sessions
 if TYPE_CHECKING:
     from .computer import Computer
 
-__all__ = ["LanguageStatus", "admit", "language_statuses", "prepare", "session_messages"]
+__all__ = ["admit", "language_statuses", "prepare", "session_messages"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LanguageStatus:
-    """One language as ``Computer.languages`` reports it."""
-
-    name: str
-    available: bool
-    reason: str | None
-    aliases: tuple[str, ...]
 
 
 def language_statuses(registry: Registry) -> dict[str, LanguageStatus]:

@@ -26,7 +26,7 @@ from ..errors import (
     RemoteSessionNotFound,
     UsageError,
 )
-from ..execution import LanguageStatus
+from ..language_status import LanguageStatus
 from ..messages import Message
 from ..sync import iterate_in_portal
 from .files import FileMethods

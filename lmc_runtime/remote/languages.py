@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..execution import LanguageStatus
+from ..language_status import LanguageStatus
 
 __all__ = ["language_statuses", "resolve"]
 
