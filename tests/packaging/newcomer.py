@@ -1,5 +1,6 @@
-"""The newcomer's machine for tests/packaging/test_newcomer.py: the processes its steps
-started (found in /proc), ``lmc serve`` run as the docs say, and the docs' examples.
+"""The newcomer's machine for tests/packaging/test_newcomer.py: its venv and home, the
+steps run there, the processes they started (found in /proc), ``lmc serve`` run as the
+docs say, and the docs' examples.
 
 A process is the newcomer's when its command line names the venv or the home, when it
 carries the steps' environment mark, or when it is in the cgroup of a session of the
@@ -13,20 +14,25 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from ..docs.pages import ROOT, Block, blocks
+from ..docs.pages import ROOT, SERVER_TOKEN, SERVER_URL, Block, blocks
+from .test_wheel import Installed
 
 #: The variable that marks every process the steps start (and their children).
 MARK = "LMC_NEWCOMER_MARK"
 #: Seconds a left-behind process may take to go once its owner ended.
 EXIT_SECONDS = 30
+#: Seconds one step may take (interpreters starting on a loaded machine included).
+STEP_SECONDS = 180
 _SESSION_CGROUP = re.compile(r"/lmc-([0-9a-f]{8,})-")
 _LISTENING = re.compile(r"lmc serve: listening on (http://\S+)")
 
@@ -214,3 +220,83 @@ def shell_script(commands: list[str], outputs: Path) -> str:
             f"{{ {command}\n}} >{outputs}/{n}.out 2>{outputs}/{n}.err; echo $? >{outputs}/{n}.rc"
         )
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Server:
+    serve: Serve
+    url: str
+    token: str
+
+    def example(self, code: str) -> str:
+        assert SERVER_URL in code and SERVER_TOKEN in code, code
+        return code.replace(SERVER_URL, self.url).replace(SERVER_TOKEN, f"token={self.token!r}")
+
+
+def said(done: subprocess.CompletedProcess[str]) -> str:
+    return (
+        f"status {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    )
+
+
+@dataclass(frozen=True)
+class Newcomer:
+    installed: Installed  # the venv and a working folder outside the repository
+    home: Path  # $HOME: fresh, short (lmc serve's data directory lives in it)
+    mark: str
+    census: Census
+
+    def env(self, **extra: str) -> dict[str, str]:
+        drop = ("PYTHONPATH", "VIRTUAL_ENV", "LMC_TOKEN", "XDG_DATA_HOME", "XDG_STATE_HOME")
+        env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("LMC_")}
+        env["PATH"] = f"{self.installed.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        return {**env, "HOME": str(self.home), MARK: self.mark, **extra}
+
+    def run(self, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """``argv`` run from the working folder, with the newcomer's environment (bounded).
+
+        Its output goes to files, not pipes: a process it leaves behind holding them
+        does not hold up the step, and the census names it instead."""
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                status = subprocess.run(
+                    argv,
+                    stdout=out,
+                    stderr=err,
+                    timeout=STEP_SECONDS,
+                    check=False,
+                    cwd=self.installed.outside,
+                    env=self.env(**env),
+                ).returncode
+            except subprocess.TimeoutExpired:
+                status = -signal.SIGKILL  # what subprocess.run did to it
+            outputs = []
+            for file in (out, err):
+                file.seek(0)
+                outputs.append(file.read().decode(errors="replace"))
+        return subprocess.CompletedProcess(argv, status, *outputs)
+
+    def python(self, code: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """``code`` run as a script file, as a newcomer runs an example they saved."""
+        script = self.installed.outside / "example.py"
+        script.write_text(code)
+        return self.run("python", str(script), **env)
+
+    def walk(self, server: Server, commands: list[str]) -> list[tuple[str, int, str, str]]:
+        """Each command run by bash in one shell, in the newcomer's folder: (command, its
+        status, its stdout, its stderr)."""
+        assert shutil.which("curl") and shutil.which("jq"), "the walkthrough uses curl and jq"
+        outputs = Path(tempfile.mkdtemp(dir=self.home))
+        commands = [c.replace(SERVER_URL, server.url) for c in commands]
+        script = shell_script(commands, outputs)
+        done = self.run("bash", "-c", script, LMC_TOKEN=server.token)
+        assert done.returncode == 0, said(done)
+        return [
+            (
+                c,
+                int((outputs / f"{n}.rc").read_text()),
+                (outputs / f"{n}.out").read_text(),
+                (outputs / f"{n}.err").read_text(),
+            )
+            for n, c in enumerate(commands)
+        ]
