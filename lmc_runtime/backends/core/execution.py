@@ -115,6 +115,11 @@ class Execution:
             except Exception:  # a dead interpreter: its watcher reports that
                 logger.info("interrupting %s failed", self.who, exc_info=True)
 
+    def reading_session(self) -> int:
+        """The session whose reads of :attr:`stdin` are answered, at each look (a run
+        sent again to a new interpreter changes it)."""
+        return self.stdin_session
+
     async def watch(self) -> None:
         """The deadline and the ladder (beside the stdin feeder, if any); frees the turn."""
         try:
@@ -122,7 +127,7 @@ class Execution:
                 await self._ladder()
             else:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(feed_stdin, self, self.stdin, self.stdin_session)
+                    tg.start_soon(feed_stdin, self, self.stdin)
                     await self._ladder()
                     tg.cancel_scope.cancel()
         except Exception:

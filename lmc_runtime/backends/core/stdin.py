@@ -178,9 +178,10 @@ class StdinChannel:
             os.close(fd)
 
 
-async def feed_stdin(run: Execution, channel: StdinChannel, session: int) -> None:
-    """Answer reads of ``channel`` in ``session`` from the run's input callback, until
-    the run is over or the callback failed; a look that finds no reader waits
+async def feed_stdin(run: Execution, channel: StdinChannel) -> None:
+    """Answer reads of ``channel`` in the run's session (its
+    :meth:`~.execution.Execution.reading_session`, asked at each look) from the run's
+    input callback, until the run is over or the callback failed; a look that finds no reader waits
     twice as long before the next, up to :data:`LONGEST`."""
     route, delay = run.route, QUIET
     while True:
@@ -191,7 +192,7 @@ async def feed_stdin(run: Execution, channel: StdinChannel, session: int) -> Non
             return
         if route.activity.is_set():
             delay = QUIET
-        elif not await anyio.to_thread.run_sync(channel.reader_waiting, session):
+        elif not await anyio.to_thread.run_sync(channel.reader_waiting, run.reading_session()):
             delay = min(delay * 2, LONGEST)
         elif await _answer(run, channel):
             delay = QUIET

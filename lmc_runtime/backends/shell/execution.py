@@ -7,7 +7,8 @@ shell itself runs the code (a loop of builtins), the interrupt is sent again
 until the run ends: bash loses one now and then (about one in ten, with a
 DEBUG trap set: the trap is cut short and the loop goes on). Without an
 input callback a cell reads ``/dev/null``; with one, a terminal of its own that
-the core's feeder answers (see :mod:`.terminal`).
+the core's feeder answers (see :mod:`.terminal`), or under a launcher (a sandbox,
+whose /dev is its own) a FIFO, where ``read -p`` shows no prompt.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..core import (
     Finished,
     Gone,
     Route,
+    StdinChannel,
     Supervisor,
     answers_fifo_reads,
 )
@@ -50,14 +52,27 @@ class ShellExecution(Execution):
         shell = supervisor.current
         if not isinstance(shell, ShellInterpreter) or not isinstance(route.key, int):
             raise KernelStartError("the shell is not running")
-        self.shell = shell
+        self._shell = shell
         if answers_fifo_reads(options):
-            self.stdin = TerminalStdin.create(shell.stdin_path(route.key))
+            path = shell.stdin_path(route.key)
+            # A sandbox has a /dev of its own, where this process's terminals are not.
+            own_dev = shell.launcher is not None
+            self.stdin = StdinChannel.create(path) if own_dev else TerminalStdin.create(path)
             self.stdin_session = shell.pid
         #: The process groups interrupts went to, and the last one tried.
         self.stopped: set[int] = set()
         self._last: int | None = None
         self.job_killed = False
+
+    @property
+    def shell(self) -> ShellInterpreter:
+        """The shell running this run: a new one if the run was sent again after the
+        one it was sent to died before taking it (see :class:`~..core.Begun`)."""
+        current = self.supervisor.current
+        return current if isinstance(current, ShellInterpreter) else self._shell
+
+    def reading_session(self) -> int:
+        return self.shell.pid
 
     async def interrupt_code(self) -> None:
         """SIGINT to the terminal's foreground group; again if that group just ended."""

@@ -71,6 +71,8 @@ class ShellInterpreter:
         self._startup_timeout = settings.timeouts.startup
         #: Holds the shell from its start until it is reaped.
         self._lifeline = settings.lifeline
+        #: What wraps the shell's command line (a sandbox), if anything.
+        self.launcher = settings.launcher
         self._token = secrets.token_hex(8)
         self._parser = MarkerParser(self._token)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")

@@ -111,3 +111,29 @@ def test_regression_a_run_sent_to_a_shell_dead_but_not_yet_noticed_runs_its_code
     finally:
         subprocess.run(["kill", "-9", str(holder)], capture_output=True, check=False)
 
+
+def test_regression_a_run_sent_again_reads_its_input_from_the_new_shell(tmp_path: Path) -> None:
+    """Regression: a run sent again to a new shell (its first died before taking it)
+    kept the dead shell as its own: its input callback was never asked (the feeder
+    watched the dead shell's session for reads) and its interrupts went nowhere."""
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        asked.append(prompt)
+        return "alice"
+
+    with Computer(cwd=tmp_path, on_input=answer, timeouts=Timeouts(interrupt_grace=1.0)) as c:
+        first = run(
+            c,
+            "setsid sleep 4 2>/dev/null & echo $!\n(sleep 0.3; kill -9 $$) >/dev/null 2>&1 &\n"
+            "echo $$",
+            "bash",
+        )
+        holder, shell = (int(n) for n in first.output.split())
+        try:
+            _wait_gone(shell)
+            after = run(c, "read x\necho got $x", "bash", timeout=20)
+            assert after.output.endswith("got alice\n"), after.output
+            assert asked and after.status == "ok"
+        finally:
+            subprocess.run(["kill", "-9", str(holder)], capture_output=True, check=False)

@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from lmc_runtime import Computer
+from lmc_runtime.sandbox import Sandbox
 
 from .conftest import Opener, needs_bwrap, run, text
 
@@ -53,3 +54,24 @@ async def test_html_screenshot_renders_sandboxed_within_the_default_limits(
     images = [m for m in messages if m.type == "image"]
     assert len(images) == 1
     Image.open(io.BytesIO(base64.b64decode(str(images[0].content)))).verify()
+
+
+async def test_regression_a_sandboxed_shell_read_reaches_the_input_callback(
+    sandboxed: Opener,
+) -> None:
+    """Regression: a shell run with an input callback read a terminal of the host's
+    (a link to its /dev/pts entry), which a sandbox, with a /dev of its own, cannot
+    open: every read failed with 'No such file or directory' and the callback was
+    never asked. In a sandbox the run reads a FIFO again."""
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        asked.append(prompt)
+        return "alice"
+
+    sandbox: Sandbox
+    async with sandboxed() as (sandbox, _):
+        async with sandbox.computer(on_input=answer) as computer:
+            messages = await run(computer, "read -p 'name? ' x\necho got $x", "shell")
+    assert "got alice" in text(messages), text(messages)
+    assert asked and (messages[-1].extras or {}).get("status") == "ok"

@@ -230,7 +230,8 @@ async def _feeding(run: _Run, channel: StdinChannel, child: subprocess.Popen[byt
     """Feed the child until it ends; all the run's output."""
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(feed_stdin, run, channel, child.pid)
+            run.stdin_session = child.pid
+            tg.start_soon(feed_stdin, run, channel)
             tg.start_soon(_forward, child, run.route)
             items = await _until(run.route, "bye\n")
             await run.route.put(Finished())
@@ -278,7 +279,8 @@ async def test_the_end_of_the_run_ends_the_feeder_without_asking(tmp_path: Path)
     try:
         await run.route.put(Finished())
         with anyio.fail_after(LIMIT):
-            await feed_stdin(run, channel, os.getsid(0))
+            run.stdin_session = os.getsid(0)
+            await feed_stdin(run, channel)
     finally:
         channel.close()
     assert asked == [] and run.interrupts == 0
@@ -299,7 +301,8 @@ async def test_a_failing_or_slow_callback_is_told_and_stops_the_run(
     try:
         async with _reading(channel.path) as child:
             with anyio.fail_after(LIMIT):
-                await feed_stdin(run, channel, child.pid)  # returns: it gave up
+                run.stdin_session = child.pid
+                await feed_stdin(run, channel)  # returns: it gave up
     finally:
         channel.close()
     assert run.stop_reason == "input" and run.interrupts == 1
@@ -327,7 +330,8 @@ async def test_an_answer_too_long_for_the_fifo_stops_the_run(tmp_path: Path) -> 
     try:
         async with _reading(channel.path) as child:
             with anyio.fail_after(LIMIT):
-                await feed_stdin(run, channel, child.pid)
+                run.stdin_session = child.pid
+                await feed_stdin(run, channel)
     finally:
         channel.close()
     assert run.stop_reason == "input" and run.interrupts == 1
