@@ -1,8 +1,8 @@
 """Java: each session is one JVM running ``kernels/lmc-java/LmcJava.java`` on the JShell API.
 
-The runner speaks the same protocol as node's (:mod:`.core.wire`), so the process
+The runner speaks the same protocol as node's (:mod:`.core.runner.wire`), so the process
 is the core's :class:`~.core.runner.RunnerInterpreter` and a run is a
-:class:`~.core.runs.RunnerExecution`. What is Java's own: how it is started (the
+:class:`~.core.runner.RunnerExecution`. What is Java's own: how it is started (the
 runner ``lmc setup`` built: :mod:`lmc_runtime.java_runner`), what its end means,
 and the runner's word that the code waits for a line of input.
 """
@@ -19,9 +19,8 @@ from ..java_runner import ARCHIVE, ARCHIVE_FLAGS, INSTALL, JAR, JAVA_FLAGS, MAIN
 from ..replies import Status
 from .base import Availability, SessionSettings
 from .core import Gone, Output, SupervisedBackend
-from .core.runner import RunnerInterpreter
-from .core.runs import RunnerExecution
-from .core.wire import Reads
+from .core.runner import RunnerExecution, RunnerInterpreter
+from .core.runner.wire import Reads
 from .inputs import ask_input
 
 __all__ = ["JavaBackend", "JavaExecution"]

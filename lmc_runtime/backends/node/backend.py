@@ -21,8 +21,7 @@ import anyio
 from ...procs import signal_group
 from ..base import Availability, ExecutionOptions, SessionSettings
 from ..core import Route, SupervisedBackend, Supervisor, answers_fifo_reads
-from ..core.runner import RunnerInterpreter
-from ..core.runs import RunnerExecution
+from ..core.runner import RunnerExecution, RunnerInterpreter
 from ..kernelspecs import kernels_dir
 from .interrupt import interrupt_sparing_reads
 
@@ -48,7 +47,7 @@ _PROBE_TIMEOUT = 10.0
 class NodeExecution(RunnerExecution):
     """A run on node: its first line shows at once, then at most 50 lines a second.
 
-    A stop goes to the runner by name (see :class:`~..core.runs.RunnerExecution`):
+    A stop goes to the runner by name (see :class:`~..core.runner.RunnerExecution`):
     a SIGINT that lands as one statement's ``breakOnSigint`` ends is held by node
     and raised later, so a second signal could stop the next run instead.
 

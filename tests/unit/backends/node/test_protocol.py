@@ -9,7 +9,7 @@ import pytest
 
 from lmc_runtime.backends.core import Finished, Line, Output
 from lmc_runtime.backends.core.lines import Lines, Piece
-from lmc_runtime.backends.core.wire import (
+from lmc_runtime.backends.core.runner.wire import (
     LINE_LIMIT,
     PENDING_NOTE,
     Decoder,

@@ -14,9 +14,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ...replies import Status
-from ..core import Finished, Line, Output
-from .lines import Lines
+from ....replies import Status
+from ..items import Finished, Line, Output
+from ..lines import Lines
 
 __all__ = [
     "LINE_LIMIT",

@@ -20,16 +20,16 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
 
-from ...errors import KernelStartError
-from ...lifeline import Lifeline, await_exit
-from ...procs import close_watched, describe_exit, read_available, signal_group
-from ..base import ExecutionOptions
-from .interpreter import Deliver
-from .items import Finished, Gone, Output
-from .native import NativeOutput
-from .route import Route
-from .stdin import make_fifo
-from .turns import first_of
+from ....errors import KernelStartError
+from ....lifeline import Lifeline, await_exit
+from ....procs import close_watched, describe_exit, read_available, signal_group
+from ...base import ExecutionOptions
+from ..interpreter import Deliver
+from ..items import Finished, Gone, Output
+from ..native import NativeOutput
+from ..route import Route
+from ..stdin import make_fifo
+from ..turns import first_of
 from .wire import (
     Decoder,
     Event,

@@ -1,4 +1,4 @@
-"""A run on a :class:`~.runner.RunnerInterpreter`: stopped by naming it to the runner.
+"""A run on a :class:`~.process.RunnerInterpreter`: stopped by naming it to the runner.
 
 A stop is a request on the control FIFO that names the run, so it can never
 stop a later one. It is asked again every :data:`REINTERRUPT` seconds until the
@@ -13,14 +13,14 @@ import logging
 
 import anyio
 
-from ...messages import Message
-from ..base import ExecutionOptions
-from .execution import Execution
-from .items import Finished
-from .route import Route
-from .runner import RunnerInterpreter
-from .stdin import StdinChannel
-from .supervisor import Supervisor
+from ....messages import Message
+from ...base import ExecutionOptions
+from ..execution import Execution
+from ..items import Finished
+from ..route import Route
+from ..stdin import StdinChannel
+from ..supervisor import Supervisor
+from .process import RunnerInterpreter
 
 __all__ = ["REINTERRUPT", "RunnerExecution"]
 
