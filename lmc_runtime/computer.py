@@ -239,7 +239,8 @@ class Computer(PortalHost):
             env=self.env,
             timeouts=self.timeouts,
             launcher=self.launcher,
-            lifeline=self._owned.lifeline,
+            # A launcher whose processes end with this one needs no watcher (a sandbox's).
+            lifeline=None if getattr(self.launcher, "supervises", False) else self._owned.lifeline,
         )
         return await self.registry.get(name).start(self._task_group, settings)
 

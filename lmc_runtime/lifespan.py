@@ -57,8 +57,10 @@ class Owned:
 
     @classmethod
     async def open(cls, work_dir: Path | None, spill: bool) -> Owned:
-        """Remove what owners that died left (see :func:`~.workdirs.sweep`), then own anew."""
-        await anyio.to_thread.run_sync(sweep)
+        """Remove what owners that died left (see :func:`~.workdirs.sweep`), then own
+        anew; a Computer that makes no folder of its own there leaves that to others."""
+        if work_dir is None or spill:
+            await anyio.to_thread.run_sync(sweep)
         return await anyio.to_thread.run_sync(cls, work_dir, spill)
 
     def abandon(self) -> None:

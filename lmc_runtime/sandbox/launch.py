@@ -122,6 +122,14 @@ class SandboxLauncher:
             options += ["--user", f"{self.identity.uid}:{self.identity.gid}"]
         return options
 
+    @property
+    def supervises(self) -> bool:
+        """Whether what it starts ends with the process that started it, however that
+        process ends: with bubblewrap, a supervisor holds each sandbox and kills it
+        when the runtime process ends (``_exec.py --supervise``), so a Computer needs
+        no watcher of its own (:class:`~lmc_runtime.lifeline.Lifeline`) for it."""
+        return self.bwrap is not None
+
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` inside this session's sandbox."""
         if self.bwrap is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import io
+import os
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -75,3 +77,31 @@ async def test_regression_a_sandboxed_shell_read_reaches_the_input_callback(
             messages = await run(computer, "read -p 'name? ' x\necho got $x", "shell")
     assert "got alice" in text(messages), text(messages)
     assert asked and (messages[-1].extras or {}).get("status") == "ok"
+
+
+def _watchers() -> set[int]:
+    """This process's lifeline watchers (``_lifeline.py`` children)."""
+    found = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = Path(entry.path, "cmdline").read_bytes()
+            ppid = int(Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and b"_lifeline.py" in argv:
+            found.add(int(entry.name))
+    return found
+
+
+async def test_a_sandboxed_computer_starts_no_watcher_of_its_own(sandboxed: Opener) -> None:
+    """A sandbox's supervisor already ends its processes with the runtime process, so a
+    sandboxed Computer (one per session under lmc serve) starts no lifeline watcher:
+    one was a resident Python of about 9 MB per session, outside its cgroup."""
+    before = _watchers()
+    async with sandboxed() as (_, computer):
+        messages = await run(computer, "echo hi", "shell")
+        during = _watchers()
+    assert "hi" in text(messages)
+    assert during <= before
