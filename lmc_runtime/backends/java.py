@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 from .. import replies
 from ..java_runner import ARCHIVE, ARCHIVE_FLAGS, INSTALL, JAR, JAVA_FLAGS, MAIN, runner_build
 from ..replies import Status
-from .base import Availability, SessionSettings
-from .core import Gone, Output, SupervisedBackend
-from .core.runner import RunnerExecution, RunnerInterpreter
+from .base import Availability
+from .core import Gone, Output
+from .core.runner import RunnerBackend, RunnerExecution, RunnerInterpreter
 from .core.runner.wire import Reads
 from .inputs import ask_input
 
@@ -58,11 +58,12 @@ class JavaExecution(RunnerExecution):
         yield replies.notice(text, Status.ERROR, self.reply_to)
 
 
-class JavaBackend(SupervisedBackend):
+class JavaBackend(RunnerBackend):
     """Sessions on the ``java`` found on PATH."""
 
     who = "java"
     execution = JavaExecution
+    runner = JavaRunner
 
     def availability(self) -> Availability:
         if shutil.which("java") is None:
@@ -71,17 +72,9 @@ class JavaBackend(SupervisedBackend):
             return Availability.no("the Java runner is not built: run `lmc setup`")
         return Availability.yes()
 
-    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> JavaRunner:
+    def runner_argv(self) -> list[str]:
+        """The JVM on the built runner, mapping its class-data archive if one was recorded."""
         java, build = shutil.which("java") or "java", runner_build()
         archive = build / ARCHIVE
         shared = [f"-XX:SharedArchiveFile={archive}", *ARCHIVE_FLAGS] if archive.is_file() else []
-        argv = [java, *JAVA_FLAGS, *shared, "-cp", os.fspath(build / JAR), MAIN]
-        return JavaRunner(
-            settings.command(argv),
-            cwd=settings.host_cwd,
-            env=env,
-            fifo_dir=settings.work_dir,
-            startup_timeout=settings.timeouts.startup,
-            lifeline=settings.lifeline,
-            who="java",
-        )
+        return [java, *JAVA_FLAGS, *shared, "-cp", os.fspath(build / JAR), MAIN]

@@ -13,15 +13,14 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
 
 from ...procs import signal_group
 from ..base import Availability, ExecutionOptions, SessionSettings
-from ..core import Route, SupervisedBackend, Supervisor, answers_fifo_reads
-from ..core.runner import RunnerExecution, RunnerInterpreter
+from ..core import Route, Supervisor, answers_fifo_reads
+from ..core.runner import RunnerBackend, RunnerExecution, RunnerInterpreter
 from ..kernelspecs import kernels_dir
 from .interrupt import interrupt_sparing_reads
 
@@ -106,7 +105,7 @@ class NodeExecution(RunnerExecution):
         self._spared = False
 
 
-class NodeBackend(SupervisedBackend):
+class NodeBackend(RunnerBackend):
     """Sessions on ``node``: the one on PATH, or the executable at ``node``."""
 
     who = "node"
@@ -150,16 +149,8 @@ class NodeBackend(SupervisedBackend):
     def environment(self, settings: SessionSettings) -> dict[str, str]:
         return {**super().environment(settings), "NO_COLOR": "1", **self.runner_env()}
 
-    def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> RunnerInterpreter:
-        return RunnerInterpreter(
-            settings.command([self.node() or "node", *NODE_FLAGS, str(runner_path())]),
-            cwd=settings.host_cwd,
-            env=env,
-            fifo_dir=settings.work_dir,
-            startup_timeout=settings.timeouts.startup,
-            lifeline=settings.lifeline,
-            who="node",
-        )
+    def runner_argv(self) -> list[str]:
+        return [self.node() or "node", *NODE_FLAGS, str(runner_path())]
 
 
 def _version(node: str) -> str:
