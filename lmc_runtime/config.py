@@ -9,6 +9,8 @@ from pathlib import Path
 
 __all__ = [
     "DEFAULT_EXECUTION_SECONDS",
+    "DEFAULT_INPUT_SECONDS",
+    "DEFAULT_INTERRUPT_GRACE",
     "MINIMUM_OUTPUT_BYTES",
     "InputCallback",
     "Limits",
@@ -17,6 +19,10 @@ __all__ = [
 
 #: How long one execution may run unless told otherwise (``Timeouts().execution``).
 DEFAULT_EXECUTION_SECONDS = 300.0
+#: How long stopped code has to stop before a restart (``Timeouts().interrupt_grace``).
+DEFAULT_INTERRUPT_GRACE = 3.0
+#: How long an input callback may take to answer (``Timeouts().input``).
+DEFAULT_INPUT_SECONDS = 300.0
 #: The least output budget (``Limits.output_bytes``).
 MINIMUM_OUTPUT_BYTES = 64
 
@@ -45,10 +51,10 @@ class Timeouts:
     """
 
     execution: float | None = DEFAULT_EXECUTION_SECONDS
-    interrupt_grace: float = 3.0
+    interrupt_grace: float = DEFAULT_INTERRUPT_GRACE
     startup: float = 60.0
     shutdown: float = 5.0
-    input: float | None = 300.0
+    input: float | None = DEFAULT_INPUT_SECONDS
 
     def __post_init__(self) -> None:
         for name in ("execution", "interrupt_grace", "startup", "shutdown", "input"):

@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from anyio.abc import TaskGroup
 
-from ..config import InputCallback, Timeouts
+from ..config import DEFAULT_INPUT_SECONDS, DEFAULT_INTERRUPT_GRACE, InputCallback, Timeouts
 from ..lifeline import Lifeline
 from ..media.launch import Launch
 from ..messages import Message
@@ -165,8 +165,8 @@ class ExecutionOptions:
 
     reply_to: str
     timeout: float | None = None
-    interrupt_grace: float = 3.0
-    input_timeout: float | None = 300.0
+    interrupt_grace: float = DEFAULT_INTERRUPT_GRACE
+    input_timeout: float | None = DEFAULT_INPUT_SECONDS
     on_input: InputCallback | None = None
     track_lines: bool = True
     env: Mapping[str, str] = field(default_factory=dict)
