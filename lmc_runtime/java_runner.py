@@ -1,6 +1,10 @@
 """The Java runner, ``kernels/lmc-java/LmcJava.java``, as ``lmc setup`` builds it: a jar
 compiled with ``javac``, and the class-data archive of what a session loads, in a
-folder named after the source's digest. Java sessions run what is built here."""
+folder named after the source's digest. Java sessions run what is built here.
+
+Each step takes the runner's source, which the Java backend names
+(:func:`lmc_runtime.backends.java.runner_source`), as ``lmc setup`` is given the
+node runner's folder: this module imports no backend."""
 
 from __future__ import annotations
 
@@ -13,8 +17,6 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-
-from .backends.kernelspecs import kernels_dir
 
 __all__ = [
     "ARCHIVE",
@@ -43,20 +45,16 @@ ARCHIVE_FLAGS = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 INSTALL = "apt-get install default-jdk-headless, or run `lmc setup`"
 
 
-def _source() -> Path:
-    return kernels_dir() / "lmc-java" / f"{MAIN}.java"
-
-
-def runner_build() -> Path:
-    """Where the runner for this source is (or will be) built: ``lmc-java.jar``, and the
+def runner_build(source: Path) -> Path:
+    """Where the runner of ``source`` is (or will be) built: ``lmc-java.jar``, and the
     class-data archive of what a session loads, ``lmc-java.jsa``, if one could be made."""
-    digest = hashlib.sha256(_source().read_bytes()).hexdigest()[:16]
-    return _source().parent / "build" / digest
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    return source.parent / "build" / digest
 
 
-def plan_runner(say: Callable[[str], None]) -> None:
+def plan_runner(source: Path, say: Callable[[str], None]) -> None:
     """Say what :func:`build_runner` would do, and do nothing (``lmc setup --dry-run``)."""
-    target = runner_build()
+    target = runner_build(source)
     if not (target / JAR).is_file():
         say(f"lmc setup: would build the Java runner with javac into {target}")
     elif not (target / ARCHIVE).is_file():
@@ -65,12 +63,12 @@ def plan_runner(say: Callable[[str], None]) -> None:
         say("lmc setup: the Java runner is built")
 
 
-def build_runner(say: Callable[[str], None]) -> bool:
+def build_runner(source: Path, say: Callable[[str], None]) -> bool:
     """Compile the runner with ``javac`` unless it is built; True when it is after."""
-    target = runner_build()
+    target = runner_build(source)
     if not (target / JAR).is_file():
         try:
-            problem = _compile(target)
+            problem = _compile(source, target)
         except OSError as exc:  # a folder this user may not write, say
             problem = f"the runner could not be built in {target.parent}: {exc}"
         if problem is not None:
@@ -84,7 +82,7 @@ def build_runner(say: Callable[[str], None]) -> bool:
     return True
 
 
-def _compile(target: Path) -> str | None:
+def _compile(source: Path, target: Path) -> str | None:
     """Build the runner's jar into ``target``; why not, if it could not be."""
     javac = shutil.which("javac")
     if javac is None:
@@ -93,7 +91,7 @@ def _compile(target: Path) -> str | None:
     scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
     try:
         classes = scratch / "classes"
-        argv = [javac, "-nowarn", "-d", str(classes), str(_source())]
+        argv = [javac, "-nowarn", "-d", str(classes), str(source)]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             return f"javac failed:\n{done.stderr.strip()}"

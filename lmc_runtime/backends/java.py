@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from .. import replies
@@ -22,8 +23,14 @@ from .core import Gone, Output
 from .core.runner import RunnerBackend, RunnerExecution, RunnerInterpreter
 from .core.runner.wire import Reads
 from .inputs import ask_input
+from .kernelspecs import kernels_dir
 
-__all__ = ["JavaBackend", "JavaExecution"]
+__all__ = ["JavaBackend", "JavaExecution", "runner_source"]
+
+
+def runner_source() -> Path:
+    """The runner's source shipped in ``kernels/lmc-java``, which ``lmc setup`` builds."""
+    return kernels_dir() / "lmc-java" / f"{MAIN}.java"
 
 
 class JavaRunner(RunnerInterpreter):
@@ -68,13 +75,13 @@ class JavaBackend(RunnerBackend):
     def availability(self) -> Availability:
         if shutil.which("java") is None:
             return Availability.no(f"Java is not installed (no `java` on PATH): {INSTALL}")
-        if not (runner_build() / JAR).is_file():
+        if not (runner_build(runner_source()) / JAR).is_file():
             return Availability.no("the Java runner is not built: run `lmc setup`")
         return Availability.yes()
 
     def runner_argv(self) -> list[str]:
         """The JVM on the built runner, mapping its class-data archive if one was recorded."""
-        java, build = shutil.which("java") or "java", runner_build()
+        java, build = shutil.which("java") or "java", runner_build(runner_source())
         archive = build / ARCHIVE
         shared = [f"-XX:SharedArchiveFile={archive}", *ARCHIVE_FLAGS] if archive.is_file() else []
         return [java, *JAVA_FLAGS, *shared, "-cp", os.fspath(build / JAR), MAIN]

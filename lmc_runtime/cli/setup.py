@@ -56,6 +56,7 @@ def add_setup_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
+    from ..backends.java import runner_source
     from ..backends.typescript import node_packages_dir
     from ..java_runner import build_runner, plan_runner
     from ..sandbox.hostprep import prepare_host
@@ -69,9 +70,9 @@ def cmd_setup(args: argparse.Namespace) -> int:
     ensure_system_packages(say=say, dry_run=dry_run)
     ensure_node_packages(node_packages_dir(), needed_for="TypeScript", say=say, dry_run=dry_run)
     if dry_run:
-        plan_runner(say)
+        plan_runner(runner_source(), say)
     else:
-        build_runner(say)
+        build_runner(runner_source(), say)
     prepare_host(say, dry_run=dry_run)
     if dry_run:
         say("lmc setup: dry run: nothing was changed")

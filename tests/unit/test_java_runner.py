@@ -4,30 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from lmc_runtime import java_runner
 
 
-def test_the_java_runners_dry_run_says_each_step_left_and_builds_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_java_runners_dry_run_says_each_step_left_and_builds_nothing(tmp_path: Path) -> None:
     """Guards the dry run: an unbuilt runner is a javac build, a built one without its
     class-data archive a recording, a whole one nothing; no folder is made."""
     source = tmp_path / "lmc-java" / "LmcJava.java"
     source.parent.mkdir()
     source.write_text("class LmcJava {}\n")
-    monkeypatch.setattr(java_runner, "_source", lambda: source)
-    target = java_runner.runner_build()
+    target = java_runner.runner_build(source)
     assert target.parent.parent == source.parent
     said: list[str] = []
-    java_runner.plan_runner(said.append)
+    java_runner.plan_runner(source, said.append)
     assert said == [f"lmc setup: would build the Java runner with javac into {target}"]
     assert not target.parent.exists()
     target.mkdir(parents=True)
     (target / java_runner.JAR).write_bytes(b"")
-    java_runner.plan_runner(said.append)
+    java_runner.plan_runner(source, said.append)
     assert said[1] == f"lmc setup: would record the Java runner's class-data archive in {target}"
     (target / java_runner.ARCHIVE).write_bytes(b"")
-    java_runner.plan_runner(said.append)
+    java_runner.plan_runner(source, said.append)
     assert said[2:] == ["lmc setup: the Java runner is built"]

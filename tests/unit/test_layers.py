@@ -20,13 +20,7 @@ PACKAGE = Path(lmc_runtime.__file__).parent
 
 #: Circles known and left for now, each exactly as found (a strongly connected set
 #: of top-level units); any other circle, or one of these that grows, fails.
-ALLOWED: frozenset[frozenset[str]] = frozenset(
-    {
-        # java_runner.py (what lmc setup builds for Java) imports backends.kernelspecs,
-        # and backends/java imports java_runner back for the runner's paths.
-        frozenset({"java_runner", "backends"}),
-    }
-)
+ALLOWED: frozenset[frozenset[str]] = frozenset()
 
 
 def _unit(root: Path, dotted: list[str]) -> str | None:

@@ -310,25 +310,25 @@ def test_a_method_with_a_missing_dependency_is_noted_and_fails_when_called(
 
 
 def test_the_runner_is_built_once_for_each_source_with_its_class_archive() -> None:
+    from lmc_runtime.backends.java import runner_source
     from lmc_runtime.java_runner import build_runner, runner_build
 
     said: list[str] = []
-    assert build_runner(said.append)
+    assert build_runner(runner_source(), said.append)
     assert said == ["lmc setup: the Java runner is built"]
     for name in ("lmc-java.jar", "lmc-java.jsa"):  # read by sessions' users too
-        assert (runner_build() / name).stat().st_mode & 0o004, name
+        assert (runner_build(runner_source()) / name).stat().st_mode & 0o004, name
 
 
 def test_a_runner_that_cannot_be_built_is_said_in_one_line_not_a_traceback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     from lmc_runtime import java_runner as java
 
     source = tmp_path / "kernels" / "lmc-java" / "LmcJava.java"
     source.parent.mkdir(parents=True)
     source.write_text("class LmcJava {}\n")
-    monkeypatch.setattr(java, "_source", lambda: source)
     (source.parent / "build").write_text("not a folder")  # as root, a read-only one is not
     said: list[str] = []
-    assert not java.build_runner(said.append)
+    assert not java.build_runner(source, said.append)
     assert len(said) == 1 and said[0].startswith("lmc setup: Java stays unavailable:")
