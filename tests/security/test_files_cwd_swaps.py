@@ -127,3 +127,26 @@ def test_paths_that_climb_out_of_the_cwd_are_400(server: Server, path: str) -> N
                 assert "root:" not in answer.text
     finally:
         server.delete(sid)
+
+
+@pytest.mark.parametrize(
+    "cwd", ["/etc", "..", "a/../..", ".", "a//b", "a\x00b", "x" * 5000, "a/" * 300 + "b"]
+)
+def test_a_cwd_that_climbs_out_is_refused_at_creation(server: Server, cwd: str) -> None:
+    """A session's cwd that is absolute, climbs with '..', has empty or '.' parts, a
+    NUL, or is too long or too deep is a 400 naming cwd, never a session."""
+    with server.client() as client:
+        refused = client.post("/v1/sessions", json={"cwd": cwd, "languages": ["shell"]})
+    assert refused.status_code == 400, refused.text[:300]
+    assert "cwd" in refused.text
+
+
+@pytest.mark.parametrize("cwd", ["-rf", "~", "--help"])
+def test_a_cwd_named_like_an_option_or_home_is_only_a_folder_name(server: Server, cwd: str) -> None:
+    """A cwd named like an option or '~' is a folder of that name under the home,
+    where the code starts, and nothing else."""
+    sid = server.create(languages=["shell"], cwd=cwd)
+    try:
+        assert output(execute(server, sid, "shell", "pwd")).strip() == f"/home/user/{cwd}"
+    finally:
+        server.delete(sid)
