@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import posixpath
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import IO, Annotated, TypeVar
 
 import anyio
@@ -46,12 +46,11 @@ from .outputs import output_routes
 from .routes import _ERRORS, require_token
 from .session import ServiceSession
 from .state import service_of
-from .streams import parse_json, read_body
+from .streams import parse_json, read_body, streamed_file
 from .wording import validation_text
 
 __all__ = ["checked_path", "files_router"]
 
-_CHUNK = 64 * 1024
 
 #: The upload's body, as OpenAPI declares it (the route streams it itself).
 _RAW_BODY = {
@@ -110,6 +109,21 @@ def _in_cwd(session: ServiceSession, relpath: str) -> str:
 
 
 _Body = TypeVar("_Body", bound=BaseModel)
+_Done = TypeVar("_Done")
+
+
+async def _op(session: ServiceSession, call: Callable[[], _Done]) -> _Done:
+    """``call``, a files operation, in a worker thread; what it refuses names its path
+    as the client does: relative to the session's cwd (see :func:`_in_cwd`)."""
+    try:
+        return await anyio.to_thread.run_sync(call)
+    except fileops.FileOpError as exc:
+        cwd = session.cwd
+        if cwd and (exc.path == cwd or exc.path.startswith(f"{cwd}/")):
+            seen = exc.path[len(cwd) + 1 :] or "."
+            exc.message = exc.message.replace(repr(exc.path), repr(seen))
+            exc.args, exc.path = (exc.message,), seen
+        raise
 
 
 async def _parsed(request: Request, model: type[_Body]) -> _Body:
@@ -189,14 +203,7 @@ def _transfer_routes(router: APIRouter) -> None:
             raise _refusal(relpath, exc) from exc
         session.touch()
 
-        async def content() -> AsyncIterator[bytes]:
-            try:
-                while piece := await anyio.to_thread.run_sync(handle.read, _CHUNK):
-                    yield piece
-            finally:
-                handle.close()
-
-        return StreamingResponse(content(), media_type="application/octet-stream")
+        return streamed_file(handle, "application/octet-stream")
 
 
 def _tree_routes(router: APIRouter) -> None:
@@ -209,7 +216,7 @@ def _tree_routes(router: APIRouter) -> None:
         """Delete the file or folder at ``path`` (a folder with entries: ``recursive``)."""
         session = _session(request, session_id)
         relpath, root = _in_cwd(session, checked_path(path)), session.sandbox.work_dir
-        await anyio.to_thread.run_sync(lambda: fileops.remove(root, relpath, recursive=recursive))
+        await _op(session, lambda: fileops.remove(root, relpath, recursive=recursive))
         session.touch()
         return Response(status_code=204)
 
@@ -221,7 +228,7 @@ def _tree_routes(router: APIRouter) -> None:
         session = _session(request, session_id)
         relpath = _in_cwd(session, checked_path(path) if path else "")
         root = session.sandbox.work_dir
-        found = await anyio.to_thread.run_sync(fileops.list_directory, root, relpath)
+        found = await _op(session, lambda: fileops.list_directory(root, relpath))
         session.touch()
         return listing(found, session.cwd)
 
@@ -232,7 +239,7 @@ def _tree_routes(router: APIRouter) -> None:
         """The file or folder at ``path``."""
         session = _session(request, session_id)
         relpath, root = _in_cwd(session, checked_path(path)), session.sandbox.work_dir
-        info = await anyio.to_thread.run_sync(fileops.stat_path, root, relpath)
+        info = await _op(session, lambda: fileops.stat_path(root, relpath))
         session.touch()
         return file_info(info, session.cwd)
 
@@ -251,10 +258,11 @@ def _change_routes(router: APIRouter) -> None:
         session = _session(request, session_id)
         spec = await _parsed(request, MakeDirectory)
         relpath, sandbox = _in_cwd(session, checked_path(spec.path)), session.sandbox
-        info = await anyio.to_thread.run_sync(
+        info = await _op(
+            session,
             lambda: fileops.make_directory(
                 sandbox.work_dir, relpath, parents=spec.parents, owner=sandbox.owner
-            )
+            ),
         )
         session.touch()
         return file_info(info, session.cwd)
@@ -267,14 +275,15 @@ def _change_routes(router: APIRouter) -> None:
         source = _in_cwd(session, checked_path(spec.source))
         destination = _in_cwd(session, checked_path(spec.destination))
         sandbox = session.sandbox
-        info = await anyio.to_thread.run_sync(
+        info = await _op(
+            session,
             lambda: fileops.move(
                 sandbox.work_dir,
                 source,
                 destination,
                 overwrite=spec.overwrite,
                 owner=sandbox.owner,
-            )
+            ),
         )
         session.touch()
         return file_info(info, session.cwd)

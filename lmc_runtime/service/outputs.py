@@ -9,7 +9,6 @@ opened from the folder's descriptor without following a link.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import IO
 
 import anyio
@@ -20,10 +19,10 @@ from ..errors import BadPath, LMCError, SessionFileNotFound
 from ..sandbox import open_in_session
 from .routes import _ERRORS
 from .state import service_of
+from .streams import streamed_file
 
 __all__ = ["output_routes"]
 
-_CHUNK = 64 * 1024
 #: What the output budget names its files: letters, digits, '-' and '_', then '.txt'.
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,200}\.txt")
 
@@ -50,11 +49,4 @@ def output_routes(router: APIRouter) -> None:
             raise SessionFileNotFound(f"outputs/{name}") from exc
         session.touch()
 
-        async def content() -> AsyncIterator[bytes]:
-            try:
-                while piece := await anyio.to_thread.run_sync(handle.read, _CHUNK):
-                    yield piece
-            finally:
-                handle.close()
-
-        return StreamingResponse(content(), media_type="text/plain; charset=utf-8")
+        return streamed_file(handle, "text/plain; charset=utf-8")

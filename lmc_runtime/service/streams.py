@@ -1,15 +1,16 @@
-"""Reading bounded request bodies as JSON, and the NDJSON execution stream."""
+"""Reading bounded request bodies as JSON, the NDJSON execution stream, and files
+streamed out."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import IO, Any
 
 import anyio
 from fastapi import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..errors import MalformedRequest, RequestTooLarge
@@ -17,7 +18,10 @@ from ..messages import Message
 from .drain import Drain, closed_replies
 from .execution import Claim
 
-__all__ = ["NdjsonExecution", "dump_line", "parse_json", "read_body"]
+__all__ = ["NdjsonExecution", "dump_line", "parse_json", "read_body", "streamed_file"]
+
+#: How much of a file streamed out is read at a time.
+_FILE_CHUNK = 64 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -151,3 +155,17 @@ class NdjsonExecution(Response):
             with anyio.CancelScope(shield=True):
                 await self._messages.aclose()
             self._claim.release()
+
+
+def streamed_file(handle: IO[bytes], media_type: str) -> StreamingResponse:
+    """The open file ``handle`` as the response's body, read in a worker thread a
+    piece at a time and closed at the end, however the response ends."""
+
+    async def content() -> AsyncIterator[bytes]:
+        try:
+            while piece := await anyio.to_thread.run_sync(handle.read, _FILE_CHUNK):
+                yield piece
+        finally:
+            handle.close()
+
+    return StreamingResponse(content(), media_type=media_type)

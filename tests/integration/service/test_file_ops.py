@@ -325,3 +325,22 @@ def test_a_huge_folder_is_listed_in_part_and_says_so(server: Server, sid: str) -
     assert listing["truncated"] is True and len(listing["entries"]) == 10_000
     names = [entry["name"] for entry in listing["entries"]]
     assert names == sorted(names) and len(set(names)) == 10_000
+
+
+def test_regression_a_refusal_names_the_path_as_the_client_sent_it(server: Server) -> None:
+    """Regression: in a session made with a cwd, the files API's refusals named the
+    path from the working directory ('project/in/missing.csv') where the client had
+    sent it relative to the cwd ('in/missing.csv'), as every answer that succeeds has it."""
+    session_id = server.create(cwd="project")
+    try:
+        with server.client() as client:
+            response = client.get(f"/v1/sessions/{session_id}/stat", params={"path": "in/x.csv"})
+            assert response.status_code == 404, response.text
+            message = response.json()["error"]["message"]
+            assert "'in/x.csv'" in message and "project" not in message, message
+            response = client.request(
+                "DELETE", f"/v1/sessions/{session_id}/files/nothing/here.txt"
+            )
+            assert response.status_code == 404 and "project" not in response.text
+    finally:
+        server.delete(session_id)
