@@ -252,7 +252,9 @@ class Newcomer:
         env["PATH"] = f"{self.installed.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         return {**env, "HOME": str(self.home), MARK: self.mark, **extra}
 
-    def run(self, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *argv: str, timeout: float = STEP_SECONDS, **env: str
+    ) -> subprocess.CompletedProcess[str]:
         """``argv`` run from the working folder, with the newcomer's environment (bounded).
 
         Its output goes to files, not pipes: a process it leaves behind holding them
@@ -263,7 +265,7 @@ class Newcomer:
                     argv,
                     stdout=out,
                     stderr=err,
-                    timeout=STEP_SECONDS,
+                    timeout=timeout,
                     check=False,
                     cwd=self.installed.outside,
                     env=self.env(**env),
@@ -276,11 +278,13 @@ class Newcomer:
                 outputs.append(file.read().decode(errors="replace"))
         return subprocess.CompletedProcess(argv, status, *outputs)
 
-    def python(self, code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    def python(
+        self, code: str, timeout: float = STEP_SECONDS, **env: str
+    ) -> subprocess.CompletedProcess[str]:
         """``code`` run as a script file, as a newcomer runs an example they saved."""
         script = self.installed.outside / "example.py"
         script.write_text(code)
-        return self.run("python", str(script), **env)
+        return self.run("python", str(script), timeout=timeout, **env)
 
     def walk(self, server: Server, commands: list[str]) -> list[tuple[str, int, str, str]]:
         """Each command run by bash in one shell, in the newcomer's folder: (command, its

@@ -31,6 +31,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 #: The extras the README has a newcomer install for these steps.
 EXTRAS = "serve,client,langchain"
+#: Seconds a script of one short run may take to end (the README's example takes a few).
+UNCLOSED_SECONDS = 60
 CSV = "name,score\nada,42\n"
 PNG = b"\x89PNG\r\n\x1a\n-written-by-the-session"
 
@@ -102,6 +104,34 @@ def test_the_readme_embedding_example_prints_pi_then_the_final_message(newcomer:
         "console active_line None",
     ], said(done)
     newcomer.census.assert_none_left("the README's embedding example")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a script whose sync Computer is never closed does not end: at exit the collected "
+    "portal's finally (lmc_runtime/sync.py, start_portal) calls into the portal's thread, "
+    "already stopped, and waits forever",
+)
+def test_the_embedding_example_without_close_ends_and_leaves_no_kernel(
+    newcomer: Newcomer,
+) -> None:
+    """Guards a script that never closes its Computer (the README's example with
+    ``computer = Computer()`` instead of ``with``): it prints the same, ends, and no
+    interpreter of it lives on."""
+    block = example("README.md", "python", "from lmc_runtime import Computer", "math.pi")
+    opening = "with Computer() as computer:\n"
+    assert opening in block.code
+    head, body = block.code.split(opening)
+    body = "".join(line.removeprefix("    ") for line in body.splitlines(keepends=True))
+    unclosed = head + "computer = Computer()\n" + body
+    done = newcomer.python(unclosed, timeout=UNCLOSED_SECONDS)
+    assert done.returncode == 0, f"it did not end in {UNCLOSED_SECONDS} s\n{said(done)}"
+    assert done.stdout.splitlines() == [
+        "console output 3.141592653589793",
+        "",
+        "console active_line None",
+    ], said(done)
+    newcomer.census.assert_none_left("the embedding example without close")
 
 
 def test_lmc_demo_runs_the_shipped_demo_and_leaves_nothing(newcomer: Newcomer) -> None:
