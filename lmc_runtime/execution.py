@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Container, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 import anyio
 from anyio.abc import TaskGroup
@@ -18,18 +19,16 @@ from anyio.abc import TaskGroup
 from . import replies
 from .backends.base import ExecutionOptions
 from .backends.registry import Registry
+from .config import InputCallback, Limits, Timeouts
 from .errors import BackendError
-from .filters import Run
+from .filters import FilterHost, Run
 from .intake import MessageInput, Rejected, Request, accept
 from .language_status import LanguageStatus
 from .messages import Message
 from .replies import Status
 from .sessions import Sessions
 
-if TYPE_CHECKING:
-    from .computer import Computer
-
-__all__ = ["admit", "language_statuses", "prepare", "session_messages"]
+__all__ = ["RunHost", "admit", "language_statuses", "prepare", "session_messages"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +66,29 @@ def admit(
     return request
 
 
+class RunHost(FilterHost, Protocol):
+    """What :func:`prepare` reads of the Computer a run is for: its settings as
+    they are now, and the methods its filters may call."""
+
+    @property
+    def timeouts(self) -> Timeouts: ...
+
+    @property
+    def limits(self) -> Limits: ...
+
+    @property
+    def on_input(self) -> InputCallback | None: ...
+
+    @property
+    def track_active_line(self) -> bool: ...
+
+    @property
+    def spill_dir(self) -> Path | None: ...
+
+
 def prepare(
     request: Request,
-    computer: Computer,
+    computer: RunHost,
     task_group: TaskGroup,
     timeout: float | None,
     env: Mapping[str, str] | None = None,

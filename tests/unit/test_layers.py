@@ -136,3 +136,10 @@ def test_no_import_circle_between_top_level_subpackages() -> None:
     found = circles(import_graph(PACKAGE))
     unexpected = [sorted(c) for c in found if c & folders and c not in ALLOWED]
     assert unexpected == [], f"import circles between lmc_runtime's folders: {unexpected}"
+
+
+def test_no_import_circle_between_top_level_modules() -> None:
+    """Nor between lmc_runtime's top-level modules (execution.py reads the Computer
+    it prepares a run for through a protocol, RunHost, instead of importing it)."""
+    found = [sorted(c) for c in circles(import_graph(PACKAGE)) if c not in ALLOWED]
+    assert found == [], f"import circles in lmc_runtime: {found}"
