@@ -58,7 +58,7 @@ def newcomer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Newcomer]:
         yield Newcomer(Installed(wheel, venv, outside), home, mark, census)
     finally:
         census.kill_left_behind()
-        # rm walks the venv's thousands of files several times faster than shutil.rmtree.
+        # rm removes the venv's thousands of files faster than shutil.rmtree does.
         subprocess.run(["rm", "-rf", "--", str(home)], timeout=STEP_SECONDS, check=False)
 
 
