@@ -114,9 +114,8 @@ def test_a_killed_server_s_planted_sessions_never_lead_the_next_start_to_host_fi
         data.mkdir()
         if not account.root:
             os.chown(data, account.uid, account.gid)
-        args = ("--pool-size", "0", "--max-sessions", "2")
-        if not account.root:
-            args = (*args, "--allow-shared-limits")
+        shared = () if account.root else ("--allow-shared-limits",)
+        args: tuple[str, ...] = ("--pool-size", "0", "--max-sessions", "2", *shared)
         prefix = as_user(account)
         with _running(data, args, TOKEN, prefix=prefix) as first:
             sid = first.create(languages=["python"])
