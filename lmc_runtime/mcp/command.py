@@ -172,16 +172,15 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 def _serve_http(args: argparse.Namespace, opener: Opener) -> None:
-    from ..service.settings import ServiceSettings
-    from ..web.auth import Authenticator
+    from ..web.auth import Authenticator, check_token_rules
     from .http import listen, serve_http
 
     token = None if args.no_auth else args.token or os.environ.get("LMC_TOKEN") or None
     generated = token is None and not args.no_auth
     if generated:
         token = secrets.token_urlsafe(32)
-    try:  # the token rules of lmc serve, checked by its own settings
-        ServiceSettings(data_dir=Path("/"), host=args.host, token=token, no_auth=args.no_auth)
+    try:  # the token rules of lmc serve
+        check_token_rules(args.host, token, no_auth=args.no_auth)
         sock = listen(args.host, args.port)
     except (ValueError, OSError) as exc:
         raise StartRefused(str(exc)) from None

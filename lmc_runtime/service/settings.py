@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..sandbox import SessionLimits
+from ..web.auth import check_token_rules
+from ..web.sockets import is_loopback
 
 __all__ = ["REPLICA_NAME", "ServiceSettings", "is_loopback"]
 
@@ -76,12 +76,7 @@ class ServiceSettings:
     replica: str | None = None
 
     def __post_init__(self) -> None:
-        if self.no_auth and not is_loopback(self.host):
-            raise ValueError(
-                f"--no-auth is only allowed on a loopback address, not on {self.host!r}"
-            )
-        if not self.no_auth and not self.token:
-            raise ValueError("a token is required unless --no-auth is given")
+        check_token_rules(self.host, self.token, no_auth=self.no_auth)
         if self.network_default and not self.allow_network:
             raise ValueError("network_default needs allow_network")
         if self.max_sessions < 1:
@@ -122,18 +117,3 @@ class ServiceSettings:
         if not self.pool_size:
             return 0
         return max(self.pool_size, min(self.pool_max, self.max_sessions))
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names only loopback addresses (``localhost``, 127.0.0.0/8, ::1)."""
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        pass
-    if host != "localhost":
-        return False
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return bool(infos) and all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)

@@ -8,11 +8,13 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from ..errors import HostNotAllowed, OriginNotAllowed, TokenRejected
+from .sockets import is_loopback
 
 __all__ = [
     "TOKEN_SUBPROTOCOL_PREFIX",
     "Authenticator",
     "bearer_from_header",
+    "check_token_rules",
     "host_is_loopback",
     "origin_allowed",
     "token_from_subprotocols",
@@ -82,6 +84,15 @@ def _origin_netloc(origin: str) -> str | None:
         port = 443 if parts.scheme == "https" else 80
     host = parts.netloc.rsplit(":", 1)[0] if parts.port is not None else parts.netloc
     return f"{host}:{port}"
+
+
+def check_token_rules(host: str, token: str | None, *, no_auth: bool) -> None:
+    """The rules of a door's token (``lmc serve``, ``lmc mcp --http``): a token,
+    unless ``no_auth``, which only a loopback ``host`` may serve; ValueError if not."""
+    if no_auth and not is_loopback(host):
+        raise ValueError(f"--no-auth is only allowed on a loopback address, not on {host!r}")
+    if not no_auth and not token:
+        raise ValueError("a token is required unless --no-auth is given")
 
 
 def host_is_loopback(host: str | None) -> bool:

@@ -5,9 +5,10 @@ the URL it is served at."""
 from __future__ import annotations
 
 import errno
+import ipaddress
 import socket
 
-__all__ = ["ListenError", "listen", "url_of"]
+__all__ = ["ListenError", "is_loopback", "listen", "url_of"]
 
 
 class ListenError(OSError):
@@ -46,3 +47,18 @@ def url_of(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only loopback addresses (``localhost``, 127.0.0.0/8, ::1)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    if host != "localhost":
+        return False
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)

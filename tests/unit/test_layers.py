@@ -143,3 +143,9 @@ def test_no_import_circle_between_top_level_modules() -> None:
     it prepares a run for through a protocol, RunHost, instead of importing it)."""
     found = [sorted(c) for c in circles(import_graph(PACKAGE)) if c not in ALLOWED]
     assert found == [], f"import circles in lmc_runtime: {found}"
+
+
+def test_mcp_imports_nothing_of_the_service() -> None:
+    """lmc mcp --http takes what it shares with lmc serve (the token rules, the
+    hardened server) from lmc_runtime.web, not from the service's package."""
+    assert "service" not in import_graph(PACKAGE)["mcp"]
