@@ -282,7 +282,11 @@ class ForkServer:
                 except OSError as exc:
                     raise ForkFailed(f"the fork server is gone: {exc}") from exc
             theirs.close()
-            socket.send_fds(ours, [payload], [holder, stdout, stderr])
+            try:
+                socket.send_fds(ours, [payload], [holder, stdout, stderr])
+            except OSError as exc:  # EMSGSIZE: a request (its env) past the socket's buffer
+                size = f"{len(payload):,} bytes"
+                raise ForkFailed(f"the request ({size}) was not taken: {exc}") from exc
             message, fds = await _receive(ours, "the fork server")
             if len(fds) != 1 or not isinstance(message.get("pid"), int):
                 raise ForkFailed("the fork server sent no kernel")
