@@ -137,7 +137,8 @@ class ConnectionGuard:
         self._phase_since = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._received = 0
-        self._mark = 0
+        #: What had come when the phase began, and at the body's last check.
+        self._phase_received = self._mark = 0
 
     # -- what the protocol tells it --------------------------------------------
 
@@ -172,7 +173,7 @@ class ConnectionGuard:
         self._phase = phase
         loop = self._connection.loop
         self._phase_since = loop.time()
-        self._mark = self._received
+        self._mark = self._phase_received = self._received
         if phase in (HEADERS, LINGER):
             self._timer = loop.call_later(self.limits.header_timeout, self._on_deadline)
         elif phase == BODY:
@@ -247,16 +248,50 @@ class ConnectionGuard:
             and not (transport.is_closing())
         )
 
+    def _body_rate(self, now: float) -> float | None:
+        """Bytes a second of the body coming now, once it has come for a second; None
+        when the client is not sending one (or the server is the one waiting)."""
+        transport, cycle = self._transport, self._connection.cycle
+        if self._phase != BODY or transport is None or transport.is_closing():
+            return None
+        if self._connection.flow.read_paused or (
+            cycle is not None and cycle.waiting_for_100_continue
+        ):
+            return None
+        seconds = now - self._phase_since
+        return (self._received - self._phase_received) / seconds if seconds >= 1.0 else None
+
     def _make_room(self, connections: list[object]) -> None:
         cap = connection_cap(self.limits)
         if len(connections) <= cap:
             return
-        guards = (getattr(c, "guard", None) for c in connections)
-        waiting = [
-            g for g in guards if isinstance(g, ConnectionGuard) and g is not self and g._waiting()
-        ]
+        waiting = [g for g in guards_of(connections, self) if g._waiting()]
         if waiting:
             min(waiting, key=lambda g: g._phase_since).close()
             return
+        slowest = _slowest_body(guards_of(connections, self))
+        if slowest is not None:
+            rate = self.limits.min_body_rate
+            slowest.close(
+                408, "request_timeout", f"the request body came slower than {rate} bytes a second"
+            )
+            return
         logger.warning("%d connections, all busy: a new one is refused", len(connections))
         self.close(503, "too_many_connections", f"the service serves at most {cap} connections")
+
+
+def guards_of(connections: Iterable[object], but: ConnectionGuard) -> list[ConnectionGuard]:
+    """The guards of ``connections``, ``but`` one."""
+    guards = (getattr(c, "guard", None) for c in connections)
+    return [g for g in guards if isinstance(g, ConnectionGuard) and g is not but]
+
+
+def _slowest_body(guards: list[ConnectionGuard]) -> ConnectionGuard | None:
+    """The connection whose body comes slowest, if one comes slower than its limit
+    allows (a client sending a body it never ends holds a place in the cap)."""
+    if not guards:
+        return None
+    now = guards[0]._connection.loop.time()
+    rated = [(rate, g) for g in guards if (rate := g._body_rate(now)) is not None]
+    slow = [(rate, g) for rate, g in rated if rate < g.limits.min_body_rate]
+    return min(slow, key=lambda pair: pair[0])[1] if slow else None

@@ -59,16 +59,7 @@ def _server_at_1024() -> Iterator[Server]:
         yield running
 
 
-_HELD_BY_BODIES = pytest.mark.xfail(
-    strict=True,
-    reason="connections stalled in their body are never closed to make room (only those "
-    "waiting for headers are: web/connections.py _make_room): with the token, 512 bodies "
-    "that never end make everyone's requests 503 too_many_connections for some 15-20 s, "
-    "renewed at will",
-)
-
-
-@pytest.mark.parametrize("kind", [pytest.param("slow-body", marks=_HELD_BY_BODIES), "kept-alive"])
+@pytest.mark.parametrize("kind", ["slow-body", "kept-alive"])
 def test_serve_answers_past_1100_token_holding_connections(kind: str) -> None:
     """1,100 connections with the token, each a body that never ends or a finished
     request left idle on keep-alive, leave lmc serve answering /healthz and a run."""
@@ -88,7 +79,7 @@ def test_serve_answers_past_1100_token_holding_connections(kind: str) -> None:
                 sock.close()
 
 
-@pytest.mark.parametrize("kind", [pytest.param("slow-body", marks=_HELD_BY_BODIES), "kept-alive"])
+@pytest.mark.parametrize("kind", ["slow-body", "kept-alive"])
 def test_mcp_door_answers_past_1100_token_holding_connections(kind: str) -> None:
     """The same against lmc mcp --http: a client with the token is answered, and
     the door logs no traceback."""
