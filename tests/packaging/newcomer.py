@@ -173,6 +173,11 @@ class Serve:
     def log(self) -> str:
         return "".join(self.stdout) + self._log.read_text(errors="replace")[-6000:]
 
+    def troubles(self) -> list[str]:
+        """The lines of its log that report an error or a traceback."""
+        lines = self._log.read_text(errors="replace").splitlines()
+        return [line for line in lines if " ERROR " in line or line.startswith("Traceback")]
+
     def wait_listening(self, timeout: float) -> str:
         """The URL it printed once it listens (bounded)."""
         self._listening.wait(timeout)

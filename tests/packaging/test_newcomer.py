@@ -301,8 +301,10 @@ def test_the_langchain_example_on_a_remote_computer_batches_its_calls(
 
 
 def test_lmc_serve_stops_on_sigterm_and_leaves_nothing(newcomer: Newcomer, server: Server) -> None:
-    """Guards the end of the path: SIGTERM stops the server, and no kernel,
-    fork server or sandbox of it, nor anything the earlier steps started, lives on."""
+    """Guards the end of the path: SIGTERM stops the server, which logged no error or
+    traceback on the way, and no kernel, fork server or sandbox of it, nor anything the
+    earlier steps started, lives on."""
     # A graceful shutdown ends with 0, or with SIGTERM re-raised once it is done (uvicorn's way).
     assert server.serve.stop() in (0, -signal.SIGTERM), server.serve.log()
+    assert server.serve.troubles() == [], server.serve.log()
     newcomer.census.assert_none_left("lmc serve stopped with SIGTERM")
