@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-__all__ = ["Launch", "Launching"]
+__all__ = ["Launch"]
 
 
 def _as_is(argv: Sequence[str]) -> list[str]:
@@ -36,9 +35,3 @@ class Launch:
     def local(cls, folder: Path) -> Launch:
         """A helper of the library's own process, in ``folder`` of its own."""
         return cls(work_dir=folder, shared_dir=folder, cwd=folder)
-
-
-class Launching(Protocol):
-    """What can say how its helpers start (a session's settings)."""
-
-    def launch(self) -> Launch: ...

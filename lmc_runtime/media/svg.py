@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .launch import Launch, Launching
+from .launch import Launch
 from .limits import MediaLimits
 from .process import run_bounded
 from .svg_size import SvgSize, svg_size
@@ -117,9 +117,8 @@ class SvgRendering:
 
 
 class SvgRenderer:
-    """Tries each renderer in turn; the first PNG wins. ``launch`` (or ``settings``,
-    what builds it: a session's settings) says how the default renderers start:
-    as the processes of the session the documents come from."""
+    """Tries each renderer in turn; the first PNG wins. ``launch`` says how the
+    default renderers start: as the processes of the session the documents come from."""
 
     def __init__(
         self,
@@ -127,13 +126,10 @@ class SvgRenderer:
         limits: MediaLimits | None = None,
         *,
         launch: Launch | None = None,
-        settings: Launching | None = None,
     ) -> None:
         if backends is None:
             from .chromium import ChromiumSvg
 
-            if launch is None and settings is not None:
-                launch = settings.launch()
             backends = (CairoSvg(launch=launch), ChromiumSvg(launch=launch))
         self.backends = tuple(backends)
         self.limits = limits or MediaLimits()

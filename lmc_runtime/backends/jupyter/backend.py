@@ -143,7 +143,7 @@ class JupyterBackend(SupervisedBackend):
     async def start(self, task_group: TaskGroup, settings: SessionSettings) -> SupervisedSession:
         session = await super().start(task_group, settings)
         if isinstance(session, JupyterSession):
-            session.svg = SvgRenderer(settings=settings)
+            session.svg = SvgRenderer(launch=settings.launch())
         return session
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> Interpreter:

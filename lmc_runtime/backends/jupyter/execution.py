@@ -30,7 +30,7 @@ from ...replies import Status
 from ..base import ExecutionOptions
 from ..core import Execution, Finished, Route, Supervisor
 from ..core.turns import first_of
-from ..inputs import call_input, unanswered_input
+from ..inputs import ask_input, unanswered_input
 from .items import InputRequest, Progress, Reply
 from .translate import translate_iopub, translate_payload
 
@@ -144,7 +144,7 @@ class JupyterExecution(Execution):
         value, failure = None, None  # so if an interrupt abandons the callback
         self._waiting = request
         with anyio.CancelScope() as self._asking:
-            value, failure = await self._ask(prompt)
+            value, failure = await ask_input(self.options, prompt)
         self._asking = None
         if (value is None and failure is None) or self.stop_reason is not None:
             return
@@ -161,20 +161,6 @@ class JupyterExecution(Execution):
             yield echo
         else:
             self._echoes[number] = echo
-
-    async def _ask(self, prompt: str) -> tuple[str | None, str | None]:
-        """(the line, None) or (None, why there is none)."""
-        callback = self.options.on_input
-        assert callback is not None  # allow_stdin is only set with a callback
-        try:
-            with anyio.fail_after(self.options.input_timeout):
-                value = await call_input(callback, prompt)
-            value.encode("utf-8")
-        except TimeoutError:
-            return None, "no answer in time"
-        except Exception as exc:
-            return None, repr(exc)
-        return value, None
 
     def finish(self, done: Finished) -> list[Message]:
         """Echoes of answered input whose IOPub copy never came, then the end."""
