@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 from .. import __version__
-from ..config import DEFAULT_EXECUTION_SECONDS, MINIMUM_OUTPUT_BYTES, Limits
+from ..config import MINIMUM_OUTPUT_BYTES, Limits
 from ..options.interpreters import add_interpreter_options
 from ..options.remote import add_remote_options
+from ..options.timeouts import add_timeout_option
 from .batch import MAX_LINE_BYTES
 from .bench import cmd_bench
 from .commands import cmd_languages
@@ -68,30 +68,9 @@ def _at_least(least: int) -> Callable[[str], int]:
 _positive = _at_least(1)
 
 
-def _timeout(text: str) -> float:
-    """--timeout's seconds; 0 for "no timeout" (``0`` or ``none``)."""
-    if text.strip().lower() in ("0", "none"):
-        return 0.0
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be seconds (more than 0), 0 or none, not {text!r}")
-    return value
-
-
 def _batch_options(parser: argparse.ArgumentParser) -> None:
     """The options ``lmc run`` and ``lmc demo`` share."""
-    parser.add_argument(
-        "--timeout",
-        type=_timeout,
-        default=None,
-        metavar="SECONDS",
-        help="longest one execution may run before it is interrupted, its state kept "
-        f"(default {DEFAULT_EXECUTION_SECONDS:g}; 0 or none: no timeout; with --remote "
-        "the default is the server's, which caps it)",
-    )
+    add_timeout_option(parser, "; with --remote the default is the server's, which caps it")
     parser.add_argument(
         "--output-bytes",
         type=_at_least(MINIMUM_OUTPUT_BYTES),

@@ -13,16 +13,17 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ..computer import Computer, LanguageStatus
-from ..config import Limits, Timeouts
+from ..config import Limits
 from ..errors import RemoteError
 from ..messages import Message
 from ..options.interpreters import chosen_interpreters
 from ..options.remote import remote_computer
+from ..options.timeouts import execution_timeouts
 from .batch import Runner, Sink, read_lines, requests, run_batch
 from .sinks import ChunkSink, JsonSink
 from .terminal import TerminalSink
 
-__all__ = ["STDIN_HINT", "batch_timeouts", "cmd_demo", "cmd_run", "demo_source"]
+__all__ = ["STDIN_HINT", "cmd_demo", "cmd_run", "demo_source"]
 
 STDIN_HINT = (
     "lmc run: reading LMC messages as JSON lines from the terminal; "
@@ -46,18 +47,13 @@ class _Batch(Runner, Protocol):
     def __exit__(self, *exc_info: object) -> None: ...
 
 
-def batch_timeouts(args: argparse.Namespace) -> Timeouts:
-    """The Computer's timeouts for ``--timeout`` (None: the default; 0: no timeout)."""
-    if args.timeout is None:
-        return Timeouts()
-    return Timeouts(execution=args.timeout or None)
-
-
 def _open(args: argparse.Namespace) -> _Batch:
     if args.remote:
         return remote_computer(args)
     limits = Limits(output_bytes=args.output_bytes)
-    return Computer(timeouts=batch_timeouts(args), limits=limits, **chosen_interpreters(args))
+    return Computer(
+        timeouts=execution_timeouts(args.timeout), limits=limits, **chosen_interpreters(args)
+    )
 
 
 @contextmanager

@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import Timeouts
 from ..errors import MissingExtra
 from ..options.interpreters import add_interpreter_options, chosen_interpreters
+from ..options.timeouts import add_timeout_option, execution_timeouts
 
 if TYPE_CHECKING:
     from .workspace import Opener
@@ -62,17 +62,10 @@ def _positive(text: str) -> int:
     return value
 
 
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
-
-
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``lmc mcp`` to ``parser``."""
     parser.description = DESCRIPTION
-    parser.add_argument("--timeout", type=_seconds, help="default seconds per execution")
+    add_timeout_option(parser)
     http = parser.add_argument_group("HTTP (streamable HTTP instead of stdio)")
     http.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp")
     http.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
@@ -116,10 +109,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 def _opener(args: argparse.Namespace, root: Path | None) -> Opener:
     from .workspace import LocalOpener, RemoteOpener, SandboxOpener
 
-    timeouts = Timeouts(execution=args.timeout)
+    timeouts = execution_timeouts(args.timeout)
     if args.remote:
         token = args.remote_token or os.environ.get("LMC_REMOTE_TOKEN") or None
-        return RemoteOpener(args.remote, token, args.languages, args.timeout)
+        return RemoteOpener(args.remote, token, args.languages, args.timeout or None)
     if root is not None:
         return SandboxOpener(root, timeouts=timeouts if args.timeout else None)
     return LocalOpener(timeouts, chosen_interpreters(args))

@@ -24,9 +24,9 @@ from anyio.abc import TaskGroup
 
 from ..computer import Computer
 from ..computer_like import ComputerLike
-from ..config import Timeouts
 from ..errors import MessageError, RemoteError, UsageError
 from ..messages import Message, new_id, parse_message
+from ..options.timeouts import execution_timeouts
 from .commands import (
     Code,
     Command,
@@ -96,7 +96,7 @@ class Repl:
                 args.languages = [*args.languages, self.options.language]
             return remote_computer(args)
         return Computer(
-            timeouts=Timeouts(execution=self.options.timeout),
+            timeouts=execution_timeouts(self.options.timeout),
             on_input=self._answer_input,
             **self.options.interpreters,
         )

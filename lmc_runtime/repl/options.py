@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..options.interpreters import Interpreters, add_interpreter_options, chosen_interpreters
 from ..options.remote import add_remote_options
+from ..options.timeouts import add_timeout_option
 
 __all__ = ["MODES", "ReplOptions", "add_arguments", "state_dir"]
 
@@ -65,13 +66,6 @@ class ReplOptions:
         )
 
 
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not (0 < value < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
-
-
 def _run(args: argparse.Namespace) -> int:
     from .launch import run_repl
 
@@ -86,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--plain", action="store_true", help="plain text, no colours (NO_COLOR too)")
     shown.add_argument("--jsonl", action="store_true", help="print the raw LMC messages")
-    parser.add_argument("--timeout", type=_seconds, default=None, help="seconds per execution")
+    add_timeout_option(parser)
     parser.add_argument(
         "--image-dir", default=None, help="where images go (default: STATE_DIR/images)"
     )

@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from lmc_runtime.cli.parser import build_parser
-from lmc_runtime.cli.running import batch_timeouts
+from lmc_runtime.options.timeouts import execution_timeouts
 from lmc_runtime.config import Limits, Timeouts
 from lmc_runtime.service.command import configure_parser as configure_serve
 from lmc_runtime.service.options import OPTIONS
@@ -17,19 +17,19 @@ from lmc_runtime.service.options import OPTIONS
 def test_lmc_run_has_the_default_execution_timeout(command: str) -> None:
     """Without --timeout, lmc run's executions stop after Timeouts()'s default."""
     args = build_parser().parse_args([command])
-    assert batch_timeouts(args).execution == Timeouts().execution == 300
+    assert execution_timeouts(args.timeout).execution == Timeouts().execution == 300
 
 
 @pytest.mark.parametrize("given", ["0", "none", "None"])
 def test_lmc_run_timeout_0_or_none_means_no_timeout(given: str) -> None:
     """--timeout 0 and --timeout none turn the execution timeout off."""
     args = build_parser().parse_args(["run", "--timeout", given])
-    assert batch_timeouts(args).execution is None
+    assert execution_timeouts(args.timeout).execution is None
 
 
 def test_lmc_run_timeout_takes_seconds() -> None:
     args = build_parser().parse_args(["run", "--timeout", "2.5"])
-    assert batch_timeouts(args).execution == 2.5
+    assert execution_timeouts(args.timeout).execution == 2.5
 
 
 @pytest.mark.parametrize("given", ["-1", "soon", "nan", "inf"])
