@@ -136,8 +136,8 @@ class Repl:
         return 0
 
     def _greet(self, name: str) -> None:
-        self.view.info(f"lmc repl · {name} · %help for help · Ctrl-D exits")
         status = self.computer.languages[name]
+        self.view.info(f"lmc repl · {name} · %help for help · Ctrl-D exits")
         if not status.available:
             self.view.error(f"{name} is not available here: {status.reason}")
 
