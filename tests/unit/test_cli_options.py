@@ -7,8 +7,8 @@ import argparse
 import pytest
 
 from lmc_runtime.cli.parser import build_parser
-from lmc_runtime.options.timeouts import execution_timeouts
 from lmc_runtime.config import Limits, Timeouts
+from lmc_runtime.options.timeouts import execution_timeouts
 from lmc_runtime.service.command import configure_parser as configure_serve
 from lmc_runtime.service.options import OPTIONS
 
