@@ -151,6 +151,7 @@ class SessionSettings:
             cwd=self.host_cwd,
             env=self.env,
             wrap=self.command,
+            lifeline=self.lifeline,
         )
 
 

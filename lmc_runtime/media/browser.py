@@ -24,6 +24,7 @@ import anyio
 from anyio.abc import Process
 
 from ..hostfs import HostDir, UnsafeEntry, remove_tree
+from ..lifeline import Lifeline
 from ..procs import read_tail, signal_group
 from .launch import Launch
 
@@ -127,7 +128,7 @@ async def take_screenshot(
             env={**os.environ, **launch.env},
             start_new_session=True,
         )
-    status, code = await _wait(process, timeout=timeout, stop=stop)
+    status, code = await _wait(process, timeout=timeout, stop=stop, lifeline=launch.lifeline)
     if status == "timeout":
         return Screenshot(status, problem=f"Chromium did not finish within {timeout:g} s")
     if status == "interrupted":
@@ -160,12 +161,12 @@ async def screenshot_page(
     """
     name = f"render-{secrets.token_hex(6)}"
     folder = launch.work_dir / name
-    folder.mkdir(parents=True)
+    await anyio.to_thread.run_sync(lambda: folder.mkdir(parents=True))
     shared = launch.shared_dir
     profile = shared / f"{name}-profile"
     try:
         page = folder / "page.html"
-        page.write_text(page_text, encoding="utf-8")
+        await anyio.to_thread.run_sync(lambda: page.write_text(page_text, encoding="utf-8"))
         argv = chromium_argv(chromium, page, shared / f"{name}.png", profile, window)
         with HostDir(shared) as where:
             shot = await take_screenshot(
@@ -186,10 +187,14 @@ async def screenshot_page(
     return shot
 
 
-async def _wait(process: Process, *, timeout: float, stop: anyio.Event) -> tuple[str, int | None]:
+async def _wait(
+    process: Process, *, timeout: float, stop: anyio.Event, lifeline: Lifeline | None
+) -> tuple[str, int | None]:
     """Wait for Chromium: ("ok", its code), or "timeout"/"interrupted"; its group is killed."""
     status = "ok"
     code: int | None = None
+    if lifeline is not None:
+        lifeline.hold(process.pid)
     try:
         async with anyio.create_task_group() as tg:
 
@@ -206,6 +211,8 @@ async def _wait(process: Process, *, timeout: float, stop: anyio.Event) -> tuple
                 status = "timeout"
             tg.cancel_scope.cancel()
     finally:
+        if lifeline is not None:
+            lifeline.release(process.pid)  # ended, or ended here, before it is reaped
         signal_group(process.pid)  # the renderer, GPU and zygote processes too
         with anyio.CancelScope(shield=True):
             await process.wait()

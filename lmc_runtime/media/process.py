@@ -13,6 +13,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from ..lifeline import Lifeline
+
 __all__ = ["Completed", "run_bounded"]
 
 
@@ -58,9 +60,10 @@ async def run_bounded(
     stdout_limit: int,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    lifeline: Lifeline | None = None,
 ) -> Completed:
-    """Run ``argv`` with ``stdin`` (in ``cwd``, with ``env``: by default this process's);
-    kill its whole process group after ``timeout`` seconds."""
+    """Run ``argv`` with ``stdin`` (in ``cwd``, with ``env``: by default this process's,
+    held by ``lifeline`` if given); kill its whole process group after ``timeout`` seconds."""
     out: list[bytes] = []
     err: list[bytes] = []
     overflow = [False]
@@ -73,6 +76,8 @@ async def run_bounded(
         env=env,
         start_new_session=True,
     )
+    if lifeline is not None:
+        lifeline.hold(process.pid)
     code: int | None = None
     try:
         with anyio.move_on_after(timeout):
@@ -82,6 +87,8 @@ async def run_bounded(
                 overflow[0] = await _read(process.stdout, stdout_limit, out)
             code = await process.wait()
     finally:
+        if lifeline is not None:
+            lifeline.release(process.pid)  # ended, or ended here, before it is reaped
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         with anyio.CancelScope(shield=True):

@@ -94,6 +94,7 @@ class CairoSvg:
             stdout_limit=limits.png_bytes,
             cwd=cwd,
             env=env,
+            lifeline=launch.lifeline if launch is not None else None,
         )
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
         if done.code is None:

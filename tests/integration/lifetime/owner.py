@@ -11,6 +11,9 @@
 ``drop``
     drops the Computer unclosed, collects garbage, prints ``DROPPED`` and waits
     until its stdin ends.
+
+``python owner.py html render``: prints ``RENDERING`` and renders a page whose
+script never ends, so that Chromium is busy when the owner is killed.
 """
 
 from __future__ import annotations
@@ -33,8 +36,17 @@ BUSY = {
 }
 
 
+#: A page Chromium never finishes loading: its screenshot waits until it is killed.
+ENDLESS = "<script>while (true) {}</script>"
+
+
 def main(language: str, mode: str) -> None:
     computer = Computer()
+    if mode == "render":
+        print("RENDERING", flush=True)
+        for _ in computer.run(language, ENDLESS, timeout=600):
+            pass
+        return
     code = (BUSY if mode == "busy" else IDLE)[language]
     for message in computer.run(language, code):
         text = message.content if isinstance(message.content, str) else ""

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,3 +111,53 @@ def test_a_computer_dropped_unclosed_ends_its_interpreter_once_collected(
     _assert_gone(pid)
     assert process.poll() is None, "the owner still runs: the collection ended it"
     process.communicate("", timeout=_GUARD)
+
+
+def _chromium_under(ancestor: int) -> list[int]:
+    """Chromium processes descending from ``ancestor``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        try:
+            argv0 = Path(entry.path, "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if b"chromium" in argv0 and _descends(pid, ancestor):
+            found.append(pid)
+    return found
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return False
+        if pid == ancestor:
+            return True
+    return False
+
+
+def test_regression_a_render_under_way_ends_with_its_killed_owner(
+    owner: list[subprocess.Popen[str]],
+) -> None:
+    """Regression: Chromium (an HTML screenshot, the SVG fallback) and the cairosvg
+    worker were not held by the Computer's lifeline: an owner killed mid-render left
+    them running. Now they end with it."""
+    if not Computer().languages["html"].available:
+        pytest.skip("chromium is not installed here")
+    process = subprocess.Popen(
+        [sys.executable, str(OWNER), "html", "render"], stdout=subprocess.PIPE, text=True
+    )
+    owner.append(process)
+    assert process.stdout is not None and process.stdout.readline().strip() == "RENDERING"
+    deadline = time.monotonic() + _GUARD
+    while not (browsers := _chromium_under(process.pid)):
+        assert time.monotonic() < deadline, "Chromium never started"
+        time.sleep(0.05)
+    process.kill()
+    process.wait(timeout=_GUARD)
+    for pid in browsers:
+        assert process_ended(pid, _GUARD), f"Chromium {pid} outlived its owner"
