@@ -27,12 +27,16 @@ IDLE = {
     "python": "import os\nprint(os.getpid())",
     "r": "cat(Sys.getpid(), '\\n')",
     "shell": "echo $$",
+    "javascript": "console.log(process.pid)",
+    "java": "System.out.println(ProcessHandle.current().pid());",
 }
 BUSY = {
     "python": "import os, signal, threading\nsignal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
     "print(os.getpid(), flush=True)\nthreading.Event().wait()",
     "r": "cat(Sys.getpid(), '\\n')\nflush(stdout())\nrepeat Sys.sleep(600)",
     "shell": "trap '' HUP TERM\necho $$\nwhile :; do sleep 600; done",
+    "javascript": "process.on('SIGHUP', () => {})\nconsole.log(process.pid)\nwhile (true) {}",
+    "java": "System.out.println(ProcessHandle.current().pid());\nwhile (true) {}",
 }
 
 

@@ -25,8 +25,8 @@ from ...waiters import process_ended
 OWNER = Path(__file__).with_name("owner.py")
 #: Bounds every wait: a kernel's start under load, the owner's end.
 _GUARD = 60.0
-#: Python and R are Jupyter kernels; the shell is on a PTY.
-LANGUAGES = ["python", "r", "shell"]
+#: Python and R are Jupyter kernels; the shell is on a PTY; node and Java are runners.
+LANGUAGES = ["python", "r", "shell", "javascript", "java"]
 
 
 @pytest.fixture(scope="module", autouse=True)
