@@ -150,10 +150,12 @@ _lmc_install()
 del _lmc_install
 
 
-def _lmc_install_displays() -> None:
-    """Image.show() and files Image.save() writes as displays, every matplotlib
-    figure once whatever the backend, and chart data beside each (``lmc_displays.py``
-    beside this file says how; it imports neither PIL nor matplotlib)."""
+def _lmc_install_modules() -> None:
+    """The kernel's parts that live beside this file, each a module with
+    ``install(ip)``: ``lmc_displays.py`` (Image.show() and files Image.save()
+    writes as displays, every matplotlib figure once whatever the backend, and
+    chart data beside each; it imports neither PIL nor matplotlib) and
+    ``lmc_pip.py`` (``%pip`` that fails its cell when pip fails)."""
     import importlib.util
     import os
 
@@ -162,17 +164,18 @@ def _lmc_install_displays() -> None:
     ip = get_ipython()
     if ip is None or getattr(ip, "kernel", None) is None:
         return
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_displays.py")
-    spec = importlib.util.spec_from_file_location("_lmc_displays", path)
-    if spec is None or spec.loader is None:
-        return
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.install(ip)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("lmc_displays", "lmc_pip"):
+        spec = importlib.util.spec_from_file_location(f"_{name}", os.path.join(here, f"{name}.py"))
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.install(ip)
 
 
-_lmc_install_displays()
-del _lmc_install_displays
+_lmc_install_modules()
+del _lmc_install_modules
 
 
 def _lmc_install_env() -> None:
@@ -251,63 +254,3 @@ def _lmc_install_begun() -> None:
 
 _lmc_install_begun()
 del _lmc_install_begun
-
-
-def _lmc_install_pip() -> None:
-    """``%pip`` runs pip with this kernel's Python and fails the cell when pip
-    fails (IPython's own only prints), with pip's output free of ANSI codes.
-    The user site folder (``PYTHONUSERBASE``, where a sandboxed session's pip
-    installs) goes on ``sys.path`` if a kernel forked before it was set lacks it."""
-    import importlib
-    import os
-    import re
-    import shlex
-    import site
-    import subprocess
-    import sys
-
-    from IPython import get_ipython
-
-    base = os.environ.get("PYTHONUSERBASE")
-    if base and not sys.flags.no_user_site:
-        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-        folder = os.path.join(base, "lib", version, "site-packages")
-        if os.path.isdir(folder) and folder not in sys.path:
-            site.addsitedir(folder)
-    ip = get_ipython()
-    if ip is None:
-        return
-    ansi = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
-
-    class PipFailed(Exception):
-        def _render_traceback_(self) -> list[str]:
-            return [f"PipFailed: {self}"]
-
-    def pip(line: str) -> None:
-        argv = [sys.executable, "-m", "pip", *shlex.split(line)]
-        env = {**os.environ, "PIP_NO_COLOR": "1"}
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        try:
-            assert process.stdout is not None
-            for raw in process.stdout:
-                print(ansi.sub("", raw.decode("utf-8", "replace")), end="", flush=True)
-            status = process.wait()
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-        importlib.invalidate_caches()
-        if status != 0:
-            raise PipFailed(f"pip {line} failed with exit status {status}")
-
-    ip.register_magic_function(pip, "line", "pip")
-
-
-_lmc_install_pip()
-del _lmc_install_pip
