@@ -8,8 +8,9 @@
   discarded for ``header_timeout`` seconds at most.
 * **The cap**: at most ``max_connections`` connections, and never more than
   half the file descriptor limit. A new connection past the cap closes the
-  connection that has waited longest for its headers; only when none is
-  waiting is the new one refused with a 503.
+  connection that has waited longest for its headers, or else the one whose
+  body comes slowest, below ``min_body_rate`` (a 408); only when there is
+  neither is the new one refused with a 503.
 
 A request that times out gets a JSON 408 (``request_timeout``) if it had
 started and nothing has been answered yet; then the connection is closed.
