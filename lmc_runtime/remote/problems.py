@@ -7,27 +7,28 @@ import json
 from typing import Any
 
 from .. import errors
+from ..error_codes import ErrorCode
 
-__all__ = ["USER_ERRORS", "error_from", "error_from_body", "parse_error"]
+__all__ = ["BY_STATUS", "USER_ERRORS", "error_from", "error_from_body", "parse_error"]
 
 #: Error codes and the exception each one raises; any other code raises by status.
 _BY_CODE: dict[str, type[errors.RemoteError]] = {
-    "unauthorized": errors.RemoteUnauthorized,
-    "forbidden": errors.RemoteUnauthorized,
-    "not_found": errors.RemoteSessionNotFound,
-    "session_ended": errors.RemoteSessionEnded,
-    "session_lost": errors.RemoteSessionLost,
-    "busy": errors.RemoteBusy,
-    "too_many_sessions": errors.RemoteCapacityExceeded,
-    "bad_path": errors.RemotePathError,
-    "unsafe_path": errors.RemotePathError,
-    "not_a_regular_file": errors.RemotePathError,
-    "is_a_directory": errors.RemotePathError,
-    "not_a_directory": errors.RemotePathError,
-    "file_not_found": errors.RemoteFileNotFound,
-    "file_exists": errors.RemoteFileExists,
-    "directory_not_empty": errors.RemoteFileExists,
-    "too_large": errors.RemoteTooLarge,
+    ErrorCode.UNAUTHORIZED: errors.RemoteUnauthorized,
+    ErrorCode.FORBIDDEN: errors.RemoteUnauthorized,
+    ErrorCode.NOT_FOUND: errors.RemoteSessionNotFound,
+    ErrorCode.SESSION_ENDED: errors.RemoteSessionEnded,
+    ErrorCode.SESSION_LOST: errors.RemoteSessionLost,
+    ErrorCode.BUSY: errors.RemoteBusy,
+    ErrorCode.TOO_MANY_SESSIONS: errors.RemoteCapacityExceeded,
+    ErrorCode.BAD_PATH: errors.RemotePathError,
+    ErrorCode.UNSAFE_PATH: errors.RemotePathError,
+    ErrorCode.NOT_A_REGULAR_FILE: errors.RemotePathError,
+    ErrorCode.IS_A_DIRECTORY: errors.RemotePathError,
+    ErrorCode.NOT_A_DIRECTORY: errors.RemotePathError,
+    ErrorCode.FILE_NOT_FOUND: errors.RemoteFileNotFound,
+    ErrorCode.FILE_EXISTS: errors.RemoteFileExists,
+    ErrorCode.DIRECTORY_NOT_EMPTY: errors.RemoteFileExists,
+    ErrorCode.TOO_LARGE: errors.RemoteTooLarge,
 }
 _BY_STATUS: dict[int, type[errors.RemoteError]] = {
     401: errors.RemoteUnauthorized,
@@ -41,7 +42,36 @@ _BY_STATUS: dict[int, type[errors.RemoteError]] = {
 
 #: Refusals of an execution that are the user's doing, answered with a
 #: not-understood message (as ``Computer`` does) instead of raised.
-USER_ERRORS = frozenset({"malformed", "unknown_language", "language_unavailable"})
+USER_ERRORS = frozenset(
+    {ErrorCode.MALFORMED, ErrorCode.UNKNOWN_LANGUAGE, ErrorCode.LANGUAGE_UNAVAILABLE}
+)
+
+#: Codes the server answers that raise by their status alone, on purpose: their
+#: status says all a caller can act on (a 400 is a plain :class:`RemoteError`).
+BY_STATUS = frozenset(
+    {
+        ErrorCode.BAD_REQUEST,
+        ErrorCode.METHOD_NOT_ALLOWED,
+        ErrorCode.REQUEST_TIMEOUT,
+        ErrorCode.CLIENT_DISCONNECTED,
+        ErrorCode.TOO_MANY_CONNECTIONS,
+        ErrorCode.NETWORK_NOT_ALLOWED,
+        ErrorCode.SESSION_FAILED,
+        ErrorCode.CONFLICT,
+        ErrorCode.LIMIT_TOO_HIGH,
+        ErrorCode.KERNEL_START_FAILED,
+        ErrorCode.KERNEL_DIED,
+        ErrorCode.BACKEND_ERROR,
+        ErrorCode.SANDBOX_UNAVAILABLE,
+        ErrorCode.SANDBOX_ERROR,
+        ErrorCode.UNAVAILABLE,
+        ErrorCode.SHUTTING_DOWN,
+        ErrorCode.STORE_UNAVAILABLE,
+        ErrorCode.IO_ERROR,
+        ErrorCode.INTERNAL,
+        ErrorCode.ERROR,
+    }
+)
 
 
 def error_from(status: int, code: str, message: str) -> errors.RemoteError:
@@ -57,7 +87,7 @@ def parse_error(status: int, body: bytes) -> tuple[str, str]:
         return str(detail["code"]), str(detail["message"])
     except (ValueError, KeyError, TypeError):
         text = body.decode("utf-8", "replace").strip()[:300]
-        return "error", f"HTTP {status}" + (f": {text}" if text else "")
+        return ErrorCode.ERROR, f"HTTP {status}" + (f": {text}" if text else "")
 
 
 def error_from_body(status: int, body: bytes) -> errors.RemoteError:

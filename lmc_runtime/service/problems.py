@@ -23,6 +23,7 @@ from starlette.requests import ClientDisconnect, HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
+from ..error_codes import ErrorCode
 from ..sandbox import fileops
 from ..web.bodies import invalid_http_body
 from .models import ErrorBody, ErrorDetail
@@ -44,101 +45,113 @@ class Problem(NamedTuple):
     """What a client is told of an error: an HTTP status, a code and a clear sentence."""
 
     status: int
-    code: str
+    code: ErrorCode
     message: str
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
+def error_response(status: int, code: ErrorCode, message: str) -> JSONResponse:
     """The JSON error body with ``status``."""
     body = ErrorBody(error=ErrorDetail(code=code, message=message))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 
-_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    408: "request_timeout",
-    409: "busy",
-    410: "session_lost",
-    413: "too_large",
-    429: "too_many_sessions",
-    503: "unavailable",
+_CODES: dict[int, ErrorCode] = {
+    400: ErrorCode.BAD_REQUEST,
+    401: ErrorCode.UNAUTHORIZED,
+    403: ErrorCode.FORBIDDEN,
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    408: ErrorCode.REQUEST_TIMEOUT,
+    409: ErrorCode.BUSY,
+    410: ErrorCode.SESSION_LOST,
+    413: ErrorCode.TOO_LARGE,
+    429: ErrorCode.TOO_MANY_SESSIONS,
+    503: ErrorCode.UNAVAILABLE,
 }
 
 #: Exception classes and what they answer: status, code, and a summary that the
 #: exception's first line follows, or None where the exception's own sentence is
 #: the whole message (the service's refusals). The most derived class listed wins.
-_MAPPED: dict[type[Exception], tuple[int, str, str | None]] = {
-    errors.SessionNotFound: (404, "not_found", None),
-    errors.SessionEnded: (404, "session_ended", None),
-    errors.SessionLost: (410, "session_lost", None),
-    errors.SessionBusy: (409, "busy", None),
-    errors.SessionStartFailed: (503, "session_failed", None),
-    errors.CapacityExceeded: (429, "too_many_sessions", None),
-    errors.LimitTooHigh: (400, "limit_too_high", None),
-    errors.NetworkNotAllowed: (403, "network_not_allowed", None),
-    errors.UnknownLanguage: (400, "unknown_language", None),
-    errors.LanguageUnavailable: (400, "language_unavailable", None),
-    errors.ShuttingDown: (503, "shutting_down", None),
-    errors.ServiceUnavailable: (503, "unavailable", None),
-    errors.InvalidRequest: (400, "bad_request", None),
-    errors.MalformedRequest: (400, "malformed", None),
-    errors.RequestTooLarge: (413, "too_large", None),
-    errors.TokenRejected: (401, "unauthorized", None),
-    errors.OriginNotAllowed: (403, "forbidden", None),
-    errors.HostNotAllowed: (403, "forbidden", None),
-    errors.BadPath: (400, "bad_path", None),
-    errors.SessionFileNotFound: (404, "file_not_found", None),
-    errors.NotARegularFile: (400, "not_a_regular_file", None),
-    errors.PathIsDirectory: (400, "is_a_directory", None),
-    errors.PathRefused: (400, "unsafe_path", None),
-    errors.DiskLimitExceeded: (413, "too_large", None),
-    errors.FileExists: (409, "file_exists", None),
-    errors.DirectoryNotEmpty: (409, "directory_not_empty", None),
-    errors.PathNotDirectory: (400, "not_a_directory", None),
-    fileops.BadDestination: (400, "bad_path", None),
-    fileops.NoSuchFile: (404, "file_not_found", None),
-    fileops.IsADirectory: (400, "is_a_directory", None),
-    fileops.Refused: (400, "unsafe_path", None),
-    fileops.AlreadyExists: (409, "file_exists", None),
-    fileops.NotEmpty: (409, "directory_not_empty", None),
-    fileops.NotADirectory: (400, "not_a_directory", None),
-    fileops.FileOpError: (400, "bad_request", None),
-    errors.ServiceError: (400, "bad_request", None),
-    ClientDisconnect: (400, "client_disconnected", "the client left before the request ended"),
-    errors.MessageError: (400, "malformed", "the message is malformed"),
-    errors.UnsafePath: (400, "unsafe_path", "the path is not allowed"),
-    errors.InvalidThreadId: (400, "bad_request", "invalid thread id"),
-    errors.ThreadNotFound: (404, "not_found", "no such thread"),
-    errors.ThreadExists: (409, "conflict", "the thread already exists"),
-    errors.StoreError: (503, "store_unavailable", "the transcript store failed"),
-    errors.UsageError: (409, "conflict", "the session cannot do that now"),
-    errors.BackendUnavailable: (400, "language_unavailable", "the language is not available"),
-    errors.KernelStartError: (409, "kernel_start_failed", "the interpreter could not start"),
-    errors.KernelDied: (409, "kernel_died", "the interpreter ended unexpectedly"),
-    errors.BackendError: (409, "backend_error", "the interpreter failed"),
-    errors.SandboxUnavailable: (503, "sandbox_unavailable", "the sandbox cannot run here"),
-    errors.SandboxError: (409, "sandbox_error", "the session's sandbox failed"),
-    errors.LMCError: (400, "bad_request", "the request cannot be done"),
-    FileNotFoundError: (404, "file_not_found", "no such file"),
-    IsADirectoryError: (400, "is_a_directory", "the path is a directory"),
-    NotADirectoryError: (400, "not_a_directory", "a path component is not a directory"),
-    PermissionError: (403, "forbidden", "permission denied"),
-    OSError: (503, "io_error", "the service could not do its part"),
+_MAPPED: dict[type[Exception], tuple[int, ErrorCode, str | None]] = {
+    errors.SessionNotFound: (404, ErrorCode.NOT_FOUND, None),
+    errors.SessionEnded: (404, ErrorCode.SESSION_ENDED, None),
+    errors.SessionLost: (410, ErrorCode.SESSION_LOST, None),
+    errors.SessionBusy: (409, ErrorCode.BUSY, None),
+    errors.SessionStartFailed: (503, ErrorCode.SESSION_FAILED, None),
+    errors.CapacityExceeded: (429, ErrorCode.TOO_MANY_SESSIONS, None),
+    errors.LimitTooHigh: (400, ErrorCode.LIMIT_TOO_HIGH, None),
+    errors.NetworkNotAllowed: (403, ErrorCode.NETWORK_NOT_ALLOWED, None),
+    errors.UnknownLanguage: (400, ErrorCode.UNKNOWN_LANGUAGE, None),
+    errors.LanguageUnavailable: (400, ErrorCode.LANGUAGE_UNAVAILABLE, None),
+    errors.ShuttingDown: (503, ErrorCode.SHUTTING_DOWN, None),
+    errors.ServiceUnavailable: (503, ErrorCode.UNAVAILABLE, None),
+    errors.InvalidRequest: (400, ErrorCode.BAD_REQUEST, None),
+    errors.MalformedRequest: (400, ErrorCode.MALFORMED, None),
+    errors.RequestTooLarge: (413, ErrorCode.TOO_LARGE, None),
+    errors.TokenRejected: (401, ErrorCode.UNAUTHORIZED, None),
+    errors.OriginNotAllowed: (403, ErrorCode.FORBIDDEN, None),
+    errors.HostNotAllowed: (403, ErrorCode.FORBIDDEN, None),
+    errors.BadPath: (400, ErrorCode.BAD_PATH, None),
+    errors.SessionFileNotFound: (404, ErrorCode.FILE_NOT_FOUND, None),
+    errors.NotARegularFile: (400, ErrorCode.NOT_A_REGULAR_FILE, None),
+    errors.PathIsDirectory: (400, ErrorCode.IS_A_DIRECTORY, None),
+    errors.PathRefused: (400, ErrorCode.UNSAFE_PATH, None),
+    errors.DiskLimitExceeded: (413, ErrorCode.TOO_LARGE, None),
+    errors.FileExists: (409, ErrorCode.FILE_EXISTS, None),
+    errors.DirectoryNotEmpty: (409, ErrorCode.DIRECTORY_NOT_EMPTY, None),
+    errors.PathNotDirectory: (400, ErrorCode.NOT_A_DIRECTORY, None),
+    fileops.BadDestination: (400, ErrorCode.BAD_PATH, None),
+    fileops.NoSuchFile: (404, ErrorCode.FILE_NOT_FOUND, None),
+    fileops.IsADirectory: (400, ErrorCode.IS_A_DIRECTORY, None),
+    fileops.Refused: (400, ErrorCode.UNSAFE_PATH, None),
+    fileops.AlreadyExists: (409, ErrorCode.FILE_EXISTS, None),
+    fileops.NotEmpty: (409, ErrorCode.DIRECTORY_NOT_EMPTY, None),
+    fileops.NotADirectory: (400, ErrorCode.NOT_A_DIRECTORY, None),
+    fileops.FileOpError: (400, ErrorCode.BAD_REQUEST, None),
+    errors.ServiceError: (400, ErrorCode.BAD_REQUEST, None),
+    ClientDisconnect: (
+        400,
+        ErrorCode.CLIENT_DISCONNECTED,
+        "the client left before the request ended",
+    ),
+    errors.MessageError: (400, ErrorCode.MALFORMED, "the message is malformed"),
+    errors.UnsafePath: (400, ErrorCode.UNSAFE_PATH, "the path is not allowed"),
+    errors.InvalidThreadId: (400, ErrorCode.BAD_REQUEST, "invalid thread id"),
+    errors.ThreadNotFound: (404, ErrorCode.NOT_FOUND, "no such thread"),
+    errors.ThreadExists: (409, ErrorCode.CONFLICT, "the thread already exists"),
+    errors.StoreError: (503, ErrorCode.STORE_UNAVAILABLE, "the transcript store failed"),
+    errors.UsageError: (409, ErrorCode.CONFLICT, "the session cannot do that now"),
+    errors.BackendUnavailable: (
+        400,
+        ErrorCode.LANGUAGE_UNAVAILABLE,
+        "the language is not available",
+    ),
+    errors.KernelStartError: (
+        409,
+        ErrorCode.KERNEL_START_FAILED,
+        "the interpreter could not start",
+    ),
+    errors.KernelDied: (409, ErrorCode.KERNEL_DIED, "the interpreter ended unexpectedly"),
+    errors.BackendError: (409, ErrorCode.BACKEND_ERROR, "the interpreter failed"),
+    errors.SandboxUnavailable: (503, ErrorCode.SANDBOX_UNAVAILABLE, "the sandbox cannot run here"),
+    errors.SandboxError: (409, ErrorCode.SANDBOX_ERROR, "the session's sandbox failed"),
+    errors.LMCError: (400, ErrorCode.BAD_REQUEST, "the request cannot be done"),
+    FileNotFoundError: (404, ErrorCode.FILE_NOT_FOUND, "no such file"),
+    IsADirectoryError: (400, ErrorCode.IS_A_DIRECTORY, "the path is a directory"),
+    NotADirectoryError: (400, ErrorCode.NOT_A_DIRECTORY, "a path component is not a directory"),
+    PermissionError: (403, ErrorCode.FORBIDDEN, "permission denied"),
+    OSError: (503, ErrorCode.IO_ERROR, "the service could not do its part"),
     # The validation the dataclasses do themselves (limits below the minimums...).
-    ValueError: (400, "bad_request", "invalid value"),
+    ValueError: (400, ErrorCode.BAD_REQUEST, "invalid value"),
 }
 
-_ERRNO_MAPPED = {
-    errno.ENAMETOOLONG: (400, "bad_path", "the path is too long"),
-    errno.ELOOP: (400, "unsafe_path", "the path goes through a symbolic link"),
-    errno.EFBIG: (413, "too_large", "the file does not fit the session's limits"),
-    errno.ENOSPC: (413, "too_large", "the session's disk is full"),
-    errno.EDQUOT: (413, "too_large", "the session's disk quota is used up"),
+_ERRNO_MAPPED: dict[int, tuple[int, ErrorCode, str]] = {
+    errno.ENAMETOOLONG: (400, ErrorCode.BAD_PATH, "the path is too long"),
+    errno.ELOOP: (400, ErrorCode.UNSAFE_PATH, "the path goes through a symbolic link"),
+    errno.EFBIG: (413, ErrorCode.TOO_LARGE, "the file does not fit the session's limits"),
+    errno.ENOSPC: (413, ErrorCode.TOO_LARGE, "the session's disk is full"),
+    errno.EDQUOT: (413, ErrorCode.TOO_LARGE, "the session's disk quota is used up"),
 }
 
 
@@ -147,7 +160,7 @@ def problem_for(exc: BaseException) -> Problem | None:
     if isinstance(exc, OSError) and exc.errno in _ERRNO_MAPPED:
         return Problem(*_ERRNO_MAPPED[exc.errno])
     if isinstance(exc, ValidationError):
-        return Problem(400, "bad_request", validation_text(exc))
+        return Problem(400, ErrorCode.BAD_REQUEST, validation_text(exc))
     for cls in type(exc).__mro__:
         if cls in _MAPPED:
             status, code, summary = _MAPPED[cls]
@@ -188,7 +201,7 @@ class LastResort:
             logger.error("internal error on %s", _where(HTTPConnection(scope)), exc_info=exc)
             if started:
                 raise
-            response = error_response(500, "internal", "internal error; see the server log")
+            response = error_response(500, ErrorCode.INTERNAL, "internal error; see the server log")
             await response(scope, receive, send)
 
 
@@ -206,11 +219,13 @@ def install_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return error_response(400, "bad_request", invalid_fields(exc.errors(), located=True))
+        return error_response(
+            400, ErrorCode.BAD_REQUEST, invalid_fields(exc.errors(), located=True)
+        )
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
-        code = _CODES.get(exc.status_code, "error")
+        code = _CODES.get(exc.status_code, ErrorCode.ERROR)
         return error_response(exc.status_code, code, str(exc.detail))
 
     for cls in _MAPPED:

@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse
 
 from .. import replies
 from ..adapters.chunks import ChunkAssembler, to_chunks
+from ..error_codes import ErrorCode
 from ..errors import MessageError, SessionBusy, SessionEnded, TokenRejected
 from ..intake import code_message, raw_id
 from ..messages import Message
@@ -269,7 +270,7 @@ def ws_router() -> APIRouter:
             problem = problem_for(exc)
             if problem is None:
                 logger.error("internal error on a WebSocket handshake", exc_info=exc)
-                problem = Problem(500, "internal", "internal error; see the server log")
+                problem = Problem(500, ErrorCode.INTERNAL, "internal error; see the server log")
             close_code = 1011 if problem.status >= 500 else 1008
             response = error_response(problem.status, problem.code, problem.message)
             await _refuse(websocket, response, close_code)
