@@ -77,5 +77,20 @@ def test_kernel_died_keeps_description_and_exit_code() -> None:
 
 
 def test_package_reexports_the_same_classes() -> None:
-    for name in errors.__all__:
+    exported = [name for name in lmc_runtime.__all__ if name in errors.__all__]
+    assert exported
+    for name in exported:
         assert getattr(lmc_runtime, name) is getattr(errors, name)
+
+
+def test_package_exports_only_what_users_catch() -> None:
+    """The top level stays short: at most 25 names, and none of the server's refusals."""
+    assert len(lmc_runtime.__all__) <= 25
+    assert len(set(lmc_runtime.__all__)) == len(lmc_runtime.__all__)
+    for name in ("LMCError", "UsageError", "MessageError", "KernelStartError", "RemoteError"):
+        assert name in lmc_runtime.__all__
+    for name in lmc_runtime.__all__:
+        assert hasattr(lmc_runtime, name)
+        exc = getattr(lmc_runtime, name)
+        assert not (isinstance(exc, type) and issubclass(exc, errors.ServiceError)), name
+    assert not hasattr(lmc_runtime, "SessionNotFound")
