@@ -22,7 +22,7 @@ from .errors import ArgumentTypeError, ArgumentValueError
 from .messages import Message
 
 if TYPE_CHECKING:
-    from .backends.jupyter.gateway_rest import Gateway
+    from .backends.jupyter.gateway.rest import Gateway
 
 __all__ = [
     "MessageInput",
@@ -70,7 +70,7 @@ def gateway(url: object, token: object) -> Gateway | None:
             raise ArgumentTypeError(f"{name}= must be a string, not {type(value).__name__}")
     assert url is None or isinstance(url, str)
     assert token is None or isinstance(token, str)
-    from .backends.jupyter.gateway_rest import Gateway
+    from .backends.jupyter.gateway.rest import Gateway
 
     try:
         return Gateway.chosen(url, token)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from lmc_runtime.backends.jupyter.gateway_rest import Gateway
+from lmc_runtime.backends.jupyter.gateway.rest import Gateway
 from lmc_runtime.backends.registry import Registry
 from lmc_runtime.computer import Computer
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from .jupyter.backend import JupyterBackend, probe
-from .jupyter.gateway_rest import Gateway
-from .jupyter.gateway_startup import python_startup
+from .jupyter.gateway.rest import Gateway
+from .jupyter.gateway.startup import python_startup
 
 __all__ = ["PythonBackend"]
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 from .jupyter.backend import JupyterBackend, probe
 from .jupyter.execution import JupyterExecution
-from .jupyter.gateway_rest import Gateway
-from .jupyter.gateway_startup import r_startup
+from .jupyter.gateway.rest import Gateway
+from .jupyter.gateway.startup import r_startup
 
 __all__ = ["IRKERNEL_MISSING", "R_MISSING", "RBackend"]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .base import Availability, Backend
 
 if TYPE_CHECKING:
-    from .jupyter.gateway_rest import Gateway
+    from .jupyter.gateway.rest import Gateway
 
 __all__ = ["BackendEntry", "Registry", "default_entries"]
 

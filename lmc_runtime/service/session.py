@@ -21,7 +21,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from .. import replies
-from ..backends.jupyter.gateway_rest import Gateway
+from ..backends.jupyter.gateway.rest import Gateway
 from ..backends.registry import Registry
 from ..computer import Computer
 from ..errors import SessionBusy, SessionEnded

@@ -4,7 +4,8 @@ Subclasses name the kernelspec, may start another interpreter than its
 ``argv[0]`` (:meth:`JupyterBackend.program`) and say what the language needs
 (:meth:`JupyterBackend.requirement`); the core does turns, deadlines, the stop
 ladder and restarts. With a ``gateway``, kernels run there instead
-(:class:`~.gateway.GatewayInterpreter`), set up by :meth:`JupyterBackend.gateway_startup`.
+(:class:`~.gateway.interpreter.GatewayInterpreter`), set up by
+:meth:`JupyterBackend.gateway_startup`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..base import Availability, SessionSettings
 from ..core import Interpreter, Route, SupervisedBackend, SupervisedSession
 from ..kernelspecs import kernels_dir
 from .execution import JupyterExecution, KernelRoute
-from .gateway_rest import Gateway
+from .gateway.rest import Gateway
 from .interpreter import WHO, JupyterInterpreter
 
 __all__ = ["JupyterBackend", "probe"]
@@ -148,7 +149,7 @@ class JupyterBackend(SupervisedBackend):
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> Interpreter:
         if self.gateway is not None:
-            from .gateway import GatewayInterpreter
+            from .gateway.interpreter import GatewayInterpreter
 
             remote_env = self.gateway.env if self.gateway.env is not None else settings.env
             return GatewayInterpreter(

@@ -9,7 +9,7 @@ import pytest
 
 from lmc_runtime import Computer, Timeouts
 from lmc_runtime.backends import Registry
-from lmc_runtime.backends.jupyter.gateway_rest import Gateway
+from lmc_runtime.backends.jupyter.gateway.rest import Gateway
 
 from .server import KernelGateway
 

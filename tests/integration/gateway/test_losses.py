@@ -14,7 +14,7 @@ import pytest
 
 from lmc_runtime import Computer
 from lmc_runtime.backends import Registry
-from lmc_runtime.backends.jupyter.gateway_rest import Gateway
+from lmc_runtime.backends.jupyter.gateway.rest import Gateway
 
 from ..conftest import run
 from .actions import run_then

@@ -81,7 +81,7 @@ def test_r_runs_on_the_gateway_with_its_active_line_and_plots(shared: Computer) 
 
 
 def test_a_gateway_that_refuses_the_token_gets_one_clear_reply(kernel_gateway) -> None:  # type: ignore[no-untyped-def]
-    from lmc_runtime.backends.jupyter.gateway_rest import Gateway
+    from lmc_runtime.backends.jupyter.gateway.rest import Gateway
 
     registry = Registry(gateway=Gateway(kernel_gateway.url, "wrong-token"))
     with Computer(registry=registry) as computer:

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import anyio
 
-from ...errors import GatewayError, MissingExtra
+from ....errors import GatewayError, MissingExtra
 
 __all__ = ["TOKEN_VARIABLE", "URL_VARIABLE", "Gateway", "GatewayClient"]
 

@@ -33,9 +33,9 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ...errors import GatewayError, MissingExtra
-from .channels import Dispatch
-from .gateway_rest import GatewayClient
+from ....errors import GatewayError, MissingExtra
+from ..channels import Dispatch
+from .rest import GatewayClient
 
 __all__ = ["GatewayChannels"]
 

@@ -32,16 +32,16 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from ...errors import GatewayError, KernelStalled, KernelStartError
-from ...replies import Status
-from ..base import ExecutionOptions
-from ..core import Deliver, Finished, Gone, Output, Route
-from ..core.turns import first_of
-from .conversation import Conversation
-from .gateway_channels import GatewayChannels
-from .gateway_rest import Gateway, GatewayClient
-from .items import is_idle
-from .kernel import KernelInterpreter, execute_request
+from ....errors import GatewayError, KernelStalled, KernelStartError
+from ....replies import Status
+from ...base import ExecutionOptions
+from ...core import Deliver, Finished, Gone, Output, Route
+from ...core.turns import first_of
+from ..conversation import Conversation
+from ..items import is_idle
+from ..kernel import KernelInterpreter, execute_request
+from .channels import GatewayChannels
+from .rest import Gateway, GatewayClient
 
 __all__ = ["GatewayInterpreter"]
 

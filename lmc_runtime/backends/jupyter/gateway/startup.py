@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from ..kernelspecs import kernels_dir
+from ...kernelspecs import kernels_dir
 
 __all__ = ["python_startup", "r_startup"]
 
