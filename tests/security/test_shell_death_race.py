@@ -51,6 +51,7 @@ def test_a_run_right_after_the_shell_is_killed_from_inside_runs_its_code(server:
         for round_ in range(ROUNDS):
             server.execute(sid, KILL_ALL, language="shell")
             after = output(server.execute(sid, "echo alive3", language="shell"))
-            assert after.endswith("alive3\n"), (round_, after)
+            # The dying shell may yet take the run and end under it: its code ran then too.
+            assert "alive3\n" in after, (round_, after)
     finally:
         server.delete(sid)
