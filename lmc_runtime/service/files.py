@@ -18,21 +18,19 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
-from ..errors import (
+from ..errors import LMCError, ServiceError, UnsafePath
+from ..sandbox import fileops, open_in_session
+from ..sandbox.upload import SessionUpload
+from .errors import (
     BadPath,
     DiskLimitExceeded,
     InvalidRequest,
-    LMCError,
     NotARegularFile,
     PathIsDirectory,
     PathRefused,
     RequestTooLarge,
-    ServiceError,
     SessionFileNotFound,
-    UnsafePath,
 )
-from ..sandbox import fileops, open_in_session
-from ..sandbox.upload import SessionUpload
 from .file_models import (
     DirectoryListing,
     FileInfo,

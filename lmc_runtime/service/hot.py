@@ -21,9 +21,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import MalformedRequest, MessageError
+from ..errors import MessageError
 from ..intake import code_message
 from .drain import drain_of
+from .errors import MalformedRequest
 from .state import service_of
 from .streams import NdjsonExecution, parse_json, read_body
 

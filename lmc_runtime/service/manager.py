@@ -14,7 +14,13 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
-from ..errors import (
+from ..sandbox import Sandbox, SandboxPolicy
+from ..sandbox.forks import ForkServer
+from ..sandbox.hostview import HostView
+from ..sandbox.stale import clean_stale_sessions
+from .datadir import DataDirLock
+from .demand import Demand
+from .errors import (
     CapacityExceeded,
     ServiceUnavailable,
     SessionEnded,
@@ -23,12 +29,6 @@ from ..errors import (
     SessionStartFailed,
     ShuttingDown,
 )
-from ..sandbox import Sandbox, SandboxPolicy
-from ..sandbox.forks import ForkServer
-from ..sandbox.hostview import HostView
-from ..sandbox.stale import clean_stale_sessions
-from .datadir import DataDirLock
-from .demand import Demand
 from .models import CreateSession
 from .pool import Pool
 from .replicas import issued_by, new_session_id

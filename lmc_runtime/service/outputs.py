@@ -15,8 +15,9 @@ import anyio
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
-from ..errors import BadPath, LMCError, SessionFileNotFound
+from ..errors import LMCError
 from ..sandbox import open_in_session
+from .errors import BadPath, SessionFileNotFound
 from .routes import _ERRORS
 from .state import service_of
 from .streams import streamed_file

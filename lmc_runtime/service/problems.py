@@ -1,7 +1,8 @@
 """API errors, rendered as ``{"error": {"code", "message"}}``.
 
 The service raises the exceptions of :mod:`lmc_runtime.errors` (a
-:class:`~lmc_runtime.errors.ServiceError` for what it refuses on purpose). They
+:class:`~lmc_runtime.errors.ServiceError`, most of them in
+:mod:`lmc_runtime.service.errors`, for what it refuses on purpose). They
 are mapped here to a :class:`Problem`, by their class, in one table
 (:data:`_MAPPED`): a bad request is a 4xx, a service that cannot do its part is
 a 503, and only an exception nobody foresaw is a 500, whose traceback goes to
@@ -26,6 +27,7 @@ from .. import errors
 from ..error_codes import ErrorCode
 from ..sandbox import fileops
 from ..web.bodies import invalid_http_body
+from . import errors as refusals
 from .models import ErrorBody, ErrorDetail
 from .wording import invalid_fields, validation_text
 
@@ -74,33 +76,33 @@ _CODES: dict[int, ErrorCode] = {
 #: exception's first line follows, or None where the exception's own sentence is
 #: the whole message (the service's refusals). The most derived class listed wins.
 _MAPPED: dict[type[Exception], tuple[int, ErrorCode, str | None]] = {
-    errors.SessionNotFound: (404, ErrorCode.NOT_FOUND, None),
-    errors.SessionEnded: (404, ErrorCode.SESSION_ENDED, None),
-    errors.SessionLost: (410, ErrorCode.SESSION_LOST, None),
-    errors.SessionBusy: (409, ErrorCode.BUSY, None),
-    errors.SessionStartFailed: (503, ErrorCode.SESSION_FAILED, None),
-    errors.CapacityExceeded: (429, ErrorCode.TOO_MANY_SESSIONS, None),
-    errors.LimitTooHigh: (400, ErrorCode.LIMIT_TOO_HIGH, None),
-    errors.NetworkNotAllowed: (403, ErrorCode.NETWORK_NOT_ALLOWED, None),
-    errors.UnknownLanguage: (400, ErrorCode.UNKNOWN_LANGUAGE, None),
-    errors.LanguageUnavailable: (400, ErrorCode.LANGUAGE_UNAVAILABLE, None),
-    errors.ShuttingDown: (503, ErrorCode.SHUTTING_DOWN, None),
-    errors.ServiceUnavailable: (503, ErrorCode.UNAVAILABLE, None),
-    errors.InvalidRequest: (400, ErrorCode.BAD_REQUEST, None),
-    errors.MalformedRequest: (400, ErrorCode.MALFORMED, None),
-    errors.RequestTooLarge: (413, ErrorCode.TOO_LARGE, None),
+    refusals.SessionNotFound: (404, ErrorCode.NOT_FOUND, None),
+    refusals.SessionEnded: (404, ErrorCode.SESSION_ENDED, None),
+    refusals.SessionLost: (410, ErrorCode.SESSION_LOST, None),
+    refusals.SessionBusy: (409, ErrorCode.BUSY, None),
+    refusals.SessionStartFailed: (503, ErrorCode.SESSION_FAILED, None),
+    refusals.CapacityExceeded: (429, ErrorCode.TOO_MANY_SESSIONS, None),
+    refusals.LimitTooHigh: (400, ErrorCode.LIMIT_TOO_HIGH, None),
+    refusals.NetworkNotAllowed: (403, ErrorCode.NETWORK_NOT_ALLOWED, None),
+    refusals.UnknownLanguage: (400, ErrorCode.UNKNOWN_LANGUAGE, None),
+    refusals.LanguageUnavailable: (400, ErrorCode.LANGUAGE_UNAVAILABLE, None),
+    refusals.ShuttingDown: (503, ErrorCode.SHUTTING_DOWN, None),
+    refusals.ServiceUnavailable: (503, ErrorCode.UNAVAILABLE, None),
+    refusals.InvalidRequest: (400, ErrorCode.BAD_REQUEST, None),
+    refusals.MalformedRequest: (400, ErrorCode.MALFORMED, None),
+    refusals.RequestTooLarge: (413, ErrorCode.TOO_LARGE, None),
     errors.TokenRejected: (401, ErrorCode.UNAUTHORIZED, None),
     errors.OriginNotAllowed: (403, ErrorCode.FORBIDDEN, None),
     errors.HostNotAllowed: (403, ErrorCode.FORBIDDEN, None),
-    errors.BadPath: (400, ErrorCode.BAD_PATH, None),
-    errors.SessionFileNotFound: (404, ErrorCode.FILE_NOT_FOUND, None),
-    errors.NotARegularFile: (400, ErrorCode.NOT_A_REGULAR_FILE, None),
-    errors.PathIsDirectory: (400, ErrorCode.IS_A_DIRECTORY, None),
-    errors.PathRefused: (400, ErrorCode.UNSAFE_PATH, None),
-    errors.DiskLimitExceeded: (413, ErrorCode.TOO_LARGE, None),
-    errors.FileExists: (409, ErrorCode.FILE_EXISTS, None),
-    errors.DirectoryNotEmpty: (409, ErrorCode.DIRECTORY_NOT_EMPTY, None),
-    errors.PathNotDirectory: (400, ErrorCode.NOT_A_DIRECTORY, None),
+    refusals.BadPath: (400, ErrorCode.BAD_PATH, None),
+    refusals.SessionFileNotFound: (404, ErrorCode.FILE_NOT_FOUND, None),
+    refusals.NotARegularFile: (400, ErrorCode.NOT_A_REGULAR_FILE, None),
+    refusals.PathIsDirectory: (400, ErrorCode.IS_A_DIRECTORY, None),
+    refusals.PathRefused: (400, ErrorCode.UNSAFE_PATH, None),
+    refusals.DiskLimitExceeded: (413, ErrorCode.TOO_LARGE, None),
+    refusals.FileExists: (409, ErrorCode.FILE_EXISTS, None),
+    refusals.DirectoryNotEmpty: (409, ErrorCode.DIRECTORY_NOT_EMPTY, None),
+    refusals.PathNotDirectory: (400, ErrorCode.NOT_A_DIRECTORY, None),
     fileops.BadDestination: (400, ErrorCode.BAD_PATH, None),
     fileops.NoSuchFile: (404, ErrorCode.FILE_NOT_FOUND, None),
     fileops.IsADirectory: (400, ErrorCode.IS_A_DIRECTORY, None),

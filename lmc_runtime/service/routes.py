@@ -8,13 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
-from ..errors import (
-    InvalidRequest,
-    ShuttingDown,
-    UnknownLanguage,
-)
 from ..execution import language_statuses
 from .drain import drain_of
+from .errors import InvalidRequest, ShuttingDown, UnknownLanguage
 from .hot import start_execution
 from .models import (
     CodeMessage,

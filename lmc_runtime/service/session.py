@@ -5,7 +5,7 @@ group: it starts the sandbox, opens a Computer wired to it, optionally warms a
 Python kernel, then waits until it is stopped or has been idle too long, and
 finally closes the Computer and the sandbox (which kills every process the
 session started). One execution at a time: a second one is refused
-(:class:`~lmc_runtime.errors.SessionBusy`).
+(:class:`~lmc_runtime.service.errors.SessionBusy`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from .. import replies
 from ..backends.jupyter.gateway.rest import Gateway
 from ..backends.registry import Registry
 from ..computer import Computer
-from ..errors import SessionBusy, SessionEnded
 from ..messages import Message
 from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.fileops import make_directory
+from .errors import SessionBusy, SessionEnded
 from .execution import Claim, recorded_run
 from .transcript import Transcripts
 

@@ -10,16 +10,10 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from ..backends.registry import Registry
-from ..errors import (
-    BadPath,
-    LanguageUnavailable,
-    LimitTooHigh,
-    NetworkNotAllowed,
-    UnknownLanguage,
-    UnsafePath,
-)
+from ..errors import UnsafePath
 from ..sandbox import SandboxPolicy, SessionLimits
 from ..sandbox.files import safe_parts
+from .errors import BadPath, LanguageUnavailable, LimitTooHigh, NetworkNotAllowed, UnknownLanguage
 from .models import CreateSession
 from .settings import ServiceSettings
 

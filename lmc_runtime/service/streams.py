@@ -13,9 +13,9 @@ from fastapi import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from ..errors import MalformedRequest, RequestTooLarge
 from ..messages import Message
 from .drain import Drain, closed_replies
+from .errors import MalformedRequest, RequestTooLarge
 from .execution import Claim
 
 __all__ = ["NdjsonExecution", "dump_line", "parse_json", "read_body", "streamed_file"]

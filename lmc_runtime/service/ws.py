@@ -30,10 +30,11 @@ from fastapi.responses import JSONResponse
 from .. import replies
 from ..adapters.chunks import ChunkAssembler, to_chunks
 from ..error_codes import ErrorCode
-from ..errors import MessageError, SessionBusy, SessionEnded, TokenRejected
+from ..errors import MessageError, TokenRejected
 from ..intake import code_message, raw_id
 from ..messages import Message
 from .drain import closed_replies, drain_of
+from .errors import SessionBusy, SessionEnded
 from .problems import Problem, error_response, problem_for
 from .session import ServiceSession
 from .state import service_of

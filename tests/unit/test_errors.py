@@ -94,3 +94,23 @@ def test_package_exports_only_what_users_catch() -> None:
         exc = getattr(lmc_runtime, name)
         assert not (isinstance(exc, type) and issubclass(exc, errors.ServiceError)), name
     assert not hasattr(lmc_runtime, "SessionNotFound")
+
+
+def test_the_servers_refusals_live_in_the_service() -> None:
+    """lmc_runtime.errors keeps only ServiceError and the credential refusals that
+    lmc mcp shares; every other refusal is in lmc_runtime.service.errors."""
+    from lmc_runtime.service import errors as refusals
+
+    here = {
+        name
+        for name, obj in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(obj, errors.ServiceError) and obj.__module__ == errors.__name__
+    }
+    assert here == {"ServiceError", "TokenRejected", "OriginNotAllowed", "HostNotAllowed"}
+    moved = {
+        name
+        for name, obj in inspect.getmembers(refusals, inspect.isclass)
+        if issubclass(obj, errors.ServiceError) and obj.__module__ == refusals.__name__
+    }
+    assert len(moved) == 24
+    assert moved | {"ServiceError"} == set(refusals.__all__)

@@ -11,25 +11,29 @@ from fastapi.testclient import TestClient
 
 from lmc_runtime import errors
 from lmc_runtime.errors import (
+    HostNotAllowed,
+    MessageError,
+    OriginNotAllowed,
+    ServiceError,
+    TokenRejected,
+)
+from lmc_runtime.service import errors as refusals
+from lmc_runtime.service.errors import (
     BadPath,
     CapacityExceeded,
     DirectoryNotEmpty,
     DiskLimitExceeded,
     FileExists,
-    HostNotAllowed,
     InvalidRequest,
     LanguageUnavailable,
     LimitTooHigh,
     MalformedRequest,
-    MessageError,
     NetworkNotAllowed,
     NotARegularFile,
-    OriginNotAllowed,
     PathIsDirectory,
     PathNotDirectory,
     PathRefused,
     RequestTooLarge,
-    ServiceError,
     ServiceUnavailable,
     SessionBusy,
     SessionEnded,
@@ -38,7 +42,6 @@ from lmc_runtime.errors import (
     SessionNotFound,
     SessionStartFailed,
     ShuttingDown,
-    TokenRejected,
     UnknownLanguage,
 )
 from lmc_runtime.service.problems import Problem, install_handlers, problem_for
@@ -92,7 +95,8 @@ def test_each_refusal_maps_to_its_status_and_code(
 def test_every_refusal_class_is_in_the_table() -> None:
     defined = {
         cls
-        for _, cls in inspect.getmembers(errors, inspect.isclass)
+        for module in (errors, refusals)
+        for _, cls in inspect.getmembers(module, inspect.isclass)
         if issubclass(cls, ServiceError)
     }
     assert defined == {type(exc) for exc, *_ in CASES}

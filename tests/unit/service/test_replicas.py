@@ -11,14 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lmc_runtime.errors import (
-    RemoteSessionEnded,
-    RemoteSessionLost,
-    RemoteSessionNotFound,
-    SessionLost,
-    SessionNotFound,
-)
+from lmc_runtime.errors import RemoteSessionEnded, RemoteSessionLost, RemoteSessionNotFound
 from lmc_runtime.remote.problems import error_from, error_from_body
+from lmc_runtime.service.errors import SessionLost, SessionNotFound
 from lmc_runtime.service.manager import SessionManager
 from lmc_runtime.service.problems import Problem, problem_for
 from lmc_runtime.service.replicas import issued_by, new_session_id, replica_of

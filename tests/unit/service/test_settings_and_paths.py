@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lmc_runtime.errors import BadPath
+from lmc_runtime.service.errors import BadPath
 from lmc_runtime.service.files import checked_path
 from lmc_runtime.service.problems import problem_for
 from lmc_runtime.service.settings import ServiceSettings, is_loopback

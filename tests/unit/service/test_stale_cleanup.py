@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lmc_runtime.errors import SessionLost
 from lmc_runtime.sandbox import stale
+from lmc_runtime.service.errors import SessionLost
 from lmc_runtime.service.manager import SessionManager
 from lmc_runtime.service.settings import ServiceSettings
 from lmc_runtime.service.transcript import Transcripts
