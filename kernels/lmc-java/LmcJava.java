@@ -6,7 +6,8 @@
 // {"id": 1, "code": "...", "lines": true, "env": {NAME: VALUE}} or {"stop": 1}; events are JSON
 // lines on EVENTS_FIFO: "r" ready, "o"/"e" output, "l" the line now running, "d" done (with "c",
 // this JVM's count of runs, and "n", a failed run's error: the exception's fully qualified class
-// name, or CompilationError for code that does not compile). One more:
+// name, or CompilationError for code that does not compile). The text that tells that error
+// is an "e" event naming it too, before its text: {"k":"e","n":NAME,"d":TEXT}. One more:
 //   {"k":"i","id":ID}    the code reads System.in and nothing is there yet: it waits for a line
 //
 // A cell is cut into snippets by JShell's own parser (analyzeCompletion) before any of it runs,
@@ -38,6 +39,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.stream.Collectors;
@@ -180,9 +182,9 @@ public final class LmcJava {
         }
       }
     } catch (Exception | LinkageError failed) {
-      System.err.println("the Java runner failed: " + failed);
       status = "error";
       error = failed.getClass().getName();
+      tell(error, "the Java runner failed: " + failed + "\n");
     } finally {
       running = -1;
       Environment.restore(saved);
@@ -215,14 +217,14 @@ public final class LmcJava {
       if (!done.isComplete() && done != SourceCodeAnalysis.Completeness.UNKNOWN) {
         String why = "reached end of input while parsing: this statement is never finished";
         error = "CompilationError";
-        System.err.print("Error at line " + lineOf(code, at) + ":\n" + why + "\n");
+        tell(error, "Error at line " + lineOf(code, at) + ":\n" + why + "\n");
         return false;
       }
       int end = code.length() - Math.min(info.remaining().length(), rest.length());
       if (rest.startsWith("/") && !rest.startsWith("/*") && !rest.startsWith("//")) {
-        System.err.print(
-            "Error at line " + lineOf(code, at) + ":\njshell commands (such as /vars) are not run here\n");
         error = "CompilationError";
+        tell(error,
+            "Error at line " + lineOf(code, at) + ":\njshell commands (such as /vars) are not run here\n");
         return false;
       }
       snippets.add(new int[] {at, Math.max(end, at + 1)});
@@ -243,11 +245,12 @@ public final class LmcJava {
         continue;
       }
       if (result.status() == Snippet.Status.REJECTED) {
-        shell.diagnostics(result.snippet())
-            .filter(Diag::isError)
-            .forEach(diag -> System.err.print(compileError(code, snippet, diag)));
         ok = false;
         error = "CompilationError";
+        tell(error, shell.diagnostics(result.snippet())
+            .filter(Diag::isError)
+            .map(diag -> compileError(code, snippet, diag))
+            .collect(Collectors.joining()));
       } else if (result.exception() != null) {
         JShellException thrown = result.exception();
         error = thrown instanceof EvalException
@@ -255,7 +258,7 @@ public final class LmcJava {
         if (!stopped) {
           StringBuilder told = new StringBuilder();
           describe(result.exception(), told, id, "Exception ");
-          System.err.print(told);
+          tell(error, told.toString());
         }
         ok = false;
       } else if (result.snippet() instanceof DeclarationSnippet
@@ -343,6 +346,8 @@ public final class LmcJava {
   private static final StringBuilder JOINED = new StringBuilder();
   private static final Object WRITE = new Object();
   private static String joinedKind;
+  /** The error class the joined output tells, or null. */
+  private static String joinedError;
 
   static void emit(String event) {
     synchronized (EMIT) {
@@ -354,12 +359,26 @@ public final class LmcJava {
   }
 
   static void output(String kind, String text) {
+    output(kind, null, text);
+  }
+
+  /** Tells on stderr what failed, marked with the error's class ``name``. */
+  static void tell(String name, String text) {
+    System.err.flush();
+    if (!text.isEmpty()) {
+      output("e", name, text);
+    }
+  }
+
+  private static void output(String kind, String error, String text) {
     synchronized (EMIT) {
       waitForRoom();
-      if (!kind.equals(joinedKind) || JOINED.length() >= JOIN) {
+      if (!kind.equals(joinedKind) || !Objects.equals(error, joinedError)
+          || JOINED.length() >= JOIN) {
         closeJoined();
       }
       joinedKind = kind;
+      joinedError = error;
       JOINED.append(text);
       EMIT.notifyAll();
     }
@@ -381,10 +400,15 @@ public final class LmcJava {
 
   private static void closeJoined() {
     if (joinedKind != null) {
-      PENDING.append("{\"k\":\"").append(joinedKind).append("\",\"d\":");
+      PENDING.append("{\"k\":\"").append(joinedKind).append("\",");
+      if (joinedError != null) {
+        Json.quote(joinedError, PENDING.append("\"n\":")).append(",");
+      }
+      PENDING.append("\"d\":");
       Json.quote(JOINED, PENDING).append("}\n");
       JOINED.setLength(0);
       joinedKind = null;
+      joinedError = null;
     }
   }
 

@@ -9,6 +9,8 @@
 // Everything goes back as JSON lines on EVENTS_FIFO, in the order it happened:
 //   {"k":"r","pid":N}                  ready
 //   {"k":"o"|"e","d":TEXT}             stdout / stderr (console.log, console.error, writes)
+//   {"k":"e","n":NAME,"d":TEXT}        stderr that reports an error (the trace of what was thrown),
+//                                      NAME its class as in "d" events; "n" comes before "d"
 //   {"k":"l","id":ID,"n":LINE}         the top-level statement now running (1-based)
 //   {"k":"d","id":ID,"s":STATUS,"p":B,"c":N,"n":NAME}
 //                                      done: ok | error | interrupted; p: async work may remain;
@@ -121,6 +123,12 @@ function failed(state, error) {
   if (state === null) return;
   state.status = 'error';
   if (state.error === undefined) state.error = errorName(error);
+}
+
+// What was thrown, told on stderr: its trace (`lead` for "Uncaught "), marked with its class.
+function report(error, lead = 'Uncaught ') {
+  const told = describeError(error);
+  emit({ k: 'e', n: errorName(error), d: lead + told.slice('Uncaught '.length) });
 }
 
 const isInterrupt = (error) =>
@@ -358,7 +366,7 @@ async function execute(request) {
       state.stopped = true;
     } else {
       failed(state, error);
-      emit({ k: 'e', d: describeError(error) });
+      report(error);
     }
   }
   // One turn of the event loop: a promise this code rejected and left unhandled is
@@ -392,12 +400,12 @@ process.on('SIGINT', () => {});
 
 process.on('uncaughtException', (error) => {
   failed(current, error);
-  emit({ k: 'e', d: describeError(error) });
+  report(error);
 });
 
 process.on('unhandledRejection', (reason) => {
   failed(current, reason);
-  emit({ k: 'e', d: describeError(reason).replace(/^Uncaught /, 'Uncaught (in promise) ') });
+  report(reason, 'Uncaught (in promise) ');
 });
 
 process.on('exit', (code) => emit({ k: 'x', c: code }));

@@ -122,6 +122,24 @@ def test_a_failed_run_names_its_error_class_in_extras_error(
     assert run(computer, lang, lang.print_line("fine")).extras.get("error") is None
 
 
+@pytest.mark.parametrize("kind", ["raised", "syntax", "thrown value"])
+def test_a_failed_run_s_error_output_names_its_error_class_in_extras_error(
+    lang: Profile, computer: Computer, kind: str
+) -> None:
+    """Regression: the error text's output message had no ``extras.error`` in JS, TS and Java."""
+    if kind not in ERRORS.get(lang.name, {}):
+        pytest.skip(f"{lang.name} has no {kind} error")
+    code, name = ERRORS[lang.name][kind]
+    result = run(computer, lang, lang.print_err("before") + "\n" + code)
+    marked = [m for m in result.outputs if (m.extras or {}).get("error") is not None]
+    assert marked, result.describe()
+    assert {m.extras["error"] for m in marked} == {name}, result.describe()
+    assert all(m.extras.get("stream") == "stderr" for m in marked), result.describe()
+    assert not any(str(m.content).startswith("before") for m in marked), result.describe()
+    fine = run(computer, lang, lang.print_line("fine"))
+    assert not [m for m in fine.outputs if (m.extras or {}).get("error")], fine.describe()
+
+
 def test_execution_count_counts_an_interpreter_s_runs_and_restarts_with_it(
     lang: Profile, computer: Computer, request: pytest.FixtureRequest
 ) -> None:

@@ -232,6 +232,8 @@ class Execution:
                 text, self._echo_gone = without_echo(text, self.stop_echo)
             if text:
                 extras = {"stream": "stderr"} if item.stream == "stderr" else {}
+                if item.error is not None:
+                    extras["error"] = item.error
                 yield replies.output(text, self.reply_to, **extras)
         elif isinstance(item, Line):
             self.pacer.see(item.line, anyio.current_time())

@@ -13,10 +13,12 @@ __all__ = ["Begun", "Finished", "Gone", "Line", "Output"]
 
 @dataclass(frozen=True)
 class Output:
-    """Text the code wrote; ``stream`` is ``"stdout"`` or ``"stderr"``."""
+    """Text the code wrote; ``stream`` is ``"stdout"`` or ``"stderr"``; ``error`` names
+    the class of the error that this text reports (a traceback), if it is one."""
 
     text: str
     stream: str = "stdout"
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -84,15 +84,19 @@ class Route:
                 await anyio.lowlevel.checkpoint()
 
     def join(self, first: Output, limit: int) -> tuple[str, Any]:
-        """``first`` joined with output of its stream already waiting (up to ``limit``
-        characters), and the next item taken that is not such output (or None)."""
+        """``first`` joined with output of its stream (and its error mark) already waiting
+        (up to ``limit`` characters), and the next item taken that is not such output (or None)."""
         parts, size = [first.text], len(first.text)
         while size < limit:
             try:
                 item = self.receive.receive_nowait()
             except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 break
-            if not isinstance(item, Output) or item.stream != first.stream:
+            if (
+                not isinstance(item, Output)
+                or item.stream != first.stream
+                or item.error != first.error
+            ):
                 return "".join(parts), item
             parts.append(item.text)
             size += len(item.text)

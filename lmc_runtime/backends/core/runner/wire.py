@@ -3,7 +3,9 @@
 
 Requests are JSON lines on the control FIFO; events are JSON lines on the
 events FIFO (the runners' headers list them). :class:`Decoder` turns what is
-read there into events, joining consecutive output of one stream.
+read there into events, joining consecutive output of one stream. Output that
+reports an error (its traceback) names the error's class, ``{"k":"e","n":NAME,"d":TEXT}``,
+and is joined only with output of that same error.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import codecs
 import json
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -104,7 +107,8 @@ def decode_event(raw: bytes) -> Event | None:
         data: Any = json.loads(raw)
         kind = data["k"]
         if kind in _STREAMS:
-            return Output(str(data["d"]), _STREAMS[kind])
+            error = data.get("n")
+            return Output(str(data["d"]), _STREAMS[kind], error if isinstance(error, str) else None)
         if kind == "l":
             return Keyed(int(data["id"]), Line(int(data["n"])))
         if kind == "d":
@@ -185,6 +189,8 @@ class Decoder:
 
 
 _HEADS = {b'{"k":"o","d":"': "stdout", b'{"k":"e","d":"': "stderr"}
+#: The head of an output event that names an error: the name comes before the text.
+_MARKED_HEAD = re.compile(rb'\{"k":"([oe])","n":("(?:[^"\\]|\\.){0,1000}"),"d":"')
 #: An escape is at most 6 characters: never cut within one.
 _ESCAPE = 6
 _HIGH, _LOW, _LAST = "\ud800", "\udc00", "\udfff"
@@ -193,8 +199,9 @@ _HIGH, _LOW, _LAST = "\ud800", "\udc00", "\udfff"
 class _Text:
     """The string of an output event too long to hold, decoded piece by piece."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, error: str | None = None) -> None:
         self.stream = stream
+        self.error = error
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self._held = ""
         #: A high surrogate escaped at the end of a piece, for the low one in the next.
@@ -208,7 +215,16 @@ class _Text:
                 text = cls(stream)
                 text._held = text._utf8.decode(head[len(prefix) :])
                 return text
-        return None
+        marked = _MARKED_HEAD.match(head)
+        if marked is None:
+            return None
+        try:
+            error = json.loads(marked.group(2))
+        except ValueError:
+            return None
+        text = cls(_STREAMS[marked.group(1).decode()], str(error))
+        text._held = text._utf8.decode(head[marked.end() :])
+        return text
 
     @property
     def held(self) -> int:
@@ -233,7 +249,7 @@ class _Text:
             decoded = chr(pair) + decoded[2:]
         if not end and decoded and _HIGH <= decoded[-1] < _LOW:  # "\\ud83d" cut from "\\ude00"
             self._high, decoded = decoded[-1], decoded[:-1]
-        return Output(decoded, self.stream) if decoded else None
+        return Output(decoded, self.stream, self.error) if decoded else None
 
 
 def _boundary(text: str, cut: int) -> int:
@@ -252,23 +268,28 @@ def _boundary(text: str, cut: int) -> int:
 
 
 def _joined(events: list[Event]) -> list[Event]:
-    """``events`` with consecutive output of one stream joined (up to a size)."""
+    """``events`` with consecutive output of one stream and error mark joined (up to a size)."""
     joined: list[Event] = []
     parts: list[str] = []
-    stream = ""
+    first: Output | None = None
     size = 0
     for event in events:
-        if isinstance(event, Output) and event.stream == stream and size < _JOIN_LIMIT:
+        if (
+            isinstance(event, Output)
+            and first is not None
+            and (event.stream, event.error) == (first.stream, first.error)
+            and size < _JOIN_LIMIT
+        ):
             parts.append(event.text)
             size += len(event.text)
             continue
-        if parts:
-            joined.append(Output("".join(parts), stream))
-            parts, stream, size = [], "", 0
+        if first is not None:
+            joined.append(Output("".join(parts), first.stream, first.error))
+            parts, first, size = [], None, 0
         if isinstance(event, Output):
-            parts, stream, size = [event.text], event.stream, len(event.text)
+            parts, first, size = [event.text], event, len(event.text)
         else:
             joined.append(event)
-    if parts:
-        joined.append(Output("".join(parts), stream))
+    if first is not None:
+        joined.append(Output("".join(parts), first.stream, first.error))
     return joined
