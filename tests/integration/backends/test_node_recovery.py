@@ -76,9 +76,16 @@ def test_node_missing_from_path_is_reported_clearly(monkeypatch: pytest.MonkeyPa
 def test_a_sigint_alone_never_stops_a_run() -> None:
     """Regression: a SIGINT the stop ladder sent for an earlier run, handed on late
     (libuv gives signals out after the I/O of the same poll, which may have started
-    the next run), stopped that next run: a run is stopped only by a stop that names it."""
+    the next run), stopped that next run: a run is stopped only by a stop that names it.
+    The SIGINT comes while the run awaits (the pid is printed from a timer): one that
+    lands while a statement is evaluated breaks it (``breakOnSigint``, how a busy loop is
+    stopped), and sent as soon as the pid came it was now and then still inside the
+    first statement."""
     with Computer() as c:
-        code = "console.log(process.pid)\nawait new Promise(r => setTimeout(r, 300))\n'after'"
+        code = (
+            "setTimeout(() => console.log(process.pid), 0)\n"
+            "await new Promise(r => setTimeout(r, 300))\n'after'"
+        )
         messages = []
         for message in c.run("javascript", code):
             messages.append(message)
