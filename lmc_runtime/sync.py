@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import sys
 import threading
 from collections.abc import AsyncGenerator, Iterator
 from concurrent.futures import Future
@@ -81,9 +82,13 @@ def start_portal() -> Iterator[BlockingPortal]:
         failed = True
         raise
     finally:
-        with contextlib.suppress(RuntimeError):
-            portal.call(portal.stop, failed)
-        thread.join()
+        # Closed by the collector as the interpreter exits (a Computer never closed, held
+        # by a module's global): the portal's daemon thread no longer runs, and a call
+        # would wait for it for good. The atexit hook of what it owned has ended it.
+        if not sys.is_finalizing():
+            with contextlib.suppress(RuntimeError):
+                portal.call(portal.stop, failed)
+            thread.join()
 
 
 def iterate_in_portal(

@@ -106,18 +106,13 @@ def test_the_readme_embedding_example_prints_pi_then_the_final_message(newcomer:
     newcomer.census.assert_none_left("the README's embedding example")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a script whose sync Computer is never closed does not end: at exit the collected "
-    "portal's finally (lmc_runtime/sync.py, start_portal) calls into the portal's thread, "
-    "already stopped, and waits forever",
-)
 def test_the_embedding_example_without_close_ends_and_leaves_no_kernel(
     newcomer: Newcomer,
 ) -> None:
-    """Guards a script that never closes its Computer (the README's example with
-    ``computer = Computer()`` instead of ``with``): it prints the same, ends, and no
-    interpreter of it lives on."""
+    """Regression: a script that never closes its Computer (the README's example with
+    ``computer = Computer()`` instead of ``with``) left its kernel running; then, once
+    the kernel went with it, never ended (at exit the portal's close waited for its
+    thread, already stopped). It prints the same, ends, and no interpreter lives on."""
     block = example("README.md", "python", "from lmc_runtime import Computer", "math.pi")
     opening = "with Computer() as computer:\n"
     assert opening in block.code

@@ -5,6 +5,8 @@
 
 ``end``
     returns without closing the Computer (the interpreter is idle).
+``global``
+    the same, with the Computer held by a module's global (a script's own variable).
 ``busy``
     leaves code running that ignores SIGHUP and SIGTERM where it can, and waits
     to be killed.
@@ -40,6 +42,8 @@ BUSY = {
 }
 
 
+#: What a script's global keeps until the interpreter exits (``global``).
+KEPT: list[Computer] = []
 #: A page Chromium never finishes loading: its screenshot waits until it is killed.
 ENDLESS = "<script>while (true) {}</script>"
 
@@ -58,6 +62,8 @@ def main(language: str, mode: str) -> None:
             print("PID", text.strip(), flush=True)
             if mode == "busy":
                 sys.stdin.read()  # killed meanwhile
+    if mode == "global":
+        KEPT.append(computer)
     if mode == "drop":
         del computer
         gc.collect()

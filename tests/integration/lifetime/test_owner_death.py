@@ -86,6 +86,19 @@ def test_an_owner_that_returns_without_closing_leaves_no_interpreter(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("language", ["python", "shell"])
+def test_regression_a_script_whose_global_computer_is_never_closed_ends(
+    owner: list[subprocess.Popen[str]], language: str, tmp_path: Path
+) -> None:
+    """Regression: a script keeping its Computer in a global to the end never ended:
+    as the interpreter exited, the collector closed the portal, whose close waited
+    for the portal's thread, already stopped. It ends, leaving no interpreter."""
+    process, pid = _start(owner, language, "global", tmp_path)
+    process.communicate(timeout=_GUARD)
+    assert process.returncode == 0
+    _assert_gone(pid)
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP])
 def test_an_owner_killed_by_a_signal_leaves_no_interpreter(
