@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -49,7 +50,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("lmc: interrupted\n")
         return 130
+    except BrokenPipeError:  # `lmc demo | head -1`: the reader left; nothing more to say
+        _quiet_stdout()
+        return 1
     return code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: its pipe is gone, and the flush at exit must not fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

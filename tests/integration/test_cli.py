@@ -215,3 +215,18 @@ def test_ctrl_c_on_lmc_run_says_interrupted_and_exits_130() -> None:
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert err.splitlines() == ["lmc: interrupted"]
+
+
+def test_regression_a_reader_that_leaves_early_gets_no_traceback() -> None:
+    """Regression: `lmc demo | head -1` printed a BrokenPipeError traceback once head
+    had its line and left. The command now ends quietly (exit 1), its interpreters
+    closed."""
+    done = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m lmc_runtime demo | head -1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert done.stdout.count("\n") == 1 and '"role": "computer"' in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
