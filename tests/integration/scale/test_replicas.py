@@ -133,9 +133,11 @@ async def _lost(computer: RemoteComputer) -> RemoteSessionLost:
                 raise AssertionError(f"session {computer.session_id} still runs")
 
 
-async def _kill_during_runs(cluster: Cluster, name: str, doomed: list[RemoteComputer]) -> None:
+async def _kill_during_runs(
+    cluster: Cluster, name: str, doomed: list[RemoteComputer]
+) -> list[RemoteComputer]:
     """Kill replica ``name`` while a run streams from it over each transport:
-    both runs break with ConnectionLost."""
+    both runs break with ConnectionLost. The sessions whose run was cut."""
     running = [next(c for c in doomed if c.transport == t) for t in ("http", "websocket")]
     broken: list[BaseException] = []
 
@@ -155,20 +157,28 @@ async def _kill_during_runs(cluster: Cluster, name: str, doomed: list[RemoteComp
                 await started.wait()
             cluster.replica(name).kill()
     assert len(broken) == 2, broken
+    return running
 
 
 def _check_transcripts(
-    cluster: Cluster, everyone: list[RemoteComputer], doomed: list[RemoteComputer]
+    cluster: Cluster,
+    everyone: list[RemoteComputer],
+    doomed: list[RemoteComputer],
+    cut: list[RemoteComputer],
 ) -> None:
-    """Every transcript holds every run that ended, the lost sessions' too (a run
-    is stored whole once it ends: the one a replica died in is not)."""
+    """Every transcript holds every run that ended, the lost sessions' too, and the
+    code of each run a replica died in (written ahead), with no final message yet."""
     for computer in everyone:
         with cluster.replica(_replica(computer)).transcripts() as transcripts:
             stored = transcripts.messages(str(computer.session_id))
         codes = [m.content for m in stored if m.role == "assistant"]
         finals = [m for m in stored if m.format == "active_line" and m.content is None]
         runs = 1 if computer in doomed else 2  # "K=...", then "echo $K" if it lived
-        assert codes[0].startswith("K=") and len(codes) == len(finals) == runs
+        assert codes[0].startswith("K=") and len(finals) == runs
+        if computer in cut:
+            assert len(codes) == runs + 1 and codes[-1] == "echo started; sleep 50", codes
+        else:
+            assert len(codes) == runs, codes
 
 
 async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Cluster) -> None:
@@ -184,7 +194,7 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
         for index, computer in enumerate(everyone):
             assert await _output(computer, f"K={index}; echo $K") == (f"{index}\n", "ok")
         doomed = [c for c in everyone if _replica(c) == "r2"]
-        await _kill_during_runs(cluster, "r2", doomed)
+        cut = await _kill_during_runs(cluster, "r2", doomed)
         for _ in range(3):  # new sessions land on the others at once (retried there)
             async with _open(cluster) as fresh:
                 assert _replica(fresh) in ("r1", "r3")
@@ -198,7 +208,7 @@ async def test_a_killed_replica_loses_its_sessions_and_only_those(cluster: Clust
             if computer not in doomed:
                 assert await _output(computer, "echo $K") == (f"{index}\n", "ok")
 
-        _check_transcripts(cluster, everyone, doomed)
+        _check_transcripts(cluster, everyone, doomed, cut)
 
         cluster.replica("r2").start()  # the same name, port and data directory
         cluster.wait_states("sessions", r2="UP")
