@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import select
 import time
+from pathlib import Path
 
 import anyio
 
-__all__ = ["process_ended", "wait_on_a_new_pipe"]
+__all__ = ["descends", "process_ended", "wait_on_a_new_pipe"]
 
 
 async def wait_on_a_new_pipe(go: anyio.Event, woke: list[str]) -> None:
@@ -59,3 +60,15 @@ def _exists(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def descends(pid: int, ancestor: int) -> bool:
+    """Whether process ``pid`` descends from ``ancestor`` (walking ``/proc``'s parents)."""
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return False
+        if pid == ancestor:
+            return True
+    return False

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.service.server import Server, final_status
+from tests.waiters import descends
 
 from .harness import Account, serve_as
 
@@ -44,18 +45,6 @@ def _renderer(argv: list[bytes]) -> bool:
     return len(argv) > 2 and argv[1] == b"-P" and argv[2].endswith(b"svg_worker.py")
 
 
-def _descends(pid: int, ancestor: int) -> bool:
-    """Whether ``pid`` is a descendant of ``ancestor`` (other tests' browsers are not)."""
-    while pid > 1:
-        try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            return False
-        if pid == ancestor:
-            return True
-    return False
-
-
 def _renderers(
     server: int, seen: dict[int, tuple[int, str, str, str]], stop: threading.Event
 ) -> None:
@@ -66,7 +55,7 @@ def _renderers(
                 continue
             try:
                 argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
-                if not _renderer(argv) or not _descends(int(entry.name), server):
+                if not _renderer(argv) or not descends(int(entry.name), server):
                     continue
                 uid = int(Path(entry.path, "status").read_text().split("\nUid:\t")[1].split()[0])
                 cgroup = Path(entry.path, "cgroup").read_text().strip()

@@ -20,7 +20,7 @@ import pytest
 from lmc_runtime import Computer
 from lmc_runtime.procs import session_members
 
-from ...waiters import process_ended
+from ...waiters import descends, process_ended
 
 OWNER = Path(__file__).with_name("owner.py")
 #: Bounds every wait: a kernel's start under load, the owner's end.
@@ -137,20 +137,9 @@ def _chromium_under(ancestor: int) -> list[int]:
             argv0 = Path(entry.path, "cmdline").read_bytes().split(b"\0")[0]
         except OSError:
             continue
-        if b"chromium" in argv0 and _descends(pid, ancestor):
+        if b"chromium" in argv0 and descends(pid, ancestor):
             found.append(pid)
     return found
-
-
-def _descends(pid: int, ancestor: int) -> bool:
-    while pid > 1:
-        try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            return False
-        if pid == ancestor:
-            return True
-    return False
 
 
 def test_regression_a_render_under_way_ends_with_its_killed_owner(
