@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.integration.service.server import Server, final_status, output
+from tests.waiters import descends
 
 from .harness import Account, serve_as
-from .test_media_on_behalf import _descends, _renderer
+from .test_media_on_behalf import _renderer
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -70,7 +71,7 @@ def test_a_display_made_to_hang_its_renderer_ends_with_the_run(server: Server, c
         assert output(after) == "still here\n", after[-2:]
     finally:
         server.delete(sid)
-    left = [pid for pid in _renderers() if _descends(pid, server.process.pid)]
+    left = [pid for pid in _renderers() if descends(pid, server.process.pid)]
     assert left == [], f"renderers outlived the session: {left}"
 
 
