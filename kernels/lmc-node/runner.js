@@ -21,9 +21,9 @@
 // (stdin.js).
 //
 // The code is parsed (node's own acorn) and run one top-level statement at a time as a
-// vm.Script in this context: const, let and class declarations live on in the global
-// lexical scope, function declarations and vars are hoisted first, and a statement with
-// a top-level await goes through node's own REPL rewrite. Nothing is added to the code.
+// vm.Script in this context (cells.js): const, let and class declarations live on in the
+// global lexical scope, function declarations and vars are hoisted first, and a statement
+// with a top-level await goes through node's own REPL rewrite. Nothing is added to the code.
 // `import` declarations become global bindings (imports.js); `export` is dropped from
 // declarations. With LMC_NODE_LANGUAGE=typescript, each cell is TypeScript, transpiled
 // first (typescript.js, the compiler from LMC_TYPESCRIPT or this folder's node_modules).
@@ -32,10 +32,10 @@ const fs = require('fs');
 const net = require('net');
 const path = require('path');
 const util = require('util');
-const vm = require('vm');
 const Module = require('module');
-const { createImports, dynamicImport } = require('./imports.js');
 const { installStdin } = require('./stdin.js');
+const { describeError, errorName, isInterrupt } = require('./errors.js');
+const { runCell, stopCell } = require('./cells.js');
 
 const stringify = JSON.stringify;
 const parseJSON = JSON.parse;
@@ -52,16 +52,6 @@ delete process.env.LMC_NODE_LANGUAGE;
 delete process.env.LMC_TYPESCRIPT;
 const eventsFd = fs.openSync(eventsPath, 'w');
 const controlFd = fs.openSync(controlPath, 'r');
-
-function optional(id) {
-  try {
-    return require(id);
-  } catch {
-    return null;
-  }
-}
-const acorn = optional('internal/deps/acorn/acorn/dist/acorn');
-const topLevelAwait = optional('internal/repl/await');
 
 function emit(event) {
   const data = Buffer.from(stringify(event) + '\n', 'utf8');
@@ -90,35 +80,6 @@ globalThis.require = Module.createRequire(path.join(process.cwd(), '[lmc-node]')
 
 // -- errors -------------------------------------------------------------------------------
 
-// Frames of vm and of this folder's files (the runner's own), cut from reported stacks.
-const RUNNER_FRAME = new RegExp(
-  String.raw`\(node:vm:|\(node:internal\/vm|` +
-    (__dirname + path.sep).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-);
-
-function describeError(error) {
-  if (!(error instanceof Error) || typeof error.stack !== 'string') {
-    return 'Uncaught ' + inspect(error) + '\n';
-  }
-  const lines = error.stack.split('\n');
-  const cut = lines.findIndex((line, index) => index > 0 && RUNNER_FRAME.test(line));
-  const stack = (cut > 0 ? lines.slice(0, cut) : lines).join('\n');
-  const extra = Object.keys(error).length > 0 ? ' ' + inspect({ ...error }) : '';
-  return 'Uncaught ' + stack + extra + '\n';
-}
-
-// The class of what was thrown: an Error's constructor (TypeError, a class of the code's own),
-// an object's constructor, else the type of the value ("string", "number", "null").
-function errorName(error) {
-  if (error === null) return 'null';
-  if (typeof error !== 'object' && typeof error !== 'function') return typeof error;
-  const made = error.constructor;
-  if (typeof made === 'function' && typeof made.name === 'string' && made.name !== '') {
-    return made.name;
-  }
-  return typeof error.name === 'string' && error.name !== '' ? error.name : typeof error;
-}
-
 function failed(state, error) {
   if (state === null) return;
   state.status = 'error';
@@ -131,153 +92,10 @@ function report(error, lead = 'Uncaught ') {
   emit({ k: 'e', n: errorName(error), d: lead + told.slice('Uncaught '.length) });
 }
 
-const isInterrupt = (error) =>
-  error instanceof Error && error.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
-
 // -- running code ----------------------------------------------------------------------------
 
 let current = null;
 let runs = 0;
-const imports = createImports();
-
-function runScript(source, filename, line, column) {
-  const script = new vm.Script(source, {
-    filename,
-    lineOffset: line - 1,
-    columnOffset: column,
-    importModuleDynamically: dynamicImport,
-  });
-  return script.runInThisContext({ breakOnSigint: true, displayErrors: false });
-}
-
-function parse(code) {
-  return acorn.Parser.parse(code, {
-    ecmaVersion: 'latest',
-    sourceType: 'script',
-    allowAwaitOutsideFunction: true,
-    allowImportExportEverywhere: true,
-    allowHashBang: true,
-    locations: true,
-  });
-}
-
-function varNames(statement) {
-  const declaration =
-    statement.type === 'VariableDeclaration'
-      ? statement
-      : ['ForStatement', 'ForInStatement', 'ForOfStatement'].includes(statement.type)
-        ? statement.init || statement.left
-        : null;
-  if (!declaration || declaration.type !== 'VariableDeclaration' || declaration.kind !== 'var') {
-    return [];
-  }
-  const names = [];
-  const collect = (pattern) => {
-    if (!pattern) return;
-    if (pattern.type === 'Identifier') names.push(pattern.name);
-    else if (pattern.type === 'ObjectPattern') {
-      pattern.properties.forEach((p) => collect(p.type === 'RestElement' ? p.argument : p.value));
-    } else if (pattern.type === 'ArrayPattern') pattern.elements.forEach(collect);
-    else if (pattern.type === 'RestElement') collect(pattern.argument);
-    else if (pattern.type === 'AssignmentPattern') collect(pattern.left);
-  };
-  declaration.declarations.forEach((d) => collect(d.id));
-  return names;
-}
-
-// A declaration without its `export`; null for an export list, which runs nothing.
-function unexported(statement) {
-  if (statement.type === 'ExportNamedDeclaration') {
-    return statement.declaration || (statement.source ? statement : null);
-  }
-  const inner = statement.type === 'ExportDefaultDeclaration' ? statement.declaration : null;
-  return inner && inner.id && inner.type.endsWith('Declaration') ? inner : statement;
-}
-
-// Cells that were interrupted: their own awaits never resume (see gated()).
-const stoppedCells = new Set();
-Object.defineProperty(globalThis, '__lmc_gate', {
-  value: (value, id) =>
-    Promise.resolve(value).then(
-      (result) => (stoppedCells.has(id) ? new Promise(() => {}) : result),
-      (error) => (stoppedCells.has(id) ? new Promise(() => {}) : Promise.reject(error)),
-    ),
-  enumerable: false,
-});
-
-// The statement's source with each of its own awaits (not those of functions it
-// defines) going through __lmc_gate: once the cell is interrupted, it stops at its next
-// await instead of going on in the background. Only text on one line is added.
-function gated(cell, statement, id) {
-  const inserts = [];
-  const visit = (node) => {
-    if (!node || typeof node.type !== 'string') return;
-    if (/Function/.test(node.type)) return;
-    if (node.type === 'AwaitExpression' && node.argument) {
-      inserts.push([node.argument.start, '__lmc_gate(']);
-      inserts.push([node.argument.end, `, ${id})`]);
-    }
-    for (const key of Object.keys(node)) {
-      const child = node[key];
-      if (Array.isArray(child)) child.forEach(visit);
-      else if (child && typeof child.type === 'string' && key !== 'loc') visit(child);
-    }
-  };
-  visit(statement);
-  let source = cell.code.slice(statement.start, statement.end);
-  inserts.sort((a, b) => b[0] - a[0]);
-  for (const [at, text] of inserts) {
-    const offset = at - statement.start;
-    source = source.slice(0, offset) + text + source.slice(offset);
-  }
-  return source;
-}
-
-async function runStatement(cell, statement, id) {
-  const { line, column } = statement.loc.start;
-  if (statement.type === 'ImportDeclaration') {
-    const at = cell.position(line, column);
-    return imports.run(statement, `${cell.filename}:${at.line}:${at.column + 1}`);
-  }
-  const source = gated(cell, statement, id);
-  const rewritten =
-    topLevelAwait && source.includes('await') ? topLevelAwait.processTopLevelAwait(source) : null;
-  if (rewritten === null) return runScript(source, cell.filename, line, column);
-  const outcome = await runScript(rewritten, cell.filename, line, column);
-  return outcome ? outcome.value : undefined;
-}
-
-async function runCode(state, cell) {
-  const { code, filename } = cell;
-  let program;
-  try {
-    program = parse(code);
-  } catch (parseError) {
-    // V8's own SyntaxError reads better; if V8 accepts the code, run it whole.
-    return runScript(code, filename, 1, 0);
-  }
-  const body = program.body.map(unexported).filter((s) => s !== null);
-  const hoisted = body.filter((s) => s.type === 'FunctionDeclaration');
-  const vars = [...new Set(body.flatMap(varNames))];
-  if (hoisted.length > 0 || vars.length > 0) {
-    // Declarations are instantiated before the first statement runs, as in one script.
-    for (const name of vars) runScript(`var ${name};`, filename, 1, 0);
-    for (const s of hoisted) {
-      runScript(code.slice(s.start, s.end), filename, s.loc.start.line, s.loc.start.column);
-    }
-  }
-  let value;
-  for (const statement of body) {
-    value = undefined;
-    if (statement.type === 'FunctionDeclaration') continue;
-    if (state.stopped) break;
-    const { line, column } = statement.loc.start;
-    if (state.lines) emit({ k: 'l', id: state.id, n: cell.position(line, column).line });
-    value = await runStatement(cell, statement, state.id);
-  }
-  return value;
-}
-
 // The cell to run: its JavaScript, and the code's own place for a place in it.
 function prepare(state, code) {
   const filename = `<cell ${state.id}>`;
@@ -285,17 +103,6 @@ function prepare(state, code) {
   const compiled = compiler.compile(code, filename);
   if (compiled.error) throw compiled.error;
   return { filename, code: compiled.code, position: compiled.position };
-}
-
-async function runWhole(state, code) {
-  // Without node's parser: one script, no line tracking, top-level await as a function body.
-  const filename = `<cell ${state.id}>`;
-  try {
-    return runScript(code, filename, 1, 0);
-  } catch (error) {
-    if (!(error instanceof SyntaxError) || !code.includes('await')) throw error;
-  }
-  return await runScript(`(async () => {\n${code}\n})()`, filename, 0, 0);
 }
 
 const STOPPED = Symbol('stopped');
@@ -338,7 +145,8 @@ async function execute(request) {
   let pending = false;
   try {
     const cell = prepare(state, request.code);
-    const run = acorn ? runCode(state, cell) : runWhole(state, cell.code);
+    const onLine = (line) => emit({ k: 'l', id: state.id, n: line });
+    const run = runCell(state, cell, state.lines ? onLine : null);
     const over = () => {
       state.done = true;
     };
@@ -383,11 +191,11 @@ async function execute(request) {
 // -- the process --------------------------------------------------------------------------
 
 // Stop the run going on (run `id` only, when given): its statements stop, and so do its
-// awaits (see gated()).
+// awaits (see gated() in cells.js).
 function stopRun(id) {
   if (current !== null && !current.stopped && (id === undefined || current.id === id)) {
     current.stopped = true;
-    stoppedCells.add(current.id);
+    stopCell(current.id);
     current.stop();
   }
 }
