@@ -1,6 +1,7 @@
-"""The Java runner, ``kernels/lmc-java/LmcJava.java``, as ``lmc setup`` builds it: a jar
-compiled with ``javac``, and the class-data archive of what a session loads, in a
-folder named after the source's digest. Java sessions run what is built here.
+"""The Java runner, ``kernels/lmc-java/LmcJava.java`` and the classes beside it, as
+``lmc setup`` builds it: a jar compiled with ``javac``, and the class-data archive of what
+a session loads, in a folder named after the sources' digest. Java sessions run what is
+built here.
 
 Each step takes the runner's source, which the Java backend names
 (:func:`lmc_runtime.backends.java.runner_source`), as ``lmc setup`` is given the
@@ -28,6 +29,7 @@ __all__ = [
     "build_runner",
     "plan_runner",
     "runner_build",
+    "runner_sources",
 ]
 
 #: C1 alone halves the start on small machines; the serial collector keeps threads
@@ -45,11 +47,19 @@ ARCHIVE_FLAGS = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 INSTALL = "apt-get install default-jdk-headless, or run `lmc setup`"
 
 
+def runner_sources(source: Path) -> list[Path]:
+    """The runner's source files: ``source`` (its main class) and the classes beside it."""
+    return sorted({source, *source.parent.glob("*.java")})
+
+
 def runner_build(source: Path) -> Path:
     """Where the runner of ``source`` is (or will be) built: ``lmc-java.jar``, and the
-    class-data archive of what a session loads, ``lmc-java.jsa``, if one could be made."""
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    return source.parent / "build" / digest
+    class-data archive of what a session loads, ``lmc-java.jsa``, if one could be made.
+    Its folder is named after the digest of every source file of the runner."""
+    digest = hashlib.sha256()
+    for path in runner_sources(source):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return source.parent / "build" / digest.hexdigest()[:16]
 
 
 def plan_runner(source: Path, say: Callable[[str], None]) -> None:
@@ -91,7 +101,7 @@ def _compile(source: Path, target: Path) -> str | None:
     scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
     try:
         classes = scratch / "classes"
-        argv = [javac, "-nowarn", "-d", str(classes), str(source)]
+        argv = [javac, "-nowarn", "-d", str(classes), *map(str, runner_sources(source))]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             return f"javac failed:\n{done.stderr.strip()}"

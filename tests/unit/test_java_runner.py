@@ -26,3 +26,17 @@ def test_the_java_runners_dry_run_says_each_step_left_and_builds_nothing(tmp_pat
     (target / java_runner.ARCHIVE).write_bytes(b"")
     java_runner.plan_runner(source, said.append)
     assert said[2:] == ["lmc setup: the Java runner is built"]
+
+
+def test_the_java_runners_build_folder_follows_every_source_beside_it(tmp_path: Path) -> None:
+    """Guards the rebuild: a change to any class of the runner (not only its main one)
+    names a new build folder, so ``lmc setup`` compiles the runner again."""
+    source = tmp_path / "lmc-java" / "LmcJava.java"
+    source.parent.mkdir()
+    source.write_text("class LmcJava {}\n")
+    helper = source.parent / "LmcJson.java"
+    helper.write_text("final class LmcJson {}\n")
+    assert java_runner.runner_sources(source) == [source, helper]
+    before = java_runner.runner_build(source)
+    helper.write_text("final class LmcJson { static int n; }\n")
+    assert java_runner.runner_build(source) != before
