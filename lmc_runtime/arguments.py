@@ -23,6 +23,7 @@ from .messages import Message
 
 if TYPE_CHECKING:
     from .backends.jupyter.gateway.rest import Gateway
+    from .backends.registry import Registry
 
 __all__ = [
     "MessageInput",
@@ -34,6 +35,7 @@ __all__ = [
     "env_problem",
     "gateway",
     "interpreters",
+    "registry_of",
 ]
 
 #: What ``run``/``arun`` accept: an LMC dict, a :class:`Message`, a ``(language, code)``
@@ -76,6 +78,31 @@ def gateway(url: object, token: object) -> Gateway | None:
         return Gateway.chosen(url, token)
     except ValueError as exc:
         raise ArgumentValueError(f"gateway_url= (or LMC_GATEWAY_URL): {exc}") from exc
+
+
+def registry_of(
+    registry: Registry | None,
+    python: str | PathLike[str] | None,
+    node: str | PathLike[str] | None,
+    r: str | PathLike[str] | None,
+    gateway_url: object,
+    gateway_token: object,
+) -> Registry:
+    """The registry of ``Computer(registry=)``, or the default one built from the
+    interpreters and the gateway it was given (not both)."""
+    chosen = interpreters(python=python, node=node, r=r)
+    if registry is not None and (python, node, r, gateway_url, gateway_token) != (None,) * 5:
+        raise ArgumentTypeError("give python=, node=, r= and gateway_url= or a registry=, not both")
+    if registry is not None:
+        return registry
+    from .backends.registry import Registry
+
+    return Registry(
+        python=chosen["python"],
+        node=chosen["node"],
+        r=chosen["r"],
+        gateway=gateway(gateway_url, gateway_token),
+    )
 
 
 def check_call(message: object, code: object) -> tuple[MessageInput, str | None]:

@@ -30,18 +30,12 @@ from typing import Unpack
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
-from .arguments import (
-    MessageInput,
-    RunOptions,
-    check_run,
-    gateway,
-    interpreters,
-)
+from .arguments import MessageInput, RunOptions, check_run, registry_of
 from .backends.base import Launcher, Session, SessionSettings
 from .backends.registry import Registry
 from .budget import BudgetFilter
 from .config import InputCallback, Limits, Timeouts
-from .errors import ArgumentTypeError, LMCError, UsageError
+from .errors import LMCError, UsageError
 from .execution import admit, language_statuses, prepare, session_messages
 from .filters import Filter, filtered
 from .language_status import LanguageStatus
@@ -125,17 +119,7 @@ class Computer(PortalHost):
         self.env = dict(env or {})
         self.on_input = on_input
         self.track_active_line = track_active_line
-        chosen = interpreters(python=python, node=node, r=r)
-        if registry is not None and (python, node, r, gateway_url, gateway_token) != (None,) * 5:
-            raise ArgumentTypeError(
-                "give python=, node=, r= and gateway_url= or a registry=, not both"
-            )
-        self.registry = registry or Registry(
-            python=chosen["python"],
-            node=chosen["node"],
-            r=chosen["r"],
-            gateway=gateway(gateway_url, gateway_token),
-        )
+        self.registry = registry_of(registry, python, node, r, gateway_url, gateway_token)
         self.launcher = launcher
         self.filters: tuple[Filter, ...] = (BudgetFilter(),) if filters is None else tuple(filters)
         self._given_work_dir = Path(work_dir) if work_dir is not None else None
@@ -158,6 +142,13 @@ class Computer(PortalHost):
         case), or None if there is no such language."""
         return self.registry.resolve(language)
 
+    def _known(self, language: str) -> str:
+        """The name of ``language``; a :class:`UsageError` if there is no such language."""
+        name = self.registry.resolve(language)
+        if name is None:
+            raise UsageError(f"unknown language {language!r}")
+        return name
+
     @property
     def spill_dir(self) -> Path | None:
         """Where whole outputs cut by the budget are saved: ``limits.spill_dir`` if
@@ -178,6 +169,12 @@ class Computer(PortalHost):
         self._owned, self._work_dir, self._spill_dir = owned, owned.work_dir, owned.spill_dir
         self._task_group = task_group
         self._closed = task_group is None
+
+    def _opened_group(self) -> TaskGroup:
+        """The open Computer's task group; a :class:`UsageError` if it is not open."""
+        if self._task_group is None:
+            raise UsageError("open the Computer first: `async with Computer() as computer:`")
+        return self._task_group
 
     def _ensure_portal(self) -> BlockingPortal:
         opened = self._portal is None
@@ -206,8 +203,7 @@ class Computer(PortalHost):
         raises at once: :class:`~lmc_runtime.errors.UsageError`, a ``TypeError``
         or ``ValueError``.
         """
-        if self._task_group is None:
-            raise UsageError("open the Computer first: `async with Computer() as computer:`")
+        self._opened_group()
         return self._arun(*check_run(message, code, options))
 
     async def _arun(
@@ -248,26 +244,16 @@ class Computer(PortalHost):
         """Start ``language``'s interpreter now, if it is not running, and wait until
         it answers; no code runs. Raises what a failed start raises
         (:class:`~lmc_runtime.errors.KernelStartError`, ...)."""
-        if self._task_group is None:
-            raise UsageError("open the Computer first: `async with Computer() as computer:`")
-        name = self.registry.resolve(language)
-        if name is None:
-            raise UsageError(f"unknown language {language!r}")
-        await self._sessions.get(name)
+        self._opened_group()
+        await self._sessions.get(self._known(language))
 
     async def ainterrupt(self, language: str | None = None) -> None:
         """Interrupt running code (in ``language`` only, if given)."""
-        name = self.registry.resolve(language) if language else None
-        if language and name is None:
-            raise UsageError(f"unknown language {language!r}")
-        await self._sessions.interrupt(name)
+        await self._sessions.interrupt(self._known(language) if language else None)
 
     async def arestart(self, language: str) -> None:
         """Restart ``language``'s session; its state is lost."""
-        name = self.registry.resolve(language)
-        if name is None:
-            raise UsageError(f"unknown language {language!r}")
-        await self._sessions.restart(name)
+        await self._sessions.restart(self._known(language))
 
     async def arestart_all(self, cleanup: Callable[[], Awaitable[None]] | None = None) -> None:
         """Stop every running interpreter, await ``cleanup``, start them again.
