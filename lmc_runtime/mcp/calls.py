@@ -20,7 +20,7 @@ from ..errors import LMCError
 from .files import Entry, Files
 from .pool import Slot
 from .results import Report, describe, error_result, text_result
-from .tools import Execute, ListFiles, ReadFile, Restart, WriteFile
+from .tools import Execute, ListFiles, ReadFile, ReadOutput, Restart, WriteFile
 
 __all__ = ["MAX_READ_BYTES", "Progress", "call_tool"]
 
@@ -136,6 +136,24 @@ async def list_files(slot: Slot, args: ListFiles, progress: Progress) -> types.C
     return text_result(shown, {"path": args.path, "entries": entries})
 
 
+async def read_output(slot: Slot, args: ReadOutput, progress: Progress) -> types.CallToolResult:
+    """A piece of a saved whole output, as text, and where the next one starts."""
+    assert slot.workspace is not None and slot.workspace.outputs is not None
+    piece = await slot.workspace.outputs.read(args.output, args.offset, args.length)
+    rest = piece.total - piece.end
+    info: dict[str, Any] = {
+        "name": piece.name,
+        "offset": piece.offset,
+        "size": len(piece.data),
+        "total": piece.total,
+        "next_offset": piece.end if rest > 0 else None,
+    }
+    text = piece.text()
+    if rest > 0:
+        text += f"\n[lmc] {rest} more bytes: read_output with offset={piece.end}"
+    return text_result(text, info)
+
+
 _CALLS: dict[str, _Call] = {
     "execute": execute,
     "interrupt": interrupt,
@@ -144,6 +162,7 @@ _CALLS: dict[str, _Call] = {
     "read_file": read_file,
     "write_file": write_file,
     "list_files": list_files,
+    "read_output": read_output,
 }
 
 
@@ -152,7 +171,7 @@ async def call_tool(
 ) -> types.CallToolResult:
     """Call tool ``name`` (its arguments already parsed) in ``slot``'s workspace."""
     what = name
-    path = getattr(args, "path", None)
+    path = getattr(args, "path", getattr(args, "output", None))
     if isinstance(path, str):
         what = f"{name}: {path or '.'}"
     try:

@@ -83,16 +83,16 @@ async def _until_gone(
 
 def build_server(workspaces: Workspaces, caller: Caller) -> Server[Any]:
     """A low-level SDK server whose tools run in ``workspaces``."""
-    has_files = workspaces.opener.has_files
+    has_files, has_outputs = workspaces.opener.has_files, workspaces.opener.has_outputs
 
     async def list_tools(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list(has_files))
+        return types.ListToolsResult(tools=tool_list(has_files, has_outputs))
 
     async def call(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            args = parse_arguments(params.name, params.arguments, has_files)
+            args = parse_arguments(params.name, params.arguments, has_files, has_outputs)
         except ValueError as exc:
             return error_result(str(exc))
         key = caller.session(ctx)

@@ -3,7 +3,8 @@
 Each tool's arguments are a pydantic model; its JSON schema is the tool's
 ``inputSchema`` and arguments that do not fit it are the tool's error result.
 The file tools are offered only where the workspace has files of its own (a
-sandbox, a remote session).
+sandbox, a remote session); ``read_output`` where it keeps the whole outputs
+its truncation notes name (a sandbox).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "ListFiles",
     "NoArguments",
     "ReadFile",
+    "ReadOutput",
     "Restart",
     "WriteFile",
     "parse_arguments",
@@ -66,6 +68,22 @@ class ListFiles(_Arguments):
     path: str = Field(default="", description="a folder relative to the working directory")
 
 
+#: The most ``read_output`` returns by default, and at all, in one call.
+OUTPUT_PIECE_BYTES = 64 << 10
+MAX_OUTPUT_PIECE_BYTES = 1 << 20
+
+
+class ReadOutput(_Arguments):
+    output: str = Field(description="the saved output, as the note names it: output://NAME")
+    offset: int = Field(default=0, ge=0, description="the byte to start at")
+    length: int = Field(
+        default=OUTPUT_PIECE_BYTES,
+        gt=0,
+        le=MAX_OUTPUT_PIECE_BYTES,
+        description="how many bytes to return at most",
+    )
+
+
 _EXECUTE = (
     "Run code on this computer and return its output: stdout and stderr, results, "
     "errors with their traceback, and plots as images. Interpreters keep their state "
@@ -73,32 +91,46 @@ _EXECUTE = (
     "the status as JSON: ok, error, timeout, interrupted..."
 )
 
-#: name: (arguments, description, read only, needs files)
-_TOOLS: dict[str, tuple[type[_Arguments], str, bool, bool]] = {
-    "execute": (Execute, _EXECUTE, False, False),
-    "interrupt": (NoArguments, "Interrupt the code that is running now.", False, False),
+_READ_OUTPUT = (
+    "Read the whole output of a run whose output was too long and was cut: its note "
+    "says where the whole output is saved (output://NAME). Returns a piece at a time, "
+    "from offset; the result says where the next piece starts."
+)
+
+#: What a tool needs of the workspace: nothing, files of its own, or saved outputs.
+_Needs = Literal["", "files", "outputs"]
+
+#: name: (arguments, description, read only, needs)
+_TOOLS: dict[str, tuple[type[_Arguments], str, bool, _Needs]] = {
+    "execute": (Execute, _EXECUTE, False, ""),
+    "interrupt": (NoArguments, "Interrupt the code that is running now.", False, ""),
     "restart": (
         Restart,
         "Restart one language's interpreter: its state (variables, imports) is lost.",
         False,
-        False,
+        "",
     ),
     "languages": (
         NoArguments,
         "List the languages, whether each runs here, and why not.",
         True,
-        False,
+        "",
     ),
     "read_file": (
         ReadFile,
         "Read a file of the working directory: text as text, images as images, "
         "other bytes as base64.",
         True,
-        True,
+        "files",
     ),
-    "write_file": (WriteFile, "Write a file in the working directory.", False, True),
-    "list_files": (ListFiles, "List a folder of the working directory.", True, True),
+    "write_file": (WriteFile, "Write a file in the working directory.", False, "files"),
+    "list_files": (ListFiles, "List a folder of the working directory.", True, "files"),
+    "read_output": (ReadOutput, _READ_OUTPUT, True, "outputs"),
 }
+
+
+def _offered(needs: _Needs, has_files: bool, has_outputs: bool) -> bool:
+    return needs == "" or (needs == "files" and has_files) or (needs == "outputs" and has_outputs)
 
 
 def _schema(model: type[_Arguments]) -> dict[str, Any]:
@@ -108,11 +140,12 @@ def _schema(model: type[_Arguments]) -> dict[str, Any]:
     return schema
 
 
-def tool_list(has_files: bool) -> list[types.Tool]:
-    """The tools offered; the file tools only when ``has_files``."""
+def tool_list(has_files: bool, has_outputs: bool = False) -> list[types.Tool]:
+    """The tools offered; the file tools only when ``has_files``, ``read_output``
+    only when ``has_outputs``."""
     tools = []
-    for name, (model, description, read_only, needs_files) in _TOOLS.items():
-        if needs_files and not has_files:
+    for name, (model, description, read_only, needs) in _TOOLS.items():
+        if not _offered(needs, has_files, has_outputs):
             continue
         tools.append(
             types.Tool(
@@ -126,11 +159,13 @@ def tool_list(has_files: bool) -> list[types.Tool]:
     return tools
 
 
-def parse_arguments(name: str, arguments: dict[str, Any] | None, has_files: bool) -> BaseModel:
+def parse_arguments(
+    name: str, arguments: dict[str, Any] | None, has_files: bool, has_outputs: bool = False
+) -> BaseModel:
     """The arguments of tool ``name``; ``ValueError`` naming what is wrong."""
     entry = _TOOLS.get(name)
-    if entry is None or (entry[3] and not has_files):
-        offered = ", ".join(tool.name for tool in tool_list(has_files))
+    if entry is None or not _offered(entry[3], has_files, has_outputs):
+        offered = ", ".join(tool.name for tool in tool_list(has_files, has_outputs))
         raise ValueError(f"there is no tool {name!r}; the tools are {offered}")
     try:
         return entry[0].model_validate(arguments or {})

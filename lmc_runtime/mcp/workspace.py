@@ -20,6 +20,7 @@ from ..computer_like import ComputerLike
 from ..config import Timeouts
 from ..sandbox import Sandbox, SandboxPolicy, SessionLimits
 from .files import Files, RemoteFiles, SandboxFiles
+from .outputs import OUTPUT_SCHEME, SavedOutputs
 
 if TYPE_CHECKING:
     from ..options.interpreters import Interpreters
@@ -35,18 +36,24 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Workspace:
-    """An open computer (local, sandboxed or remote), and the files of its
-    working directory when it has files of its own (a sandbox, a remote session)."""
+    """An open computer (local, sandboxed or remote), the files of its working
+    directory when it has files of its own (a sandbox, a remote session), and
+    the whole outputs its truncation notes name when it keeps them (a sandbox)."""
 
     computer: ComputerLike
     files: Files | None = None
+    outputs: SavedOutputs | None = None
 
 
 class Opener(Protocol):
-    """One kind of workspace: how a new one is opened, and whether it has files."""
+    """One kind of workspace: how a new one is opened, whether it has files, and
+    whether it keeps the whole outputs its notes name (``read_output``)."""
 
     @property
     def has_files(self) -> bool: ...
+
+    @property
+    def has_outputs(self) -> bool: ...
 
     def open(self) -> AbstractAsyncContextManager[Workspace]:
         """Yields an open workspace; closes everything it started on exit."""
@@ -60,6 +67,8 @@ class LocalOpener:
     timeouts: Timeouts
     interpreters: Interpreters | None = None
     has_files: bool = field(default=False, init=False)
+    #: A truncation note names a file of this machine, which the client can read.
+    has_outputs: bool = field(default=False, init=False)
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Workspace]:
@@ -71,12 +80,14 @@ class LocalOpener:
 @dataclass(frozen=True)
 class SandboxOpener:
     """A Computer in a sandbox of its own, as ``lmc serve`` gives each session:
-    bubblewrap, limits, a private working directory under ``root``."""
+    bubblewrap, limits, a private working directory under ``root``. A truncation
+    note names the whole output as ``output://NAME``, which ``read_output`` reads."""
 
     root: Path
     limits: SessionLimits = field(default_factory=SessionLimits)
     timeouts: Timeouts | None = None
     has_files: bool = field(default=True, init=False)
+    has_outputs: bool = field(default=True, init=False)
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Workspace]:
@@ -84,11 +95,12 @@ class SandboxOpener:
         try:
             await sandbox.start()
             if self.timeouts is not None:
-                opened = sandbox.computer(timeouts=self.timeouts)
+                opened = sandbox.computer(outputs_at=OUTPUT_SCHEME, timeouts=self.timeouts)
             else:
-                opened = sandbox.computer()
+                opened = sandbox.computer(outputs_at=OUTPUT_SCHEME)
             async with opened as computer:
-                yield Workspace(computer, SandboxFiles(sandbox.work_dir, sandbox.owner))
+                files = SandboxFiles(sandbox.work_dir, sandbox.owner)
+                yield Workspace(computer, files, SavedOutputs(sandbox.output_dir))
         finally:
             await sandbox.aclose()
 
@@ -102,6 +114,8 @@ class RemoteOpener:
     languages: Sequence[str]
     execution_timeout: float | None = None
     has_files: bool = field(default=True, init=False)
+    #: The server's notes name its own outputs route, which its clients fetch.
+    has_outputs: bool = field(default=False, init=False)
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Workspace]:

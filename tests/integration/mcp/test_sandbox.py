@@ -91,3 +91,38 @@ def test_over_http_each_session_has_a_sandbox_of_its_own() -> None:
                 assert listing is not None and listing["entries"] == []
                 assert len(os.listdir(data)) == 2
             wait_until(lambda: not os.listdir(data), 45, "the ended sessions' sandboxes remain")
+
+
+def test_a_cut_output_is_named_for_read_output_and_read_whole_through_it(client: Client) -> None:
+    """Guards the truncation note of MCP's sandbox: it named the host's path of the
+    saved output (``.../disk/output/...txt``), which an MCP client cannot read and
+    which tells it where the server keeps its data. It names ``output://NAME``, and
+    the read_output tool gives the whole output back, a piece at a time."""
+    assert "read_output" in client.tools()
+    lines = 40_000
+    result = client.execute(f"for i in range({lines}):\n    print(f'line {{i:06d}}')")
+    shown = texts(result)
+    assert status(result) == "ok", shown[-500:]
+    data_dir = str(Path(tempfile.gettempdir()))
+    notes = [line for line in shown.splitlines() if "output://" in line]
+    assert notes, shown[-2000:]
+    assert "/disk/output" not in shown and data_dir not in " ".join(notes), notes
+    name = "output://" + notes[0].split("output://", 1)[1].split()[0].rstrip(".;,)")
+    whole, offset, calls = "", 0, 0
+    while offset is not None:
+        piece = client.call("read_output", output=name, offset=offset, length=200_000)
+        assert not piece.is_error, texts(piece)
+        info = piece.structured_content
+        assert info is not None and info["offset"] == offset
+        whole += texts(piece).split("\n[lmc] ", 1)[0] if info["next_offset"] else texts(piece)
+        offset, calls = info["next_offset"], calls + 1
+        assert calls < 10
+    assert calls > 1  # it came in pieces
+    assert whole == "".join(f"line {i:06d}\n" for i in range(lines))
+
+
+@pytest.mark.parametrize("name", ["output://../../etc/passwd", "/etc/passwd", "output://none.txt"])
+def test_read_output_reads_only_saved_outputs(client: Client, name: str) -> None:
+    result = client.call("read_output", output=name)
+    assert result.is_error, texts(result)
+    assert "root:" not in texts(result)

@@ -97,6 +97,7 @@ class _Opener:
     opened: int = 0
     closed: int = 0
     has_files: bool = field(default=False)
+    has_outputs: bool = field(default=False)
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Workspace]:
