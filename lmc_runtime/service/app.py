@@ -73,6 +73,10 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     # Every run comes through it: first, before FastAPI's routes (see .hot).
     app.router.routes.insert(0, execute_route())
     install_openapi(app, (CreateSession, CodeMessage, RestartRequest))
+    if settings.e2b:
+        from ..e2b import install_e2b
+
+        app.state.e2b = install_e2b(app, service)
     return app
 
 
@@ -102,6 +106,9 @@ def _lifespan(
         try:
             async with anyio.create_task_group() as tg:
                 await tg.start(manager.run)
+                door = getattr(app.state, "e2b", None)
+                if door is not None:
+                    await tg.start(door.sandboxes.run)
                 tg.start_soon(transcripts.keep_trying)
                 logger.info(
                     "lmc serve ready: %d pooled sessions wanted", service.settings.pool_size

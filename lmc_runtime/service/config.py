@@ -151,7 +151,8 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
     token = None if no_auth else values["token"]
     generated = token is None and not no_auth
     if generated:
-        token = secrets.token_urlsafe(32)
+        # The shape E2B's SDKs check a key for: the token is E2B_API_KEY as it is.
+        token = "e2b_" + secrets.token_hex(20)
     data_dir = values["data_dir"] or default_data_dir()
     assert isinstance(data_dir, Path)
     try:
@@ -180,6 +181,9 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             gateway_url=_v(values, "gateway_url"),
             gateway_token=_v(values, "gateway_token"),
             replica=_v(values, "replica"),
+            e2b=not values["no_e2b"],
+            e2b_domain=_v(values, "e2b_domain"),
+            e2b_require_secure=bool(values["e2b_require_secure"]),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

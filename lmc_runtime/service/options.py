@@ -256,12 +256,33 @@ _SCALE_OPTIONS: tuple[Option, ...] = (
 )
 
 
+_E2B_OPTIONS: tuple[Option, ...] = (
+    Option("no_e2b", boolean, False, "do not speak E2B's API", switch=True),
+    Option(
+        "e2b_domain",
+        text,
+        None,
+        "behind a TLS proxy: the domain of E2B_DOMAIN (api.<domain>, <port>-<id>.<domain>)",
+        show="none: E2B_API_URL and E2B_SANDBOX_URL",
+        metavar="DOMAIN",
+    ),
+    Option(
+        "e2b_require_secure",
+        boolean,
+        False,
+        "refuse E2B sandboxes created without secure=True (their traffic carries a token)",
+        switch=True,
+    ),
+)
+
+
 #: The options in the groups ``--help`` shows them in, with the groups' titles.
 GROUPS: tuple[tuple[str, tuple[Option, ...]], ...] = (
     ("server (where it listens, who may connect, what it logs)", _SERVER_OPTIONS),
     ("session limits (each session's defaults, and the most it may ask for)", LIMIT_OPTIONS),
     ("sessions, the pool and the sandbox", _SERVICE_OPTIONS),
     ("transcripts, gateways and replicas", _SCALE_OPTIONS),
+    ("E2B's API (the E2B SDKs, pointed at this server)", _E2B_OPTIONS),
 )
 
 #: Every option, in the order ``--help`` lists them.

@@ -116,6 +116,12 @@ class ServiceSession:
         self._idle_since = anyio.current_time()
         self._wake()
 
+    def hold_open(self) -> None:
+        """Never cull this session for idleness: something else ends it (an E2B
+        sandbox's timeout)."""
+        self._idle_timeout = None
+        self._wake()
+
     def claim(self) -> None:
         """Take this session out of the pool for a client."""
         self.in_pool = False

@@ -19,6 +19,10 @@ _SOCKET_PATH_MAX = 107
 _SESSION_PATH_TAIL = len("/sessions/0123456789abcdef/runtime/javascript/kernel-10")
 #: A replica's name: it prefixes session ids ("<name>-<16 hex>"), so paths and URLs.
 REPLICA_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?")
+#: A domain name (lowercase labels), as E2B's host names are made from it.
+_DOMAIN = re.compile(
+    r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,10 @@ class ServiceSettings:
     ``gateway_url``/``gateway_token``: run Jupyter kernels on a Kernel Gateway or
     Enterprise Gateway instead of locally. ``replica``: this instance's name
     among replicas behind a balancer, carried in its session ids (None: alone).
+    ``e2b``: the server also speaks E2B's API (see :mod:`lmc_runtime.e2b`);
+    ``e2b_domain``: the domain its sandbox host names end in behind a TLS proxy
+    (``<port>-<sandbox id>.<domain>``); ``e2b_require_secure``: sandboxes must be
+    created with ``secure=True``, so that their traffic carries an access token.
     """
 
     data_dir: Path
@@ -74,6 +82,9 @@ class ServiceSettings:
     gateway_url: str | None = None
     gateway_token: str | None = None
     replica: str | None = None
+    e2b: bool = True
+    e2b_domain: str | None = None
+    e2b_require_secure: bool = False
 
     def __post_init__(self) -> None:
         check_token_rules(self.host, self.token, no_auth=self.no_auth)
@@ -107,6 +118,8 @@ class ServiceSettings:
                 "kernels talk over unix sockets inside it, whose paths are limited to "
                 f"{_SOCKET_PATH_MAX} bytes; choose a shorter --data-dir"
             )
+        if self.e2b_domain is not None and not _DOMAIN.fullmatch(self.e2b_domain):
+            raise ValueError(f"e2b_domain {self.e2b_domain!r} is not a domain name")
         if self.idle_timeout is not None and self.idle_timeout <= 0:
             raise ValueError(f"idle_timeout must be positive or None, got {self.idle_timeout}")
 

@@ -1,0 +1,48 @@
+"""What every part of the E2B door shares: the service behind it, its
+sandboxes, and how a request's sandbox is found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import HTTPConnection
+
+from ..service.state import Service
+from .registry import E2BSandbox, Sandboxes
+
+__all__ = ["ENVD_PORT", "INTERPRETER_PORT", "Door", "door_of", "sandbox_of"]
+
+#: The ports E2B's SDKs reach inside a sandbox: envd (files, commands), and the
+#: code interpreter (``run_code``, contexts).
+ENVD_PORT = 49983
+INTERPRETER_PORT = 49999
+
+#: Where the router leaves the door and the request's sandbox in the ASGI scope.
+DOOR_KEY = "lmc.e2b.door"
+SANDBOX_KEY = "lmc.e2b.sandbox"
+
+
+@dataclass
+class Door:
+    """One server's E2B door."""
+
+    service: Service
+    sandboxes: Sandboxes
+
+    @property
+    def domain(self) -> str | None:
+        return self.service.settings.e2b_domain
+
+
+def door_of(connection: HTTPConnection) -> Door:
+    """The door ``connection`` came through."""
+    door = connection.scope[DOOR_KEY]
+    assert isinstance(door, Door)
+    return door
+
+
+def sandbox_of(connection: HTTPConnection) -> E2BSandbox:
+    """The sandbox ``connection``'s traffic is for (checked by the router)."""
+    sandbox = connection.scope[SANDBOX_KEY]
+    assert isinstance(sandbox, E2BSandbox)
+    return sandbox

@@ -1,0 +1,24 @@
+"""envd, the in-sandbox daemon of E2B's SDKs, served by the host for each
+sandbox: its health check, files over HTTP, and the Connect RPC services
+``filesystem.Filesystem`` and ``process.Process``."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Response
+
+from ..door import Door
+from ..errors import install_e2b_handlers
+
+__all__ = ["envd_app"]
+
+
+def envd_app(door: Door) -> FastAPI:
+    """The envd of every sandbox of ``door`` (the router puts the sandbox in the scope)."""
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    install_e2b_handlers(app)
+
+    @app.get("/health", status_code=204)
+    async def health() -> Response:
+        return Response(status_code=204)
+
+    return app

@@ -1,0 +1,124 @@
+"""The control plane's bodies, as E2B's OpenAPI document (``spec/openapi.yml``)
+names their fields; fields the SDKs send that this server does not use are
+accepted and ignored."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import __version__
+from .registry import E2BSandbox
+
+__all__ = [
+    "ConnectSandbox",
+    "NetworkConfig",
+    "NewSandbox",
+    "ResumedSandbox",
+    "TimeoutBody",
+    "detail",
+    "listed",
+    "summary",
+]
+
+#: The envd version this server's envd speaks as (the SDKs check it for features).
+ENVD_VERSION = "0.4.0"
+
+
+class NetworkConfig(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    allow_out: list[str] | None = Field(default=None, alias="allowOut")
+    deny_out: list[str] | None = Field(default=None, alias="denyOut")
+    allow_public_traffic: bool | None = Field(default=None, alias="allowPublicTraffic")
+
+
+class NewSandbox(BaseModel):
+    """``POST /sandboxes``."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    template_id: str = Field(alias="templateID", min_length=1, max_length=200)
+    timeout: int = Field(default=15, ge=0)
+    auto_pause: bool = Field(default=False, alias="autoPause")
+    secure: bool | None = None
+    allow_internet_access: bool | None = None
+    network: NetworkConfig | None = None
+    metadata: dict[str, str] | None = None
+    env_vars: dict[str, str] | None = Field(default=None, alias="envVars")
+    mcp: dict[str, Any] | None = None
+
+
+class TimeoutBody(BaseModel):
+    """``POST /sandboxes/{id}/timeout``."""
+
+    timeout: int = Field(ge=0)
+
+
+class ConnectSandbox(BaseModel):
+    """``POST /sandboxes/{id}/connect``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timeout: int = Field(default=300, ge=0)
+
+
+class ResumedSandbox(BaseModel):
+    """``POST /sandboxes/{id}/resume``."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    timeout: int = Field(default=15, ge=0)
+
+
+def _when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def summary(sandbox: E2BSandbox, domain: str | None) -> dict[str, Any]:
+    """The ``Sandbox`` body: what creating or connecting answers."""
+    return {
+        "templateID": sandbox.template,
+        "sandboxID": sandbox.id,
+        "alias": sandbox.template,
+        "clientID": "lmc-runtime",
+        "envdVersion": ENVD_VERSION,
+        "envdAccessToken": sandbox.access_token,
+        "trafficAccessToken": None,
+        "domain": domain,
+    }
+
+
+def listed(sandbox: E2BSandbox) -> dict[str, Any]:
+    """The ``ListedSandbox`` body."""
+    limits = sandbox.session.policy.limits
+    memory = limits.memory_bytes
+    disk = limits.disk_bytes
+    return {
+        "templateID": sandbox.template,
+        "alias": sandbox.template,
+        "sandboxID": sandbox.id,
+        "clientID": "lmc-runtime",
+        "startedAt": _when(sandbox.started_at),
+        "endAt": _when(sandbox.end_at),
+        "cpuCount": max(1, round(limits.cpu_quota)) if limits.cpu_quota else 1,
+        "memoryMB": memory // (1 << 20) if memory else 0,
+        "diskSizeMB": disk // (1 << 20) if disk else 0,
+        "metadata": dict(sandbox.metadata),
+        "state": sandbox.state,
+        "envdVersion": ENVD_VERSION,
+    }
+
+
+def detail(sandbox: E2BSandbox, domain: str | None) -> dict[str, Any]:
+    """The ``SandboxDetail`` body."""
+    return {
+        **listed(sandbox),
+        "envdAccessToken": sandbox.access_token,
+        "allowInternetAccess": sandbox.allow_internet,
+        "domain": domain,
+        "lifecycle": {"onTimeout": "kill", "autoResume": False},
+        "version": __version__,
+    }

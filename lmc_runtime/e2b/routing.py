@@ -1,0 +1,149 @@
+"""The E2B door's router: ASGI middleware in front of ``lmc serve``'s own routes.
+
+E2B's SDKs reach three services, all on the server's one port:
+
+- the control plane (``POST /sandboxes``, ``GET /v2/sandboxes``, ...), at
+  ``E2B_API_URL`` or ``https://api.<E2B_DOMAIN>``;
+- a sandbox's envd (files, commands) and code interpreter, at ``E2B_SANDBOX_URL``
+  with the ``E2b-Sandbox-Id`` and ``E2b-Sandbox-Port`` headers, or at
+  ``https://<port>-<sandbox id>.<E2B_DOMAIN>`` behind a TLS proxy.
+
+Everything else goes on to the lmc API, untouched. Sandbox traffic is
+authenticated by its sandbox id (a 160-bit capability, :mod:`.ids`), and by the
+sandbox's access token when it was made with ``secure=True``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .door import DOOR_KEY, ENVD_PORT, INTERPRETER_PORT, SANDBOX_KEY, Door
+from .errors import E2BError, SandboxGone, e2b_response
+from .ids import same, shown
+
+__all__ = ["CONTROL_PREFIXES", "E2BRouter"]
+
+logger = logging.getLogger(__name__)
+
+#: The control plane's paths (each also with anything below it).
+CONTROL_PREFIXES = (
+    "/sandboxes",
+    "/v2/sandboxes",
+    "/templates",
+    "/v2/templates",
+    "/v3/templates",
+    "/snapshots",
+    "/volumes",
+    "/secrets",
+    "/teams",
+    "/health",
+)
+
+#: envd answers its health check without a token, as E2B's does.
+_OPEN_PATHS = frozenset({"/health"})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _is_control(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in CONTROL_PREFIXES)
+
+
+class E2BRouter:
+    """Routes E2B's traffic to the door's apps and the rest to ``app``."""
+
+    def __init__(
+        self, app: ASGIApp, *, door: Door, control: ASGIApp, envd: ASGIApp, interpreter: ASGIApp
+    ) -> None:
+        self.app = app
+        self.door = door
+        self.control = control
+        self.ports = {ENVD_PORT: envd, INTERPRETER_PORT: interpreter}
+        domain = door.domain
+        self._api_host = f"api.{domain}" if domain else None
+        self._sandbox_host = (
+            re.compile(r"(\d{1,5})-([a-z0-9]{1,63})\." + re.escape(domain)) if domain else None
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        target = self._target(scope)
+        if target is None:
+            if scope["type"] == "http" and _is_control(scope["path"]):
+                await self._guarded(self.control, scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
+            return
+        sandbox_id, port = target
+        try:
+            app = self._sandbox_app(scope, sandbox_id, port)
+        except E2BError as exc:
+            if scope["type"] == "http":
+                await e2b_response(exc.status, exc.message)(scope, receive, send)
+            else:
+                await send({"type": "websocket.close", "code": 1008, "reason": exc.message})
+            return
+        await self._guarded(app, scope, receive, send)
+
+    def _target(self, scope: Scope) -> tuple[str, int] | None:
+        """The sandbox and port the request is for, or None if it is not sandbox traffic."""
+        sandbox_id = _header(scope, b"e2b-sandbox-id")
+        if sandbox_id is not None:
+            port = _header(scope, b"e2b-sandbox-port") or str(ENVD_PORT)
+            return sandbox_id.strip(), int(port) if port.strip().isdigit() else -1
+        if self._sandbox_host is None:
+            return None
+        host = (_header(scope, b"host") or "").lower().rsplit(":", 1)[0]
+        if host == self._api_host:
+            return None
+        match = self._sandbox_host.fullmatch(host)
+        if match is None:
+            return None
+        return match.group(2), int(match.group(1))
+
+    def _sandbox_app(self, scope: Scope, sandbox_id: str, port: int) -> ASGIApp:
+        sandboxes = self.door.sandboxes
+        sandbox = sandboxes.find(sandbox_id)
+        if sandbox is None:
+            raise SandboxGone(shown(sandbox_id))
+        if sandbox.paused_at is not None:
+            raise SandboxGone(sandbox.shown, "is paused: resume it first (Sandbox.connect)")
+        app = self.ports.get(port)
+        if app is None:
+            raise E2BError(f"nothing listens on port {port} in sandbox {sandbox.shown}", 502)
+        token = sandbox.access_token
+        opened = scope["path"] in _OPEN_PATHS
+        if token is not None and not opened and not same(_header(scope, b"x-access-token"), token):
+            raise E2BError("this sandbox is secure: its access token is missing or wrong", 401)
+        scope[DOOR_KEY] = self.door
+        scope[SANDBOX_KEY] = sandbox
+        return app
+
+    async def _guarded(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run ``app`` with the door in the scope; an error nothing mapped is a 500
+        in E2B's shape (logged with its traceback), never a bare one."""
+        scope[DOOR_KEY] = self.door
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] in ("http.response.start", "websocket.accept")
+            await send(message)
+
+        try:
+            await app(scope, receive, tracked)
+        except Exception:
+            logger.exception("internal error in the E2B door on %s", scope["path"])
+            if started or scope["type"] != "http":
+                raise
+            await e2b_response(500, "internal error; see the server log")(scope, receive, send)

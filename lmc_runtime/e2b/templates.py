@@ -1,0 +1,35 @@
+"""E2B's templates, as this server maps them: until operators can make
+environments, every known E2B template name means the server's own sandbox,
+with every language it runs."""
+
+from __future__ import annotations
+
+from ..backends.registry import Registry
+from .errors import E2BError
+
+__all__ = ["KNOWN_TEMPLATES", "languages_for", "template_of"]
+
+#: The template names E2B's SDKs and examples use, all served alike.
+KNOWN_TEMPLATES = ("base", "code-interpreter-v1", "code-interpreter", "code-interpreter-beta")
+
+#: The languages E2B's code interpreter runs, in lmc's names.
+_E2B_LANGUAGES = ("python", "javascript", "typescript", "r", "java", "bash")
+
+
+def template_of(name: str) -> str:
+    """``name`` if it is a template this server serves; a 404 naming them otherwise."""
+    base = name.split(":", 1)[0]  # "name:tag"
+    if base not in KNOWN_TEMPLATES:
+        known = ", ".join(KNOWN_TEMPLATES)
+        raise E2BError(f"template {name[:100]!r} was not found; this server has {known}", 404)
+    return base
+
+
+def languages_for(registry: Registry) -> list[str]:
+    """The languages an E2B sandbox gets: those of E2B's that run on this machine."""
+    names: list[str] = []
+    for name in _E2B_LANGUAGES:
+        canonical = registry.resolve(name)
+        if canonical is not None and registry.availability(canonical).available:
+            names.append(canonical)
+    return names or ["python"]
