@@ -7,7 +7,6 @@ come on a pipe; a pidfd says when the shell ends, ``EIO`` when its output is rea
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import logging
 import os
@@ -29,17 +28,16 @@ from ...procs import (
     close_watched,
     describe_exit,
     end_session,
-    read_available,
     readable_now,
     signal_group,
 )
 from ...replies import Status
 from ..base import ExecutionOptions, SessionSettings
-from ..core import Begun, Deliver, Finished, Gone, Line, Output, Route, answers_fifo_reads
+from ..core import Deliver, Gone, Route, answers_fifo_reads
 from ..core.pty import spawn_pty
 from ..core.turns import first_of
 from .dialect import Dialect, run_env
-from .protocol import Done, MarkerParser, RecordParser
+from .readers import ShellReaders
 
 __all__ = ["ShellInterpreter"]
 
@@ -49,8 +47,6 @@ logger = logging.getLogger(__name__)
 _DRAIN_GRACE = 2.0
 #: How long a killed shell may take to end before its descriptors are closed anyway.
 _KILL_WAIT = 5.0
-#: What the shell printed before it was ready, kept for a start failure's message.
-_EARLY_LIMIT = 2048
 
 
 class ShellInterpreter:
@@ -74,21 +70,17 @@ class ShellInterpreter:
         #: What wraps the shell's command line (a sandbox), if anything.
         self.launcher = settings.launcher
         self._token = secrets.token_hex(8)
-        self._parser = MarkerParser(self._token)
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._readers = ShellReaders(self._token)
         self._child: Any = None
         self.pid = self._fd = self._ctl = -1
         #: The shell's own process group (see :meth:`launch`); -1 until it is ready.
         self.group = -1
         self._deliver: Deliver | None = None
         self._scope = anyio.CancelScope()
-        self._ready, self._ended, self._pty_closed = anyio.Event(), anyio.Event(), anyio.Event()
-        self._records_closed = anyio.Event()
+        self._ended = anyio.Event()
         #: Popen-style: the exit status, or minus the signal; None while it runs.
         self._returncode: int | None = None
         self._reaped = False
-        self._early = b""
-        self._run = 0
         #: This run's cell (and variables) files, and what puts the variables back.
         self._files: list[Path] = []
         self._restore = ""
@@ -104,8 +96,8 @@ class ShellInterpreter:
         task_group.start_soon(self._pump)
         await self._type(f". {shlex.quote(str(init))}\n")
         with anyio.move_on_after(self._startup_timeout):
-            await first_of(self._ready, self._ended)
-        if self._ready.is_set() and not self._ended.is_set():
+            await first_of(self._readers.ready, self._ended)
+        if self._readers.ready.is_set() and not self._ended.is_set():
             with contextlib.suppress(termios.error, OSError):
                 self._modes = termios.tcgetattr(self._fd)
             # At its prompt the shell owns the terminal. In a sandbox its group is not
@@ -115,7 +107,7 @@ class ShellInterpreter:
         why = f"no prompt within {self._startup_timeout:g} s"
         if self._ended.is_set():
             why = describe_exit(self._returncode, "the shell")
-        early = self._early.decode("utf-8", "replace").strip()
+        early = self._readers.early()
         await self.kill()
         raise KernelStartError(
             f"the shell did not become ready: {why}" + (f"\n{early}" if early else "")
@@ -129,7 +121,7 @@ class ShellInterpreter:
         for path in self._files:
             path.unlink(missing_ok=True)
         cell = self.work_dir / f"cell-{run}.{self.dialect.program}"
-        self._files, self._run = [cell], run
+        self._files, self._readers.run = [cell], run
         _write(cell, code if code.endswith("\n") or not code else code + "\n")
         prelude, self._restore = self._restore, ""
         if options.env:
@@ -252,77 +244,27 @@ class ShellInterpreter:
         for path in self._files:
             path.unlink(missing_ok=True)
 
-    # -- the readers ------------------------------------------------------------------
+    # -- the readers (see :mod:`.readers`) --------------------------------------------
 
     async def _pump(self) -> None:
         """Read until the shell has ended and its terminal is drained, then say so."""
         try:
             with self._scope:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._read_pty)
-                    tg.start_soon(self._read_lines)
+                    assert self._deliver is not None
+                    tg.start_soon(self._readers.read_pty, self._fd, self._deliver)
+                    tg.start_soon(self._readers.read_lines, self._ctl, self._deliver)
                     await await_exit(self.pid)
                     self._release()
                     self._note_exit()
                     # The shell is gone; its jobs go too, and they release the terminal.
                     await end_session(self.pid)
                     with anyio.move_on_after(_DRAIN_GRACE):
-                        await self._pty_closed.wait()
-                        await self._records_closed.wait()  # every begun record is in
+                        await self._readers.pty_closed.wait()
+                        await self._readers.records_closed.wait()  # every begun record is in
                     tg.cancel_scope.cancel()
         finally:
             self._ended.set()
-
-    async def _read_pty(self) -> None:
-        try:
-            data: bytes | None = b""
-            while data is not None:
-                await anyio.wait_readable(self._fd)
-                data = read_available(self._fd)  # None: EIO, no process holds the terminal
-                for item in self._parser.feed(data or b""):
-                    await self._on_pty(item)
-            await self._on_pty(self._parser.flush(), final=True)
-        except (OSError, anyio.ClosedResourceError):
-            logger.debug("the shell's terminal closed", exc_info=True)
-        finally:
-            self._pty_closed.set()
-
-    async def _on_pty(self, item: bytes | Done, *, final: bool = False) -> None:
-        """Output goes to the open run (or is late); a marker ends the run (or the start)."""
-        assert self._deliver is not None
-        if not self._ready.is_set():
-            if isinstance(item, Done):
-                self._ready.set()
-            else:
-                self._early = (self._early + item)[-_EARLY_LIMIT:]
-            return
-        data = b"" if isinstance(item, Done) else item
-        text = self._decoder.decode(data, final=final or isinstance(item, Done))
-        if text:
-            await self._deliver(Output(text), None)
-        if isinstance(item, Done):
-            status = Status.OK if item.status == 0 else Status.ERROR
-            extras = {"exit_code": item.status, "execution_count": self._run, "state_lost": False}
-            await self._deliver(Finished(status, extras), self._run)
-
-    async def _read_lines(self) -> None:
-        """The DEBUG trap's records: each run's newest line, keyed by its run."""
-        assert self._deliver is not None
-        records = RecordParser()
-        try:
-            while True:
-                await anyio.wait_readable(self._ctl)  # a loop turn for others every read
-                data = read_available(self._ctl)
-                if data is None:
-                    return
-                for run, line in records.feed(data).items():
-                    await self._deliver(Begun(), run)
-                    if line:
-                        await self._deliver(Line(line), run)
-        except (OSError, anyio.ClosedResourceError):
-            logger.debug("the line-record pipe closed", exc_info=True)
-        finally:
-            self._records_closed.set()
 
 
 def _write(path: Path, text: str) -> None:
