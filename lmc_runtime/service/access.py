@@ -2,7 +2,8 @@
 
 :class:`AccessLog` wraps the application: when a request has been answered
 (or a WebSocket connection has ended) it logs, on ``lmc_runtime.access``, the
-method, the path (its query with any ``token=`` redacted), the status, the
+method, the path (its query with any ``token=`` redacted, and an E2B sandbox
+id shortened: it is a bearer capability), the status, the
 duration in milliseconds and the client's address. A WebSocket's status is
 101 once accepted, else the status it was refused with (403 when closed
 before being accepted).
@@ -11,6 +12,7 @@ before being accepted).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,8 +43,12 @@ class _Seen:
             self.status = 403
 
 
+#: An E2B sandbox id in a path: all but its first six characters are left out.
+_SANDBOX_ID = re.compile(r"(/sandboxes/[a-z2-7]{6})[a-z2-7]{26}(?=/|$)")
+
+
 def _target(scope: Scope) -> str:
-    path = str(scope.get("path", ""))
+    path = _SANDBOX_ID.sub(r"\1…", str(scope.get("path", "")))
     query = scope.get("query_string", b"")
     if query:
         path += "?" + redact_query(query.decode("latin-1"))
