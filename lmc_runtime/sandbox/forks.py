@@ -8,7 +8,7 @@ the kernel lives in exactly the sandbox a kernel started the usual way would:
 same namespaces, same user, no capabilities, ``no_new_privs``, the same cgroup
 and rlimits.
 
-:class:`ForkedKernel` stands for the kernel where the provisioner keeps a
+:class:`~.forked.ForkedKernel` stands for the kernel where the provisioner keeps a
 ``Popen``: its pid, ``poll``, ``wait`` and ``send_signal``. Ending it ends its
 holder, and with it the sandbox's PID namespace and everything left in it.
 
@@ -19,11 +19,9 @@ the usual way.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -34,8 +32,7 @@ from typing import Any
 import anyio
 
 from ..errors import ForkFailed
-from ..procs import wait_readable
-from .holder import end_holder
+from .forked import ForkedKernel
 
 __all__ = ["ForkServer", "ForkedKernel", "forkable"]
 
@@ -77,101 +74,6 @@ async def _receive(conn: socket.socket, what: str) -> tuple[dict[str, Any], list
         reason = message.get("error") if isinstance(message, dict) else None
         raise ForkFailed(f"{what} failed: {reason or 'it ended'}")
     return message, fds
-
-
-class ForkedKernel:
-    """A forked kernel, as the provisioner uses a ``Popen``. Its end ends its
-    sandbox, whose PID namespace takes every process the kernel started with it."""
-
-    ends_its_tree = True
-
-    def __init__(
-        self,
-        pid: int,
-        pidfd: int,
-        broker: socket.socket,
-        holder: subprocess.Popen[bytes],
-        init: int,
-    ) -> None:
-        """``init``: a pidfd of the sandbox's init (it is closed with the kernel)."""
-        self.pid = pid
-        self.returncode: int | None = None
-        self._pidfd = pidfd
-        self._broker = broker
-        self._holder: subprocess.Popen[bytes] | None = holder
-        self._init = init
-        #: Set when the task reading the broker stops (one task reads; the others wait).
-        self._reading: anyio.Event | None = None
-
-    def send_signal(self, signum: int) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError, OSError):
-                signal.pidfd_send_signal(self._pidfd, signum)
-
-    async def ended(self) -> None:
-        """Wait in the event loop until the broker reports how the kernel ended;
-        its sandbox is ended and reaped in a worker thread. Any number of tasks
-        may wait at once (a supervisor's watch and a kill's wait): one reads the
-        broker, the others wait for it; if it is cancelled, another reads."""
-        while self.returncode is None:
-            if self._reading is not None:
-                await self._reading.wait()
-                continue
-            self._reading = reading = anyio.Event()
-            try:
-                await anyio.wait_readable(self._broker)
-                self._read_status(wait=False, release=False)
-            finally:
-                self._reading = None
-                reading.set()
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self._release)
-
-    def poll(self) -> int | None:
-        # While a task waits in ended(), the broker is that task's to read: read and
-        # closed here, it would leave the task waiting on a closed descriptor's number.
-        if self.returncode is None and self._reading is None:
-            self._read_status(wait=False)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        """Block until the kernel has ended; its exit code, as ``Popen.wait`` gives it."""
-        while self.returncode is None:
-            self._read_status(wait=True, timeout=timeout)
-        return self.returncode
-
-    def _read_status(
-        self, *, wait: bool, timeout: float | None = None, release: bool = True
-    ) -> None:
-        if not wait_readable(self._broker.fileno(), timeout if wait else 0):
-            if wait and timeout is not None:
-                raise subprocess.TimeoutExpired(["forked kernel"], timeout)
-            return
-        try:
-            data = self._broker.recv(4096)
-            status = int(json.loads(data)["status"]) if data else None
-        except (OSError, ValueError, KeyError, TypeError):
-            status = None
-        if status is None:  # the broker is gone without a word: the kernel goes too
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            self.returncode = -signal.SIGKILL
-        else:
-            self.returncode = os.waitstatus_to_exitcode(status)
-        if release:
-            self._release()
-
-    def _release(self) -> None:
-        """The kernel has ended: end its sandbox and close the descriptors (once)."""
-        holder, self._holder = self._holder, None
-        if holder is None:
-            return
-        end_holder(holder, self._init)
-        os.close(self._init)
-        self._broker.close()
-        with contextlib.suppress(OSError):
-            os.close(self._pidfd)
-        self._pidfd = -1
 
 
 class ForkServer:

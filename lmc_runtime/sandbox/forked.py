@@ -1,0 +1,117 @@
+"""A kernel the fork server (:mod:`.forks`) forked into its sandbox, as the
+provisioner uses a ``Popen``: its pid, ``poll``, ``wait`` and ``send_signal``.
+
+Its broker's socket says how it ended. Ending it ends its holder (:mod:`.holder`),
+and with it the sandbox's PID namespace and everything left in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+
+import anyio
+
+from ..procs import wait_readable
+from .holder import end_holder
+
+__all__ = ["ForkedKernel"]
+
+
+class ForkedKernel:
+    """A forked kernel, as the provisioner uses a ``Popen``. Its end ends its
+    sandbox, whose PID namespace takes every process the kernel started with it."""
+
+    ends_its_tree = True
+
+    def __init__(
+        self,
+        pid: int,
+        pidfd: int,
+        broker: socket.socket,
+        holder: subprocess.Popen[bytes],
+        init: int,
+    ) -> None:
+        """``init``: a pidfd of the sandbox's init (it is closed with the kernel)."""
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd = pidfd
+        self._broker = broker
+        self._holder: subprocess.Popen[bytes] | None = holder
+        self._init = init
+        #: Set when the task reading the broker stops (one task reads; the others wait).
+        self._reading: anyio.Event | None = None
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                signal.pidfd_send_signal(self._pidfd, signum)
+
+    async def ended(self) -> None:
+        """Wait in the event loop until the broker reports how the kernel ended;
+        its sandbox is ended and reaped in a worker thread. Any number of tasks
+        may wait at once (a supervisor's watch and a kill's wait): one reads the
+        broker, the others wait for it; if it is cancelled, another reads."""
+        while self.returncode is None:
+            if self._reading is not None:
+                await self._reading.wait()
+                continue
+            self._reading = reading = anyio.Event()
+            try:
+                await anyio.wait_readable(self._broker)
+                self._read_status(wait=False, release=False)
+            finally:
+                self._reading = None
+                reading.set()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._release)
+
+    def poll(self) -> int | None:
+        # While a task waits in ended(), the broker is that task's to read: read and
+        # closed here, it would leave the task waiting on a closed descriptor's number.
+        if self.returncode is None and self._reading is None:
+            self._read_status(wait=False)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Block until the kernel has ended; its exit code, as ``Popen.wait`` gives it."""
+        while self.returncode is None:
+            self._read_status(wait=True, timeout=timeout)
+        return self.returncode
+
+    def _read_status(
+        self, *, wait: bool, timeout: float | None = None, release: bool = True
+    ) -> None:
+        if not wait_readable(self._broker.fileno(), timeout if wait else 0):
+            if wait and timeout is not None:
+                raise subprocess.TimeoutExpired(["forked kernel"], timeout)
+            return
+        try:
+            data = self._broker.recv(4096)
+            status = int(json.loads(data)["status"]) if data else None
+        except (OSError, ValueError, KeyError, TypeError):
+            status = None
+        if status is None:  # the broker is gone without a word: the kernel goes too
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            self.returncode = -signal.SIGKILL
+        else:
+            self.returncode = os.waitstatus_to_exitcode(status)
+        if release:
+            self._release()
+
+    def _release(self) -> None:
+        """The kernel has ended: end its sandbox and close the descriptors (once)."""
+        holder, self._holder = self._holder, None
+        if holder is None:
+            return
+        end_holder(holder, self._init)
+        os.close(self._init)
+        self._broker.close()
+        with contextlib.suppress(OSError):
+            os.close(self._pidfd)
+        self._pidfd = -1
