@@ -99,9 +99,10 @@ class Execution:
     def over(self) -> None:
         """The interpreter is done with the run: clean up what it left."""
 
-    def handle(self, item: Any) -> AsyncIterator[Any]:
+    async def handle(self, item: Any) -> AsyncIterator[Any]:
         """A backend's own item as generic items or messages (default: dropped)."""
-        return _none()
+        return
+        yield  # an async generator, as the backends' own
 
     # -- control from other tasks ---------------------------------------------
 
@@ -295,8 +296,3 @@ class Execution:
             replies.notice(text, gone.status, self.reply_to, line=self.line, **extras),
             replies.active_line(None, self.reply_to, status=gone.status, **extras),
         ]
-
-
-async def _none() -> AsyncGenerator[Any, None]:
-    return
-    yield
