@@ -57,7 +57,10 @@ async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
         checked_env(env)
     except ValueError as exc:
         raise E2BError(f"envVars: {exc}") from None
-    network = body.allow_internet_access
+    # E2B's SDKs ask for the internet unless told otherwise: a sandbox gets it as
+    # far as the server's policy allows (the server's default when it allows none).
+    asked = body.allow_internet_access
+    network = asked and settings.allow_network if asked is not None else None
     if body.network is not None and (body.network.allow_out or body.network.deny_out):
         raise E2BError(
             "network allow/deny lists are not supported yet: use allow_internet_access", 400
