@@ -1,0 +1,41 @@
+"""What ``lmc serve`` and ``lmc mcp`` refuse a request with (the service's other
+refusals are in :mod:`lmc_runtime.service.errors`)."""
+
+from __future__ import annotations
+
+from .runtime import LMCError
+
+__all__ = [
+    "HostNotAllowed",
+    "OriginNotAllowed",
+    "ServiceError",
+    "TokenRejected",
+]
+
+
+class ServiceError(LMCError):
+    """A request the service refuses; ``message`` is a sentence for its client."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class TokenRejected(ServiceError):
+    """A request carries no bearer token, or the wrong one."""
+
+
+class OriginNotAllowed(ServiceError):
+    """A web page on another origin made the request on its own."""
+
+    def __init__(self, origin: str | None) -> None:
+        super().__init__(f"origin {origin!r} is not allowed")
+        self.origin = origin
+
+
+class HostNotAllowed(ServiceError):
+    """Without a token, a request named a Host that is not a loopback name."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__(f"without a token only loopback Host names are served, not {host!r}")
+        self.host = host
