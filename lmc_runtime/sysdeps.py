@@ -123,11 +123,13 @@ def missing_node_packages(folder: Path) -> dict[str, str]:
     """The npm packages ``folder``'s lock file pins that its ``node_modules`` lacks.
 
     Maps each name to the version wanted; a package of another version is missing.
+    Development and optional packages are not counted (npm leaves out an optional
+    one this machine's node or platform cannot take).
     """
     lock = json.loads((folder / "package-lock.json").read_text(encoding="utf-8"))
     missing: dict[str, str] = {}
     for key, entry in lock.get("packages", {}).items():
-        if not key.startswith("node_modules/") or entry.get("dev"):
+        if not key.startswith("node_modules/") or entry.get("dev") or entry.get("optional"):
             continue
         wanted = str(entry.get("version", ""))
         try:

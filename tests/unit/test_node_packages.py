@@ -18,6 +18,9 @@ LOCK = {
         "": {"dependencies": {"typescript": "5.9.3"}},
         "node_modules/typescript": {"version": "5.9.3"},
         "node_modules/only-for-dev": {"version": "1.0.0", "dev": True},
+        # npm leaves out an optional package this node cannot take (E2B's JS SDK
+        # pins one for node 22 only): it is not missing.
+        "node_modules/for-newer-node": {"version": "8.0.0", "optional": True},
     },
 }
 
