@@ -42,89 +42,12 @@ The executor turns :class:`MessageError` and :class:`BackendError` into
 
 from __future__ import annotations
 
-from .remote import (
-    ConnectionLost,
-    RemoteBusy,
-    RemoteCapacityExceeded,
-    RemoteError,
-    RemoteFileExists,
-    RemoteFileNotFound,
-    RemotePathError,
-    RemoteSessionEnded,
-    RemoteSessionLost,
-    RemoteSessionNotFound,
-    RemoteTooLarge,
-    RemoteUnauthorized,
-    RemoteUnavailable,
-)
-from .runtime import (
-    ArgumentTypeError,
-    ArgumentValueError,
-    BackendError,
-    BackendUnavailable,
-    ForkFailed,
-    GatewayError,
-    InvalidThreadId,
-    KernelDied,
-    KernelStalled,
-    KernelStartError,
-    LMCError,
-    MessageError,
-    MissingExtra,
-    SandboxError,
-    SandboxUnavailable,
-    StoreError,
-    ThreadExists,
-    ThreadNotFound,
-    UnsafePath,
-    UsageError,
-)
-from .service import (
-    HostNotAllowed,
-    OriginNotAllowed,
-    ServiceError,
-    TokenRejected,
-)
+from . import remote, runtime, service
+from .remote import *  # noqa: F403
+from .runtime import *  # noqa: F403
+from .service import *  # noqa: F403
 
-__all__ = [
-    "ArgumentTypeError",
-    "ArgumentValueError",
-    "BackendError",
-    "BackendUnavailable",
-    "ConnectionLost",
-    "ForkFailed",
-    "GatewayError",
-    "HostNotAllowed",
-    "InvalidThreadId",
-    "KernelDied",
-    "KernelStalled",
-    "KernelStartError",
-    "LMCError",
-    "MessageError",
-    "MissingExtra",
-    "OriginNotAllowed",
-    "RemoteBusy",
-    "RemoteCapacityExceeded",
-    "RemoteError",
-    "RemoteFileExists",
-    "RemoteFileNotFound",
-    "RemotePathError",
-    "RemoteSessionEnded",
-    "RemoteSessionLost",
-    "RemoteSessionNotFound",
-    "RemoteTooLarge",
-    "RemoteUnauthorized",
-    "RemoteUnavailable",
-    "SandboxError",
-    "SandboxUnavailable",
-    "ServiceError",
-    "StoreError",
-    "ThreadExists",
-    "ThreadNotFound",
-    "TokenRejected",
-    "UnsafePath",
-    "UsageError",
-]
+__all__ = runtime.__all__ + service.__all__ + remote.__all__
 
 # Each class keeps its public name, ``lmc_runtime.errors.X``, in tracebacks and reprs.
 for _name in __all__:
