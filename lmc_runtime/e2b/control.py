@@ -1,5 +1,7 @@
 """The control plane of the E2B door: create, list, get, kill, time out and
-connect to sandboxes, in E2B's API (``spec/openapi.yml`` of e2b-dev/E2B).
+connect to sandboxes, in E2B's API (``spec/openapi.yml`` of e2b-dev/E2B); their
+metrics, pause and resume (:mod:`.control_state`); 501 for E2B's features this
+server does not have (:mod:`.unsupported`).
 
 Authenticated by the server's token, sent as E2B's ``X-API-Key`` (the SDKs send
 ``E2B_API_KEY`` there) or as ``Authorization: Bearer``.
@@ -17,12 +19,16 @@ from fastapi.responses import JSONResponse
 from ..errors import TokenRejected
 from ..service.models import CreateSession, checked_env
 from ..web.auth import bearer_from_header
+from .control_state import install_state
 from .door import Door, door_of
-from .errors import E2BError, install_e2b_handlers
+from .errors import E2BError, NotImplementedInLmc, install_e2b_handlers
 from .ids import new_sandbox_id, new_token
-from .models import ConnectSandbox, NewSandbox, TimeoutBody, detail, listed, summary
+from .listing import listing
+from .metrics import sample_while_running
+from .models import ConnectSandbox, NewSandbox, TimeoutBody, detail, summary
 from .registry import E2BSandbox
-from .templates import languages_for, template_of
+from .templates import e2b_languages, template_of
+from .unsupported import install_unsupported
 
 __all__ = ["control_app"]
 
@@ -65,8 +71,15 @@ async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
         raise E2BError(
             "network allow/deny lists are not supported yet: use allow_internet_access", 400
         )
+    if body.mcp:
+        raise NotImplementedInLmc("MCP servers in a sandbox", "this server runs none")
+    if body.volume_mounts:
+        raise NotImplementedInLmc("volumes", "each sandbox has a working directory of its own")
+    auto_resume = body.auto_resume.enabled if body.auto_resume is not None else False
+    if auto_resume and not body.auto_pause:
+        raise E2BError("autoResume needs autoPause: a sandbox that is never paused", 400)
     request = CreateSession(
-        languages=languages_for(door.service.manager.registry),
+        languages=await e2b_languages(door.service.manager.registry),
         network=network if network is not None else None,
         env=env,
         title=f"E2B sandbox ({template})",
@@ -84,11 +97,15 @@ async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
         secure=secure,
         access_token=new_token() if secure else None,
         allow_internet=network,
+        auto_pause=body.auto_pause,
+        auto_resume=auto_resume,
+        timeout=float(body.timeout),
     )
     # The sandbox's timeout governs, not the lmc API's idle clock.
     session.hold_open()
     door.sandboxes.add(sandbox)
     door.sandboxes.set_timeout(sandbox, body.timeout)
+    await door.sandboxes.start_task(sample_while_running, sandbox)
     logger.info("sandbox %s created from %s (session %s)", sandbox.shown, template, session.id)
     return sandbox
 
@@ -133,7 +150,10 @@ def _lifecycle(router: APIRouter) -> None:
     @router.post("/sandboxes/{sandbox_id}/connect")
     @router.post("/v2/sandboxes/{sandbox_id}/connect")
     async def connect(door: DoorDep, sandbox_id: str, body: ConnectSandbox) -> JSONResponse:
+        """Connect to a sandbox: a paused one is resumed (201), with ``timeout``."""
         sandbox = door.sandboxes.get(sandbox_id)
+        if door.sandboxes.resume(sandbox, body.timeout):
+            return JSONResponse(summary(sandbox, door.domain), status_code=201)
         if sandbox.end_at < time.time() + body.timeout:  # "TTL is only extended"
             door.sandboxes.set_timeout(sandbox, body.timeout)
         return JSONResponse(summary(sandbox, door.domain), status_code=200)
@@ -142,29 +162,28 @@ def _lifecycle(router: APIRouter) -> None:
 def _listing(router: APIRouter) -> None:
     @router.get("/v2/sandboxes")
     async def list_v2(door: DoorDep, request: Request) -> JSONResponse:
-        return _listed(door, request)
+        return listing(door.sandboxes, request, paged=True)
 
     @router.get("/sandboxes")
     async def list_v1(door: DoorDep, request: Request) -> JSONResponse:
-        return _listed(door, request)
-
-
-def _listed(door: Door, request: Request) -> JSONResponse:
-    sandboxes = sorted(door.sandboxes, key=lambda s: s.started_at, reverse=True)
-    return JSONResponse([listed(s) for s in sandboxes])
+        """The first list: the running sandboxes, every one at once."""
+        running = [s for s in door.sandboxes if s.paused_at is None]
+        return listing(running, request, paged=False)
 
 
 def control_app(door: Door) -> FastAPI:
     """The control plane, an app of its own (E2B's error shape, not lmc's)."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     install_e2b_handlers(app)
-    router = APIRouter(dependencies=[Depends(_authenticated)])
-    _lifecycle(router)
-    _listing(router)
-    app.include_router(router)
 
     @app.get("/health")
     async def health() -> Response:
         return Response(status_code=503 if door.service.manager.shutting_down else 200)
 
+    router = APIRouter(dependencies=[Depends(_authenticated)])
+    install_state(router)
+    _lifecycle(router)
+    _listing(router)
+    install_unsupported(router)  # last: it answers every path left
+    app.include_router(router)
     return app

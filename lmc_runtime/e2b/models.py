@@ -13,6 +13,7 @@ from .. import __version__
 from .registry import E2BSandbox
 
 __all__ = [
+    "AutoResume",
     "ConnectSandbox",
     "NetworkConfig",
     "NewSandbox",
@@ -35,6 +36,14 @@ class NetworkConfig(BaseModel):
     allow_public_traffic: bool | None = Field(default=None, alias="allowPublicTraffic")
 
 
+class AutoResume(BaseModel):
+    """``autoResume``: whether a paused sandbox's own traffic resumes it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    enabled: bool = False
+
+
 class NewSandbox(BaseModel):
     """``POST /sandboxes``."""
 
@@ -43,12 +52,14 @@ class NewSandbox(BaseModel):
     template_id: str = Field(alias="templateID", min_length=1, max_length=200)
     timeout: int = Field(default=15, ge=0)
     auto_pause: bool = Field(default=False, alias="autoPause")
+    auto_resume: AutoResume | None = Field(default=None, alias="autoResume")
     secure: bool | None = None
     allow_internet_access: bool | None = None
     network: NetworkConfig | None = None
     metadata: dict[str, str] | None = None
     env_vars: dict[str, str] | None = Field(default=None, alias="envVars")
     mcp: dict[str, Any] | None = None
+    volume_mounts: list[dict[str, Any]] | None = Field(default=None, alias="volumeMounts")
 
 
 class TimeoutBody(BaseModel):
@@ -71,6 +82,7 @@ class ResumedSandbox(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     timeout: int = Field(default=15, ge=0)
+    auto_pause: bool | None = Field(default=None, alias="autoPause")
 
 
 def _when(epoch: float) -> str:
@@ -119,6 +131,9 @@ def detail(sandbox: E2BSandbox, domain: str | None) -> dict[str, Any]:
         "envdAccessToken": sandbox.access_token,
         "allowInternetAccess": sandbox.allow_internet,
         "domain": domain,
-        "lifecycle": {"onTimeout": "kill", "autoResume": False},
+        "lifecycle": {
+            "onTimeout": "pause" if sandbox.auto_pause else "kill",
+            "autoResume": sandbox.auto_resume,
+        },
         "version": __version__,
     }

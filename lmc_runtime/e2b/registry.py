@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +22,10 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from ..service.manager import SessionManager
 from ..service.session import ServiceSession
-from .errors import SandboxNotFound
+from .errors import E2BError, SandboxNotFound
 from .ids import same, shown
+from .pausing import Frozen, freeze, thaw
+from .templates import e2b_languages
 
 __all__ = ["E2BSandbox", "Sandboxes"]
 
@@ -51,6 +53,14 @@ class E2BSandbox:
     #: When it was paused (None: running), and how much of its timeout was left.
     paused_at: float | None = None
     left_when_paused: float = 0.0
+    #: How its processes were stopped while it is paused.
+    frozen: Frozen | None = None
+    #: Paused, not killed, when its timeout runs out (E2B's ``autoPause``); and
+    #: resumed by its own traffic while paused (``autoResume``).
+    auto_pause: bool = False
+    auto_resume: bool = False
+    #: The timeout it was made with, in seconds: what an automatic resumption gives.
+    timeout: float = 300.0
     #: What each layer keeps for this sandbox (the processes, the contexts), by
     #: the layer's name; each layer types its own entry.
     layers: dict[str, Any] = field(default_factory=dict)
@@ -114,6 +124,21 @@ class Sandboxes:
             raise SandboxNotFound(shown(sandbox_id))
         return sandbox
 
+    def start_soon(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``func(*args)`` while the sandboxes run (a layer's long-lived task);
+        cancelled when the server stops."""
+        if self._tg is None:
+            raise RuntimeError("the E2B sandboxes are not running")
+        self._tg.start_soon(func, *args)
+
+    async def start_task(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
+        """Start ``func(*args, task_status=...)`` in the sandboxes' task group, where
+        it outlives the request that starts it (a context's interpreters); what it
+        passes to ``task_status.started`` is returned, what it raises before is raised."""
+        if self._tg is None:
+            raise RuntimeError("the E2B sandboxes are not running")
+        return await self._tg.start(func, *args)
+
     def set_timeout(self, sandbox: E2BSandbox, seconds: float) -> None:
         """End ``sandbox`` ``seconds`` from now (from its resumption, if paused)."""
         seconds = min(max(seconds, 0.0), MAX_TIMEOUT)
@@ -123,9 +148,48 @@ class Sandboxes:
             sandbox.end_at = time.time() + seconds
         self._wake()
 
+    async def pause(self, sandbox: E2BSandbox) -> None:
+        """Stop every process of ``sandbox`` where it stands, and its timeout's
+        clock; a 409 if it is paused already."""
+        if sandbox.paused_at is not None:
+            raise E2BError(f"sandbox {sandbox.shown} is already paused", 409)
+        left = max(0.0, sandbox.end_at - time.time())
+        sandbox.paused_at = time.time()  # its traffic is refused from now on
+        sandbox.left_when_paused = left
+        try:
+            frozen = await anyio.to_thread.run_sync(freeze, sandbox.session)
+        except BaseException:
+            sandbox.paused_at = None
+            raise
+        if sandbox.paused_at is None:  # resumed or killed while it was being paused
+            thaw(frozen)
+            return
+        sandbox.frozen = frozen
+        logger.info("sandbox %s paused", sandbox.shown)
+        self._wake()
+
+    def resume(self, sandbox: E2BSandbox, timeout: float | None = None) -> bool:
+        """Let a paused ``sandbox`` go on, to end ``timeout`` seconds from now (when
+        None: what was left of its timeout, or if nothing was, the timeout it was
+        made with); False if it was not paused."""
+        if sandbox.paused_at is None:
+            return False
+        frozen, sandbox.frozen = sandbox.frozen, None
+        if frozen is not None:
+            thaw(frozen)
+        sandbox.paused_at = None
+        left = sandbox.left_when_paused if timeout is None else timeout
+        if timeout is None and left <= 0:
+            left = sandbox.timeout
+        sandbox.end_at = time.time() + min(max(left, 0.0), MAX_TIMEOUT)
+        logger.info("sandbox %s resumed", sandbox.shown)
+        self._wake()
+        return True
+
     async def kill(self, sandbox: E2BSandbox, reason: str = "it was killed") -> None:
         """End ``sandbox`` and wait until its processes are gone."""
         self._forget(sandbox)
+        self.resume(sandbox, 0)  # a stopped process cannot be told to end
         await self._close_layers(sandbox)
         session = sandbox.session
         session.stop(reason, "closed")
@@ -155,6 +219,8 @@ class Sandboxes:
         session ends otherwise (its limits, the operator, the server's shutdown)."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            # The languages a sandbox gets are looked up now, not in the first create.
+            tg.start_soon(e2b_languages, self.manager.registry)
             task_status.started()
             while True:
                 changed = self._changed
@@ -162,7 +228,11 @@ class Sandboxes:
                 for sandbox in self:
                     if sandbox.paused_at is not None:
                         continue
-                    if sandbox.end_at <= time.time():
+                    if sandbox.end_at <= time.time() and sandbox.auto_pause:
+                        logger.info("sandbox %s timed out: pausing it", sandbox.shown)
+                        sandbox.end_at = time.time() + MAX_TIMEOUT  # until it is paused
+                        tg.start_soon(self._pause_or_kill, sandbox)
+                    elif sandbox.end_at <= time.time():
                         logger.info("sandbox %s timed out", sandbox.shown)
                         tg.start_soon(self.kill, sandbox, "its timeout ran out")
                         self._forget(sandbox)
@@ -171,6 +241,14 @@ class Sandboxes:
                 wait = 3600.0 if soonest is None else soonest - time.time()
                 with anyio.move_on_after(max(wait, 0.0)):
                     await changed.wait()
+
+    async def _pause_or_kill(self, sandbox: E2BSandbox) -> None:
+        """Pause ``sandbox`` whose timeout ran out; kill it if it cannot be paused."""
+        try:
+            await self.pause(sandbox)
+        except Exception as exc:
+            logger.warning("sandbox %s could not be paused (%s): killing it", sandbox.shown, exc)
+            await self.kill(sandbox, "its timeout ran out and it could not be paused")
 
     async def _watch(self, sandbox: E2BSandbox) -> None:
         """Forget ``sandbox`` when its session ends."""

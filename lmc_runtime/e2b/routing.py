@@ -116,7 +116,9 @@ class E2BRouter:
         sandbox = sandboxes.find(sandbox_id)
         if sandbox is None:
             raise SandboxGone(shown(sandbox_id))
-        if sandbox.paused_at is not None:
+        if sandbox.paused_at is not None and not (
+            sandbox.auto_resume and sandboxes.resume(sandbox)
+        ):
             raise SandboxGone(sandbox.shown, "is paused: resume it first (Sandbox.connect)")
         app = self.ports.get(port)
         if app is None:

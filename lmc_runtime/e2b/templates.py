@@ -4,10 +4,14 @@ with every language it runs."""
 
 from __future__ import annotations
 
+import weakref
+
+import anyio
+
 from ..backends.registry import Registry
 from .errors import E2BError
 
-__all__ = ["KNOWN_TEMPLATES", "languages_for", "template_of"]
+__all__ = ["KNOWN_TEMPLATES", "e2b_languages", "languages_for", "template_of"]
 
 #: The template names E2B's SDKs and examples use, all served alike.
 KNOWN_TEMPLATES = ("base", "code-interpreter-v1", "code-interpreter", "code-interpreter-beta")
@@ -25,11 +29,30 @@ def template_of(name: str) -> str:
     return base
 
 
+#: What :func:`languages_for` found, per registry: a server's languages are
+#: looked up once (the first lookup runs each backend's availability check, which
+#: starts interpreters), not on every create.
+_FOUND: weakref.WeakKeyDictionary[Registry, list[str]] = weakref.WeakKeyDictionary()
+
+
+async def e2b_languages(registry: Registry) -> list[str]:
+    """:func:`languages_for`, looked up once in a worker thread, then remembered."""
+    found = _FOUND.get(registry)
+    if found is None:
+        found = await anyio.to_thread.run_sync(languages_for, registry)
+    return list(found)
+
+
 def languages_for(registry: Registry) -> list[str]:
-    """The languages an E2B sandbox gets: those of E2B's that run on this machine."""
+    """The languages an E2B sandbox gets: those of E2B's that run on this machine
+    (blocking the first time; remembered for ``registry`` after)."""
+    found = _FOUND.get(registry)
+    if found is not None:
+        return list(found)
     names: list[str] = []
     for name in _E2B_LANGUAGES:
         canonical = registry.resolve(name)
         if canonical is not None and registry.availability(canonical).available:
             names.append(canonical)
-    return names or ["python"]
+    _FOUND[registry] = names = names or ["python"]
+    return list(names)
