@@ -1,5 +1,5 @@
 """What ``lmc bench`` runs once it has found this folder: the benchmark, or one part
-of it (``--only memory|service``), printed as a table or as one JSON object."""
+of it (``--only memory|service|e2b``), printed as a table or as one JSON object."""
 
 from __future__ import annotations
 
@@ -29,6 +29,29 @@ def _service(args: argparse.Namespace) -> int:
     return 0
 
 
+def _e2b(args: argparse.Namespace) -> int:
+    """Only the E2B rows: E2B's SDK against RemoteComputer on one real lmc serve."""
+    from .e2b import e2b_phase, missing_for_e2b
+
+    missing = missing_for_e2b()
+    figures = e2b_phase(quick=args.quick) if missing is None else None
+    rows = figures.figures() if figures is not None else []
+    notes = (
+        [missing]
+        if missing
+        else [
+            "e2b: E2B's Python SDK and RemoteComputer on one lmc serve with its defaults "
+            "(the sandbox when this host gives it), taking turns; 'ratio' is E2B's / lmc's"
+        ]
+    )
+    if args.json:
+        data = {"e2b": asdict(figures) if figures else None, "notes": notes}
+        write_json(sys.stdout, {**data, "figures": [asdict(row) for row in rows]})
+    else:
+        sys.stdout.write(format_figures(rows, notes))
+    return 0
+
+
 def _memory(args: argparse.Namespace) -> int:
     flat, notes = run_memory(quick=args.quick)
     if args.json:
@@ -45,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         return _service(args)
     if args.only == "memory":
         return _memory(args)
+    if args.only == "e2b":
+        return _e2b(args)
     require_extra("lmc bench", "plot")
     report = run_benchmark(quick=args.quick)
     if args.json:

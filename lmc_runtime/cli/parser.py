@@ -146,7 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure against raw jupyter-client")
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
-    bench.add_argument("--only", choices=["memory", "service"], help=argparse.SUPPRESS)
+    bench.add_argument(
+        "--only",
+        choices=["memory", "service", "e2b"],
+        help="one section: flat memory, RemoteComputer on lmc serve, or E2B's SDK on it",
+    )
     bench.add_argument(
         "--benchmarks",
         type=Path,
