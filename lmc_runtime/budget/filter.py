@@ -6,7 +6,8 @@ here it is applied to a stream of messages, and declared as the
 by default.
 
 Every message is charged: its content's bytes (an image's base64, an HTML
-page's text, a display's extras) plus :data:`MESSAGE_OVERHEAD`. Console text
+page's text, a display's extras, the bundle a text display keeps) plus
+:data:`MESSAGE_OVERHEAD`. Console text
 past the budget is cut to its head and tail; a display that no longer fits is
 not sent, nor any display after it, and one notice says how many were left
 out. The ``active_line`` numbers (a few a second at most) are not charged.
@@ -90,6 +91,7 @@ async def within_budget(
                     for out in _note(budget, left_out, message):
                         yield out
                     continue
+                message = _charged_bundle(budget, message)
                 text = budget.feed(message.content, message.extras)
                 if not text:
                     continue
@@ -111,6 +113,19 @@ async def within_budget(
         if aclose is not None:
             with anyio.CancelScope(shield=True):
                 await aclose()
+
+
+def _charged_bundle(budget: OutputBudget, message: Message) -> Message:
+    """A text display's bundle (``extras.display.data``, see
+    :func:`~lmc_runtime.backends.jupyter.translate.mark_display`) charged, or left
+    out of the message when it does not fit."""
+    display = (message.extras or {}).get("display")
+    if not isinstance(display, dict) or not display.get("data"):
+        return message
+    if budget.take(len(json.dumps(display["data"], default=str))):
+        return message
+    kept = {k: v for k, v in display.items() if k != "data"}
+    return message.model_copy(update={"extras": {**(message.extras or {}), "display": kept}})
 
 
 def _note(budget: OutputBudget, left_out: LeftOut, note: Message) -> list[Message]:

@@ -18,6 +18,13 @@ left out when it is a bare default repr (``<x.Y object at 0x...>``).
 
 A picture whose bundle also carries :data:`CHART_MIME` (the data the Python
 kernel extracts from a matplotlib figure) gets it as ``extras.chart``.
+
+The first message of a display keeps the whole bundle in ``extras.display``
+(:func:`mark_display`): ``main`` (the value of the cell's last expression, an
+``execute_result``), ``shown`` (the type the message's content holds as it came,
+left out of ``data``) and ``data`` (every other type); the display's further
+messages say ``{"part": true}`` there. A client that wants every format (E2B's
+code interpreter) rebuilds the bundle; the output budget charges it.
 """
 
 from __future__ import annotations
@@ -36,8 +43,10 @@ from ...replies import Status
 __all__ = [
     "ACTIVE_LINE_MSG_TYPE",
     "CHART_MIME",
+    "DISPLAY_KEY",
     "INPUT_REQUEST_MSG_TYPE",
     "choose",
+    "mark_display",
     "strip_ansi",
     "translate_bundle",
     "translate_iopub",
@@ -50,6 +59,10 @@ ACTIVE_LINE_MSG_TYPE = "lmc_active_line"
 INPUT_REQUEST_MSG_TYPE = "lmc_input_request"
 #: The bundle type that carries a figure's chart data beside its picture.
 CHART_MIME = "application/vnd.lmc.chart+json"
+#: The extras key of a display's messages (see :func:`mark_display`).
+DISPLAY_KEY = "display"
+#: The types a display's first message holds as they came (base64 joined).
+_VERBATIM = {"image": ("image/png", "image/jpeg"), "code": ("text/html",)}
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _PICTURES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
@@ -161,6 +174,28 @@ async def translate_bundle(
     return [replies.output(strip_ansi(_text(data[mime])), reply_to)]
 
 
+def mark_display(out: list[Message], data: Mapping[str, Any], *, main: bool) -> list[Message]:
+    """``out``, the messages of the display ``data``, with the bundle kept in the
+    first one's ``extras.display`` and the others marked as its parts."""
+    if not out:
+        return out
+    first = out[0]
+    shown = choose(data)
+    if shown not in _VERBATIM.get(first.type, ()):
+        shown = None
+    display: dict[str, Any] = {"main": main}
+    if shown is not None:
+        display["shown"] = shown
+    # A picture's chart data is its ``extras.chart`` already.
+    carried = {shown, CHART_MIME if "chart" in (first.extras or {}) else None}
+    display["data"] = {k: v for k, v in data.items() if k not in carried}
+    marked = [first.model_copy(update={"extras": {**(first.extras or {}), DISPLAY_KEY: display}})]
+    for message in out[1:]:
+        extras = {**(message.extras or {}), DISPLAY_KEY: {"part": True}}
+        marked.append(message.model_copy(update={"extras": extras}))
+    return marked
+
+
 async def translate_iopub(
     msg: Mapping[str, Any], reply_to: str, *, svg: SvgRenderer | None = None
 ) -> list[Message]:
@@ -168,12 +203,20 @@ async def translate_iopub(
     msg_type = msg["msg_type"]
     content = msg["content"]
     if msg_type in ("execute_result", "display_data", "update_display_data"):
-        return await translate_bundle(content.get("data", {}), reply_to, svg=svg)
+        data = content.get("data", {})
+        out = await translate_bundle(data, reply_to, svg=svg)
+        return mark_display(out, data, main=msg_type == "execute_result")
     if msg_type == "error":
         trace = "\n".join(strip_ansi(line) for line in content.get("traceback", []))
         if not trace:
             trace = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
-        return [replies.output(trace + "\n", reply_to, stream="stderr", error=content.get("ename"))]
+        value = content.get("evalue")
+        told = {"error_value": value} if isinstance(value, str) else {}
+        return [
+            replies.output(
+                trace + "\n", reply_to, stream="stderr", error=content.get("ename"), **told
+            )
+        ]
     return []
 
 

@@ -30,7 +30,7 @@ async def test_error_is_the_traceback_without_ansi() -> None:
     )
     (out,) = await translate_iopub(msg, "r")
     assert out.content == "ValueError: bad\n"
-    assert out.extras == {"stream": "stderr", "error": "ValueError"}
+    assert out.extras == {"stream": "stderr", "error": "ValueError", "error_value": "bad"}
 
 
 @pytest.mark.anyio

@@ -1,0 +1,147 @@
+"""One ``POST /execute``: the code run in its context, its LMC messages sent on as
+E2B's events, one JSON line each, as they come.
+
+The response streams from the task that serves it: a client that goes away (the
+SDK's ``timeout`` ran out, its process died) is seen at once (``http.disconnect``)
+and the run's stream is closed, which interrupts the code; the context is then
+free for the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import anyio
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from ...errors import LMCError
+from ...intake import code_message
+from ...messages import Message
+from ..registry import E2BSandbox
+from .contexts import Context, Contexts
+from .events import Events, end_of_execution, error_event
+
+__all__ = ["EventStream", "run_events"]
+
+logger = logging.getLogger(__name__)
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    try:
+        return (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: escaped, still one line
+        return (json.dumps(event) + "\n").encode("ascii")
+
+
+class EventStream(Response):
+    """E2B's stream of JSON lines, from ``events``; closed when the client leaves."""
+
+    media_type = "application/x-ndjson"
+
+    def __init__(self, events: AsyncGenerator[dict[str, Any], None]) -> None:
+        super().__init__(media_type=self.media_type)
+        self._events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/x-ndjson"), (b"cache-control", b"no-store")]
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    logger.info("an E2B client left during an execution: it is interrupted")
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_disconnect)
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                async for event in self._events:
+                    await send(
+                        {"type": "http.response.body", "body": _line(event), "more_body": True}
+                    )
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                tg.cancel_scope.cancel()
+        except OSError:
+            logger.debug("an E2B client went away during an execution")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._events.aclose()
+
+
+def _code(context: Context, code: str, envs: dict[str, str] | None) -> Message:
+    extras = {"env": envs} if envs else None
+    return code_message(
+        {
+            "role": "assistant",
+            "type": "code",
+            "format": context.lmc_language,
+            "content": code,
+            "extras": extras,
+        }
+    )
+
+
+async def _messages(
+    sandbox: E2BSandbox,
+    contexts: Contexts,
+    context: Context,
+    message: Message,
+    timeout: float | None,
+) -> AsyncGenerator[Message, None]:
+    """The run's LMC messages: in the session (recorded) for a default context,
+    else in the context's own Computer; one run at a time in each."""
+    if context.default:
+        async with contexts.session_lock:
+            session = sandbox.session
+            claim = session.acquire()  # SessionBusy: the lmc API runs code in it
+            stream = session.stream(message, timeout, claim)
+            try:
+                async for out in stream:
+                    yield out
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await stream.aclose()
+        return
+    async with context.lock:
+        computer = context.computer
+        if computer is None:
+            raise LMCError("this context was removed")
+        stream = computer.arun(message, timeout=timeout)
+        try:
+            async for out in stream:
+                yield out
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+
+
+async def run_events(
+    sandbox: E2BSandbox,
+    contexts: Contexts,
+    context: Context,
+    code: str,
+    envs: dict[str, str] | None,
+    timeout: float | None,
+) -> AsyncGenerator[dict[str, Any], None]:
+    """The E2B events of running ``code`` in ``context``; always ends with
+    ``end_of_execution``, a refusal of the runtime's told as an ``error``."""
+    events = Events()
+    try:
+        message = _code(context, code, envs)
+        messages = _messages(sandbox, contexts, context, message, timeout)
+        try:
+            async for out in messages:
+                for event in events.feed(out):
+                    yield event
+        finally:
+            with anyio.CancelScope(shield=True):
+                await messages.aclose()
+    except LMCError as exc:
+        yield error_event(type(exc).__name__, str(exc))
+    if events.execution_count is not None:
+        yield {"type": "number_of_executions", "execution_count": events.execution_count}
+    yield end_of_execution()
