@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from importlib.util import find_spec
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import h11
 from uvicorn.config import Config
@@ -18,17 +18,27 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .bodies import invalid_http_body
-from .connections import BODY, HEADERS, LINGER, ConnectionGuard, ConnectionLimits
+from .connections import (
+    BODY,
+    HEADERS,
+    LINGER,
+    ConnectionGuard,
+    ConnectionLimits,
+    GuardedConnection,
+)
 
-__all__ = ["GuardedH11Protocol", "guarded_protocol"]
+__all__ = ["GuardedH11Protocol", "Guarding", "guarded_protocol"]
 
 _Protocol = type[asyncio.Protocol]
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, guarded."""
+class Guarding:
+    """What both guarded protocols do alike, first in their bases: a guard made with the
+    protocol, told when the connection is made and when it is lost."""
 
     limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    #: uvicorn's protocol's own: the server's open connections.
+    connections: set[Any]
 
     def __init__(
         self,
@@ -37,16 +47,20 @@ class GuardedH11Protocol(H11Protocol):
         app_state: dict[str, Any],
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        self.guard = ConnectionGuard(self.limits, self)
+        super().__init__(config, server_state, app_state, _loop)  # type: ignore[call-arg]
+        self.guard = ConnectionGuard(self.limits, cast(GuardedConnection, self))
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self.guard.made(transport, self.connections)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        self.guard.made(cast(asyncio.Transport, transport), self.connections)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.guard.lost()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
+
+
+class GuardedH11Protocol(Guarding, H11Protocol):
+    """uvicorn's h11 protocol, guarded."""
 
     def data_received(self, data: bytes) -> None:
         self.guard.received(len(data))

@@ -3,43 +3,21 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, ClassVar
-
-from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-from uvicorn.server import ServerState
 
 from .bodies import invalid_http_body
-from .connections import BODY, HEADERS, LINGER, ConnectionGuard, ConnectionLimits
+from .connections import BODY, HEADERS, LINGER
+from .guarded import Guarding
 
 __all__ = ["GuardedHttpToolsProtocol"]
 
 
-class GuardedHttpToolsProtocol(HttpToolsProtocol):
+class GuardedHttpToolsProtocol(Guarding, HttpToolsProtocol):
     """uvicorn's httptools protocol, guarded. The parser reports the request's
     progress by callbacks; ``_reading`` keeps where the current one is."""
 
-    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
-
-    def __init__(
-        self,
-        config: Config,
-        server_state: ServerState,
-        app_state: dict[str, Any],
-        _loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        self.guard = ConnectionGuard(self.limits, self)
-        self._reading = "headers"  # then "body", then "done"
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self.guard.made(transport, self.connections)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.guard.lost()
-        super().connection_lost(exc)
+    #: Where the parser is in the current request: "headers", then "body", then "done".
+    _reading = "headers"
 
     def data_received(self, data: bytes) -> None:
         self.guard.received(len(data))
