@@ -259,6 +259,8 @@ class _Stream(Response):
         self, codec: Codec, messages: AsyncGenerator[Message, None], timeout: float | None
     ):
         super().__init__(media_type=f"application/connect+{codec.name}")
+        # Streamed: no Content-Length (Response gave it the empty body's, 0).
+        self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self._codec = codec
         self._messages = messages
         self._timeout = timeout
