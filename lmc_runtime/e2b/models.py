@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 #: The envd version this server's envd speaks as (the SDKs check it for features).
-ENVD_VERSION = "0.4.0"
+ENVD_VERSION = "0.5.2"
 
 
 class NetworkConfig(BaseModel):

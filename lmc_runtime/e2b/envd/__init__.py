@@ -8,6 +8,7 @@ from fastapi import FastAPI, Response
 
 from ..door import Door
 from ..errors import install_e2b_handlers
+from .process_service import process_routes
 
 __all__ = ["envd_app"]
 
@@ -21,4 +22,5 @@ def envd_app(door: Door) -> FastAPI:
     async def health() -> Response:
         return Response(status_code=204)
 
+    app.router.routes.extend(process_routes())
     return app
