@@ -8,6 +8,8 @@ from fastapi import FastAPI, Response
 
 from ..door import Door
 from ..errors import install_e2b_handlers
+from .files import download, upload
+from .filesystem import filesystem_service
 from .process_service import process_routes
 
 __all__ = ["envd_app"]
@@ -22,5 +24,8 @@ def envd_app(door: Door) -> FastAPI:
     async def health() -> Response:
         return Response(status_code=204)
 
+    app.add_route("/files", download, methods=["GET"])
+    app.add_route("/files", upload, methods=["POST"])
+    app.router.routes.extend(filesystem_service().routes())
     app.router.routes.extend(process_routes())
     return app

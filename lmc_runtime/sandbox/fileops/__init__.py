@@ -18,6 +18,7 @@ from __future__ import annotations
 from ._move import move
 from ._ops import MAX_ENTRIES, Listing, list_directory, make_directory, remove, stat_path
 from ._walk import FileInfo
+from ._write import InPlaceWrite
 from .errors import (
     AlreadyExists,
     BadDestination,
@@ -35,6 +36,7 @@ __all__ = [
     "BadDestination",
     "FileInfo",
     "FileOpError",
+    "InPlaceWrite",
     "IsADirectory",
     "Listing",
     "NoSuchFile",

@@ -1,0 +1,259 @@
+"""envd's watches of a folder in the sandbox's home: the stream ``WatchDir`` and
+the polled ``CreateWatcher`` / ``GetWatcherEvents`` / ``RemoveWatcher``.
+
+A watch is an inotify instance. Each folder is reached as every files
+operation reaches it (:mod:`lmc_runtime.sandbox.fileops`: from the home's
+descriptor, never through a link), and the watch is put on that very folder
+through ``/proc/self/fd/<its descriptor>``: a link or a folder swapped in by
+the sandbox's code is never what is watched. With ``recursive``, the folders
+below are watched too (at most :data:`MAX_FOLDERS`, each reached the same way,
+new ones as they appear).
+
+Events as envd tells them: a name relative to the watched folder, and
+CREATE (made, or moved in), WRITE, REMOVE, RENAME (moved away) or CHMOD.
+A sandbox has at most :data:`MAX_WATCHES` watches at once; they all end with it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import logging
+import os
+import secrets
+import struct
+from pathlib import Path
+
+import anyio
+
+from ...sandbox.fileops import NoSuchFile, NotADirectory, Refused
+from ...sandbox.fileops._walk import open_dir, walk
+from ...sandbox.files import safe_parts
+from ..errors import E2BError
+from ..registry import E2BSandbox
+from .entries import entry_at
+from .paths import inside
+from .proto import filesystem_pb2 as fs
+
+__all__ = ["MAX_FOLDERS", "MAX_WATCHES", "Watch", "room_for_one", "watches_of"]
+
+logger = logging.getLogger(__name__)
+
+#: The most watches a sandbox has at once, and folders one recursive watch covers.
+MAX_WATCHES = 16
+MAX_FOLDERS = 2048
+
+_IN_MODIFY = 0x2
+_IN_ATTRIB = 0x4
+_IN_MOVED_FROM = 0x40
+_IN_MOVED_TO = 0x80
+_IN_CREATE = 0x100
+_IN_DELETE = 0x200
+_IN_DELETE_SELF = 0x400
+_IN_MOVE_SELF = 0x800
+_IN_Q_OVERFLOW = 0x4000
+_IN_IGNORED = 0x8000
+_IN_ONLYDIR = 0x01000000
+_IN_ISDIR = 0x40000000
+_MASK = (
+    _IN_MODIFY
+    | _IN_ATTRIB
+    | _IN_MOVED_FROM
+    | _IN_MOVED_TO
+    | _IN_CREATE
+    | _IN_DELETE
+    | _IN_DELETE_SELF
+    | _IN_MOVE_SELF
+    | _IN_ONLYDIR
+)
+_EVENT = struct.Struct("iIII")
+_KINDS: tuple[tuple[int, fs.EventType], ...] = (
+    (_IN_CREATE | _IN_MOVED_TO, fs.EVENT_TYPE_CREATE),
+    (_IN_MODIFY, fs.EVENT_TYPE_WRITE),
+    (_IN_DELETE, fs.EVENT_TYPE_REMOVE),
+    (_IN_MOVED_FROM, fs.EVENT_TYPE_RENAME),
+    (_IN_ATTRIB, fs.EVENT_TYPE_CHMOD),
+)
+_LAYER = "envd.watches"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class Watch:
+    """One watch of the folder ``relpath`` of ``root`` (the home). Blocking
+    methods: call them in a worker thread."""
+
+    def __init__(
+        self,
+        root: Path,
+        relpath: str,
+        *,
+        recursive: bool,
+        include_entry: bool,
+        owner: tuple[int, int] | None,
+    ) -> None:
+        self.id = secrets.token_hex(8)
+        self.root = root
+        self.relpath = relpath
+        self.recursive = recursive
+        self.include_entry = include_entry
+        self.owner = owner
+        self.fd = -1
+        #: inotify's watch descriptors and the folders they are, relative to ``relpath``.
+        self._folders: dict[int, str] = {}
+        self.ended = False
+        #: Set when the sandbox ends: a streamed watch's stream then ends and
+        #: closes it.
+        self.stopped = anyio.Event()
+        self.streamed = False
+
+    def open(self) -> None:
+        """Start watching; :class:`NoSuchFile`, :class:`NotADirectory` or a
+        refusal when the folder cannot be reached safely."""
+        fd = walk(self.root, safe_parts(self.relpath) if self.relpath else [], self.relpath)
+        try:
+            self.fd = _libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+            if self.fd < 0:
+                err = ctypes.get_errno()
+                raise E2BError(f"no watch can be made now: {os.strerror(err)}", 429)
+            self._add(fd, "")
+            if self.recursive:
+                self._add_below(fd, "")
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            os.close(fd)
+
+    def _add(self, dir_fd: int, sub: str) -> None:
+        if len(self._folders) >= MAX_FOLDERS:
+            logger.info("envd watch: more than %d folders; the rest are not watched", MAX_FOLDERS)
+            return
+        wd = _libc.inotify_add_watch(self.fd, f"/proc/self/fd/{dir_fd}".encode(), _MASK)
+        if wd < 0:
+            err = ctypes.get_errno()
+            if err in (errno.ENOSPC, errno.ENOMEM):
+                raise E2BError("the server watches as many folders as it can", 429)
+            raise OSError(err, os.strerror(err))
+        self._folders[wd] = sub
+
+    def _add_below(self, dir_fd: int, sub: str) -> None:
+        """Watch the folders in ``dir_fd`` (the folder ``sub``) and below."""
+        with os.scandir(dir_fd) as scan:
+            names = [entry.name for entry in scan if entry.is_dir(follow_symlinks=False)]
+        for name in names:
+            path = f"{sub}/{name}" if sub else name
+            try:
+                child = open_dir(dir_fd, name, path)
+            except (NoSuchFile, NotADirectory, Refused):
+                continue  # gone, or swapped for a link: not watched
+            try:
+                self._add(child, path)
+                self._add_below(child, path)
+            finally:
+                os.close(child)
+
+    def _add_new(self, sub: str) -> None:
+        """Watch the folder ``sub`` that just appeared, and what it holds already."""
+        relpath = f"{self.relpath}/{sub}" if self.relpath else sub
+        try:
+            fd = walk(self.root, safe_parts(relpath), relpath)
+        except (NoSuchFile, NotADirectory, Refused):
+            return
+        try:
+            self._add(fd, sub)
+            self._add_below(fd, sub)
+        finally:
+            os.close(fd)
+
+    def read(self) -> list[fs.FilesystemEvent]:
+        """The events since the last read (none if there are none yet)."""
+        if self.fd < 0:
+            return []
+        out: list[fs.FilesystemEvent] = []
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return out
+            offset = 0
+            while offset + _EVENT.size <= len(data):
+                wd, mask, _cookie, size = _EVENT.unpack_from(data, offset)
+                raw = data[offset + _EVENT.size : offset + _EVENT.size + size]
+                offset += _EVENT.size + size
+                self._one(out, wd, mask, raw.rstrip(b"\0"))
+
+    def _one(self, out: list[fs.FilesystemEvent], wd: int, mask: int, raw: bytes) -> None:
+        if mask & _IN_Q_OVERFLOW:
+            logger.info("envd watch: events were lost (the queue overflowed)")
+            return
+        sub = self._folders.get(wd)
+        if mask & _IN_IGNORED:
+            self._folders.pop(wd, None)
+        if sub is None:
+            return
+        if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+            if sub == "":
+                self.ended = True  # the watched folder itself is gone
+            return
+        if not raw:
+            return
+        name = os.fsdecode(raw)
+        path = f"{sub}/{name}" if sub else name
+        if self.recursive and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+            self._add_new(path)
+        for bits, kind in _KINDS:
+            if mask & bits:
+                out.append(self._event(path, kind))
+
+    def _event(self, path: str, kind: fs.EventType) -> fs.FilesystemEvent:
+        shown = path.encode(errors="surrogateescape").decode(errors="replace")
+        event = fs.FilesystemEvent(name=shown, type=kind)
+        if self.include_entry and kind not in (fs.EVENT_TYPE_REMOVE, fs.EVENT_TYPE_RENAME):
+            relpath = f"{self.relpath}/{path}" if self.relpath else path
+            try:
+                event.entry.CopyFrom(entry_at(self.root, relpath, self.owner))
+            except (OSError, NoSuchFile, NotADirectory, Refused, ValueError):
+                event.ClearField("entry")  # gone since: told without it
+        return event
+
+    def close(self) -> None:
+        """Stop watching; harmless twice."""
+        fd, self.fd = self.fd, -1
+        self.ended = True
+        if fd >= 0:
+            os.close(fd)
+
+    @property
+    def where(self) -> str:
+        return inside(self.relpath)
+
+
+def watches_of(sandbox: E2BSandbox) -> dict[str, Watch]:
+    """The watches of ``sandbox`` by id (the polled ones and the streamed ones);
+    they are all closed when it ends."""
+    watches = sandbox.layers.get(_LAYER)
+    if watches is None:
+        watches = sandbox.layers[_LAYER] = {}
+
+        async def close_all() -> None:
+            for watch in list(watches.values()):
+                watch.stopped.set()
+                if not watch.streamed:
+                    await anyio.to_thread.run_sync(watch.close)
+            watches.clear()
+
+        sandbox.closers.append(close_all)
+    assert isinstance(watches, dict)
+    return watches
+
+
+def room_for_one(sandbox: E2BSandbox) -> dict[str, Watch]:
+    """The watches of ``sandbox``, if it may have one more (429 otherwise)."""
+    watches = watches_of(sandbox)
+    if len(watches) >= MAX_WATCHES:
+        raise E2BError(
+            f"this sandbox has {MAX_WATCHES} watches already, the most it may have; stop one first",
+            429,
+        )
+    return watches
