@@ -27,6 +27,7 @@ __all__ = [
     "PlacingLauncher",
     "Session",
     "SessionSettings",
+    "ViewingLauncher",
 ]
 
 
@@ -64,6 +65,24 @@ class PlacingLauncher(Launcher, Protocol):
 
     def places(self, cwd: Path) -> bool:
         """Whether the processes it wraps start in ``cwd`` of their own accord."""
+        ...
+
+
+@runtime_checkable
+class ViewingLauncher(Launcher, Protocol):
+    """A launcher whose processes see the host's folders at other paths (a
+    sandbox's): a path the host hands them (a connection file, a FIFO, where to
+    bind a socket) is given as they see it. Command lines are translated by
+    :meth:`wrap` itself; a path handed in any other way, by :meth:`inside`."""
+
+    def inside(self, path: Path) -> str:
+        """Where the processes it starts see the host's ``path``."""
+        ...
+
+    def wrap_reading(self, argv: Sequence[str], stdin: Path) -> list[str]:
+        """:meth:`wrap`, with the FIFO at the host's ``stdin`` opened for reading as
+        the stdin of ``argv`` by the launcher's own wrapper, inside: a descriptor the
+        host opened would name the host's path in ``/proc``."""
         ...
 
 
@@ -141,6 +160,21 @@ class SessionSettings:
     def command(self, argv: Sequence[str]) -> list[str]:
         """``argv`` as this session must run it: through the launcher, if any."""
         return self.launcher.wrap(argv) if self.launcher is not None else list(argv)
+
+    def inside(self, path: Path) -> str:
+        """Where this session's processes see the host's ``path`` (see
+        :class:`ViewingLauncher`): the path itself, unless a sandbox binds it elsewhere."""
+        launcher = self.launcher
+        return launcher.inside(path) if isinstance(launcher, ViewingLauncher) else str(path)
+
+    def reading(self, argv: Sequence[str], stdin: Path) -> list[str] | None:
+        """:meth:`command` with the FIFO ``stdin`` opened as the stdin of ``argv``
+        by the launcher (see :meth:`ViewingLauncher.wrap_reading`); None when the
+        launcher cannot, and the caller hands the process a descriptor itself."""
+        launcher = self.launcher
+        if isinstance(launcher, ViewingLauncher):
+            return launcher.wrap_reading(argv, stdin)
+        return None
 
     def launch(self) -> Launch:
         """How a media helper (Chromium, the SVG worker) starts as this session's

@@ -24,11 +24,16 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     start ``argv`` in DIR, entered once the other options are applied (inside
     the sandbox, as its user): the host never enters a folder the code can
     write, where a link could lead it anywhere.
+``--stdin FIFO``
+    open FIFO for reading (without waiting for a writer) as the stdin of
+    ``argv``, once in DIR: inside the sandbox, so that its name in ``/proc`` is
+    the sandbox's path.
 ``--bwrap-env``
     ``argv`` is a bwrap command line: hand the environment to the wrapper
     inside through a descriptor (``_handoff.py``), start bwrap with no other
     variable, and put the sandbox under the seccomp filter of ``_seccomp.py``
-    (``--seccomp FD``).
+    (``--seccomp FD``). bwrap's options travel in a descriptor too (``--args
+    FD``): its command line is the sandbox's PID 1's, which the code reads.
 ``--supervise PID``
     stay as the parent of ``argv`` instead of becoming it; PID is the runtime
     process that starts this one. ``bwrap
@@ -134,6 +139,7 @@ class _Settings:
         self.user: tuple[int, int] | None = None
         self.sigint: Any = None
         self.chdir: str | None = None
+        self.stdin: str | None = None
         #: Set once the handoff's memory files are written, which it would cap.
         self.fsize: int | None = None
 
@@ -161,6 +167,8 @@ def _apply(option: str, value: str, settings: _Settings) -> None:
         settings.env.pop(value, None)
     elif option == "--chdir":
         settings.chdir = value
+    elif option == "--stdin":
+        settings.stdin = value
     else:
         _fail(f"unknown option {option}")
 
@@ -197,6 +205,30 @@ def _drop_to(user: tuple[int, int]) -> None:
         _fail(f"could not drop to uid {user[0]}")
 
 
+def _open_stdin(path: str) -> None:
+    """``path`` (a FIFO) as descriptor 0: opened without waiting for a writer,
+    then blocking, as any stdin."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        os.set_blocking(fd, True)
+        os.dup2(fd, 0)
+        os.close(fd)
+    except OSError as exc:
+        _fail(f"--stdin {path}: {exc}")
+
+
+def _hide_bwrap_options(argv: list[str], bwrap_env: bool, env: dict[str, str]) -> list[str]:
+    """``argv`` with bwrap's options in a descriptor (see ``--bwrap-env``), now
+    named in ``env``: bwrap's command line is ``argv`` itself, or (the network
+    helper's) follows its ``--``."""
+    handoff = _sibling("_handoff")
+    start = 0 if bwrap_env or "--" not in argv else argv.index("--") + 1
+    bwrap, fd = handoff.bwrap_options_fd(argv[start:])
+    if fd is not None:
+        env[handoff.ARGS_FD] = str(fd)
+    return [*argv[:start], *bwrap]
+
+
 def main(args: list[str]) -> None:
     if "--" not in args:
         _fail("usage: _exec.py [options] -- argv")
@@ -219,6 +251,8 @@ def main(args: list[str]) -> None:
         except OSError as exc:
             _fail(f"--chdir {settings.chdir}: {exc}")
         env["PWD"] = settings.chdir
+    if settings.stdin is not None:
+        _open_stdin(settings.stdin)
     if settings.report and STATUS_FD in env:
         _ending.report(argv, env, settings.sigint)
     if settings.sigint is not None:
@@ -228,6 +262,11 @@ def main(args: list[str]) -> None:
     if settings.bwrap_env or settings.supervise is not None:  # bwrap, or the network helper
         handed += [handoff.seccomp_fd(), handoff.env_fd(env)]
         env = {handoff.ENV_FD: str(handed[1])}
+        argv = _hide_bwrap_options(argv, settings.bwrap_env, env)
+        if handoff.ARGS_FD in env:
+            handed.append(int(env[handoff.ARGS_FD]))
+            if settings.bwrap_env:  # bwrap itself reads it: named on its command line
+                del env[handoff.ARGS_FD]
         if settings.bwrap_env:
             argv = [argv[0], "--seccomp", str(handed[0]), *argv[1:]]
         else:  # the helper starts bwrap (see _netns.py); written here, under no size limit

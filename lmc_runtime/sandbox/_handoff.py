@@ -10,7 +10,9 @@ every privilege is dropped, gives them their names (:func:`session_variables`).
 From the host wrapper on, the whole environment travels in a memory file whose
 descriptor is named by :data:`ENV_FD` (:func:`env_fd`, :func:`received`), never
 on a command line (``bwrap --setenv NAME VALUE``), which any host user reads in
-``/proc``.
+``/proc``. bwrap's own options (the host folders it binds) travel the same way
+(:func:`bwrap_options_fd`): bwrap is the sandbox's first process, whose
+command line the code reads in ``/proc/1/cmdline``.
 
 Stdlib only: the exec wrapper (``python -I -S``) and the fork server load it by
 its file name.
@@ -26,9 +28,11 @@ else:  # loaded by its file name, from this folder (see _exec.py's _sibling)
     import _seccomp
 
 __all__ = [
+    "ARGS_FD",
     "ENV_FD",
     "SECCOMP_FD",
     "SET_PREFIX",
+    "bwrap_options_fd",
     "env_fd",
     "received",
     "seccomp_fd",
@@ -39,6 +43,8 @@ __all__ = [
 ENV_FD = "LMC_SANDBOX_ENV_FD"
 #: Where the network helper finds the descriptor holding the seccomp filter.
 SECCOMP_FD = "LMC_SANDBOX_SECCOMP_FD"
+#: Where the network helper finds the descriptor holding bwrap's options.
+ARGS_FD = "LMC_SANDBOX_ARGS_FD"
 #: The prefix a session's own variable travels under until it is inside.
 SET_PREFIX = "LMC_SANDBOX_SET_"
 #: Variables of the runtime's own, which a session's variable never replaces.
@@ -92,6 +98,18 @@ def received(env: dict[str, str]) -> dict[str, str]:
         if sep and name:
             result[name] = value
     return result
+
+
+def bwrap_options_fd(argv: list[str]) -> tuple[list[str], int | None]:
+    """bwrap's command line ``argv`` (``bwrap OPTIONS -- COMMAND``) with its
+    options in a memory file, read by bwrap's ``--args FD``; and that descriptor
+    (None, and ``argv`` as it is, without ``--``)."""
+    if "--" not in argv[1:]:
+        return argv, None
+    split = argv.index("--", 1)
+    data = b"".join(option.encode("utf-8", "surrogateescape") + b"\0" for option in argv[1:split])
+    fd = _memory_file("lmc-bwrap-args", data)
+    return [argv[0], "--args", str(fd), *argv[split:]], fd
 
 
 def seccomp_fd() -> int:

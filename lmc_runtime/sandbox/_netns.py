@@ -126,6 +126,8 @@ def _child(
             seccomp = int(env.pop(handoff.SECCOMP_FD))
             os.set_inheritable(seccomp, True)
             os.set_inheritable(int(env[handoff.ENV_FD]), True)
+            if handoff.ARGS_FD in env:  # bwrap's options (its --args)
+                os.set_inheritable(int(env.pop(handoff.ARGS_FD)), True)
         except (KeyError, ValueError, OSError) as exc:
             _fail(f"no environment and seccomp filter handed over: {exc}")
         argv = [argv[0], "--seccomp", str(seccomp), *argv[1:]]
@@ -202,7 +204,8 @@ def main(args: list[str]) -> None:
     options, argv = _parse(args)
     wrapper = _exec_wrapper()  # loaded before anything starts, so the end cannot fail
     env = dict(os.environ)
-    for name in ("LMC_SANDBOX_ENV_FD", "LMC_SANDBOX_SECCOMP_FD"):  # for bwrap alone
+    names = ("LMC_SANDBOX_ENV_FD", "LMC_SANDBOX_SECCOMP_FD", "LMC_SANDBOX_ARGS_FD")
+    for name in names:  # for bwrap alone
         if env.get(name, "").isdigit():
             with contextlib.suppress(OSError):
                 os.set_inheritable(int(env[name]), False)

@@ -197,5 +197,7 @@ def bwrap_args(
         args += view.bwrap_options()
     # The root itself (a tmpfs holding the mount points) is read-only too: only the
     # working directory, the runtime directory and the tmpfs folders take writes.
-    args += ["--remount-ro", "/"]
+    # bwrap starts in /, not in the host's cwd, and says so in PWD (the wrapper
+    # inside enters the session's folder, see ``_exec.py --chdir``).
+    args += ["--remount-ro", "/", "--chdir", "/"]
     return args

@@ -77,13 +77,21 @@ class SandboxLauncher:
         """Whether the processes it wraps enter ``cwd`` themselves (see ``cwd``)."""
         return self.cwd is not None and Path(cwd) == self.cwd
 
+    def inside(self, path: Path) -> str:
+        """Where the processes it starts see the host's ``path`` (see :mod:`.view`)."""
+        if self.view is not None and self.bwrap is not None:
+            return self.view.inside(path)
+        return str(path)
+
+    def _translated(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` with the host's paths as the processes see them."""
+        if self.view is not None and self.bwrap is not None:
+            return [self.view.translate(argument) for argument in argv]
+        return list(argv)
+
     def _inside_cwd(self) -> str | None:
         """``cwd`` as the processes see it (inside the sandbox's view, if any)."""
-        if self.cwd is None:
-            return None
-        if self.view is not None and self.bwrap is not None:
-            return self.view.inside(self.cwd)
-        return str(self.cwd)
+        return self.inside(self.cwd) if self.cwd is not None else None
 
     def _chdir(self) -> list[str]:
         cwd = self._inside_cwd()
@@ -132,9 +140,20 @@ class SandboxLauncher:
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` inside this session's sandbox."""
+        return self._wrap(argv, [])
+
+    def wrap_reading(self, argv: Sequence[str], stdin: Path) -> list[str]:
+        """:meth:`wrap`, with the FIFO at the host's ``stdin`` as the stdin of
+        ``argv``, opened by the wrapper that starts it (inside the sandbox, so that
+        the descriptor's name is the sandbox's path, not the host's)."""
+        return self._wrap(argv, ["--stdin", self.inside(stdin)])
+
+    def _wrap(self, argv: Sequence[str], options: list[str]) -> list[str]:
+        argv = self._translated(argv)
         if self.bwrap is None:
-            return [*self._wrapper(), *self.host_options(), *self._chdir(), "--", *argv]
-        inner = [*self._wrapper(), "--sigint", "default", "--report", *self._chdir()]
+            host = self.host_options()
+            return [*self._wrapper(), *host, *self._chdir(), *options, "--", *argv]
+        inner = [*self._wrapper(), "--sigint", "default", "--report", *self._chdir(), *options]
         return self._in_bwrap([*inner, "--", *argv])
 
     def _in_bwrap(self, inner: Sequence[str], *, info_fd: int | None = None) -> list[str]:
@@ -181,9 +200,9 @@ class SandboxLauncher:
             logger.warning("starting the kernel the usual way: %s", exc)
             return None
         request = {
-            "argv": list(argv),
+            "argv": self._translated(argv),
             "env": self.sandbox_env(env),
-            "cwd": self._inside_cwd() or cwd,
+            "cwd": self._inside_cwd() or self.inside(Path(cwd)),
             "cgroups": [str(procs) for procs in self.cgroup_procs],
             "rlimits": {RLIMITS[name]: value for name, value in self.rlimits.items()},
             "uid": SANDBOX_UID,

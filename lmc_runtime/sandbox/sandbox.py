@@ -113,7 +113,8 @@ class Sandbox:
     def view(self) -> SandboxView:
         """The home, runtime folder and accounts the code sees inside the sandbox."""
         control = self.control_dir
-        return SandboxView(self.work_dir, self.runtime_dir, control / "passwd", control / "group")
+        passwd, group = control / "passwd", control / "group"
+        return SandboxView(self.work_dir, self.runtime_dir, passwd, group, control, self.shared_dir)
 
     @property
     def control_dir(self) -> Path:
@@ -199,8 +200,9 @@ class Sandbox:
             session_names=frozenset(env),
             readonly=host.system,
             hidden=host.hidden,
-            writable=(self.shared_dir,) if self.enabled else (self.work_dir, self.shared_dir),
-            control=(self.control_dir,),
+            # With bubblewrap, the view binds them where the code sees them.
+            writable=() if self.enabled else (self.work_dir, self.shared_dir),
+            control=() if self.enabled else (self.control_dir,),
             network=self.policy.network,
             identity=self.identity,
             tmp_bytes=limits.disk_bytes,

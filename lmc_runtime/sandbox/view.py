@@ -2,17 +2,23 @@
 ``user`` with its home, ``/home/user``, as its working directory, and a
 runtime folder, ``/run/lmc``, for the files the interpreters keep for
 themselves (IPython's profile, configuration, caches, installed packages).
+The host's own folders of the session are there too: the control folder
+(connection files, cells, FIFOs, read-only) at ``/run/control`` and the
+folder the interpreters bind their sockets in at ``/run/shared``.
 
-Both are folders of the session's disk (so its limit counts them), bound at
+All are folders of the session's disk (so its limit counts them), bound at
 these fixed places: no path the code can read (its cwd, its environment,
-``sys.path``) names where the host keeps the session. The runtime folder is
-outside the home, so the files API, which lists the home, shows only what
-the code made there.
+``sys.path``, the command lines and open files of its processes, the mount
+points) names where the host keeps the session. A path the host hands in (a
+connection file, a FIFO, a socket's) is translated first (:meth:`SandboxView.inside`,
+:meth:`SandboxView.translate`). The runtime folder is outside the home, so
+the files API, which lists the home, shows only what the code made there.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,8 +27,10 @@ from pathlib import Path, PurePosixPath
 from .policy import SandboxPolicy, session_env
 
 __all__ = [
+    "SANDBOX_CONTROL",
     "SANDBOX_HOME",
     "SANDBOX_RUNTIME",
+    "SANDBOX_SHARED",
     "SANDBOX_USER",
     "SandboxView",
     "runtime_env",
@@ -35,6 +43,9 @@ SANDBOX_USER = "user"
 SANDBOX_HOME = "/home/user"
 #: Where the interpreters' own files of the session are.
 SANDBOX_RUNTIME = "/run/lmc"
+#: Where the host's files of the session are (read-only), and the interpreters' sockets.
+SANDBOX_CONTROL = "/run/control"
+SANDBOX_SHARED = "/run/shared"
 
 
 def user_site(userbase: str) -> str:
@@ -100,25 +111,60 @@ _GROUP = "root:x:0:\n{user}:x:{gid}:\nnogroup:x:65534:\n"
 class SandboxView:
     """Host folders and files shown at fixed places inside the sandbox:
     ``home`` at :data:`SANDBOX_HOME`, ``runtime`` at :data:`SANDBOX_RUNTIME`,
-    ``passwd`` and ``group`` as ``/etc``'s."""
+    ``control`` (read-only) at :data:`SANDBOX_CONTROL`, ``shared`` at
+    :data:`SANDBOX_SHARED`, ``passwd`` and ``group`` as ``/etc``'s."""
 
     home: Path
     runtime: Path
     passwd: Path
     group: Path
+    control: Path | None = None
+    shared: Path | None = None
+
+    def _places(self) -> list[tuple[str, str]]:
+        """(host folder, where it is seen) for each bound folder, the host's by
+        its path as given and as resolved (``realpath``), longest first."""
+        bound = [
+            (self.home, SANDBOX_HOME),
+            (self.runtime, SANDBOX_RUNTIME),
+            (self.control, SANDBOX_CONTROL),
+            (self.shared, SANDBOX_SHARED),
+        ]
+        places = set()
+        for host, seen in bound:
+            if host is not None:
+                places.add((str(host), seen))
+                places.add((os.path.realpath(host), seen))
+        return sorted(places, key=lambda place: len(place[0]), reverse=True)
 
     def inside(self, path: Path) -> str:
         """Where the host's ``path`` is seen inside (unchanged if not in a bound folder)."""
-        for host, seen in ((self.home, SANDBOX_HOME), (self.runtime, SANDBOX_RUNTIME)):
-            if path == host or host in path.parents:
-                return str(PurePosixPath(seen, path.relative_to(host)))
-        return str(path)
+        text = str(path)
+        for host, seen in self._places():
+            if text == host or text.startswith(host + "/"):
+                return str(PurePosixPath(seen, PurePosixPath(text).relative_to(host)))
+        return text
+
+    def translate(self, argument: str) -> str:
+        """``argument`` of a command line with every path in a bound folder (whole,
+        after ``=``, in a ``file://`` address) as it is seen inside."""
+        for host, seen in self._places():
+            pattern = re.escape(host) + r"(?=/|$)"
+            argument = re.sub(pattern, seen.replace("\\", "\\\\"), argument)
+        return argument
 
     def bwrap_options(self) -> list[str]:
         """bwrap's options binding them (after ``/etc``, ``/run`` and the rest)."""
-        return [
+        options = [
             *("--bind", str(self.home), SANDBOX_HOME),
             *("--bind", str(self.runtime), SANDBOX_RUNTIME),
+        ]
+        if self.control is not None:
+            options += ["--ro-bind", str(self.control), SANDBOX_CONTROL]
+        if self.shared is not None:
+            options += ["--bind", str(self.shared), SANDBOX_SHARED]
+        return [
+            *options,
             *("--ro-bind", str(self.passwd), "/etc/passwd"),
             *("--ro-bind", str(self.group), "/etc/group"),
         ]

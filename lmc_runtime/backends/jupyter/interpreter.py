@@ -57,14 +57,19 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         super().__init__(announces_input=announces_input)
         work_dir, shared_dir = settings.work_dir, settings.shared_dir
         sockets = f"{work_dir.name}-kernel"
+        bound = (shared_dir or work_dir) / sockets
         self._km = Manager(
             kernel_name=kernel_name,
             kernel_spec_manager=spec_manager,
-            ip=str((shared_dir or work_dir) / sockets),
+            # As the kernel sees it: the connection file gives it this.
+            ip=settings.inside(bound),
             connection_file=str(work_dir / "connection.json"),
         )
+        self._km.bound_ip = str(bound)
         if shared_dir is not None:
             self._km.host_ip = str(work_dir / sockets)
+        elif self._km.ip != str(bound):
+            self._km.host_ip = str(bound)
         self._shared, self._work_dir = shared_dir, work_dir
         wrap = settings.command if settings.launcher is not None else None
         fork = settings.launcher.fork if isinstance(settings.launcher, ForkingLauncher) else None

@@ -27,10 +27,13 @@ PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "
 
 
 class Manager(AsyncKernelManager):  # type: ignore[misc]
-    """A kernel manager on unix sockets at ``ip``-1 ... ``ip``-5; with ``host_ip``
-    set, the host connects there instead (where :func:`adopt_sockets` moves them)."""
+    """A kernel manager on unix sockets at ``ip``-1 ... ``ip``-5, as the kernel sees
+    them (in a sandbox, the connection file it reads names its own paths); on the
+    host they are at ``bound_ip``-N, and with ``host_ip`` set, the host connects
+    there instead (where :func:`adopt_sockets` moves them)."""
 
     host_ip: str | None = None
+    bound_ip: str | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(transport="ipc", **PORTS, **kwargs)
@@ -39,6 +42,15 @@ class Manager(AsyncKernelManager):  # type: ignore[misc]
         if self.host_ip is None:
             return str(super()._make_url(channel))
         return f"{self.transport}://{self.host_ip}-{getattr(self, f'{channel}_port')}"
+
+    def cleanup_ipc_files(self) -> None:
+        """Remove the socket files where the kernel bound them, on the host."""
+        if self.bound_ip is None:
+            super().cleanup_ipc_files()
+            return
+        for port in PORTS.values():
+            with contextlib.suppress(OSError):
+                os.remove(f"{self.bound_ip}-{port}")
 
     def socket_names(self) -> list[str]:
         base = os.path.basename(self.ip)

@@ -63,6 +63,8 @@ class ShellInterpreter:
         #: Each run's begun record says the shell took it (see :class:`~..core.Begun`).
         self.announces_begin = dialect.announces_begin
         self.work_dir = settings.work_dir
+        #: How the shell sees a path of the host (in a sandbox, at its own place).
+        self._inside = settings.inside
         self._argv, self._cwd, self._env = list(argv), settings.host_cwd, dict(env)
         self._startup_timeout = settings.timeouts.startup
         #: Holds the shell from its start until it is reaped.
@@ -94,7 +96,7 @@ class ShellInterpreter:
         init = self.work_dir / f"init.{self.dialect.program}"
         await self._spawn(init)
         task_group.start_soon(self._pump)
-        await self._type(f". {shlex.quote(str(init))}\n")
+        await self._type(f". {shlex.quote(self._inside(init))}\n")
         with anyio.move_on_after(self._startup_timeout):
             await first_of(self._readers.ready, self._ended)
         if self._readers.ready.is_set() and not self._ended.is_set():
@@ -132,9 +134,13 @@ class ShellInterpreter:
             env_file = self.work_dir / f"env-{run}.sh"
             _write(env_file, script)
             self._files.append(env_file)
-            prelude += f". {shlex.quote(str(env_file))}; "
-        stdin = str(self.stdin_path(run)) if answers_fifo_reads(options) else os.devnull
-        await self._type(self.dialect.run_line(run, cell, stdin, options.track_lines, prelude))
+            prelude += f". {shlex.quote(self._inside(env_file))}; "
+        reads = answers_fifo_reads(options)
+        stdin = self._inside(self.stdin_path(run)) if reads else os.devnull
+        line = self.dialect.run_line(
+            run, Path(self._inside(cell)), stdin, options.track_lines, prelude
+        )
+        await self._type(line)
 
     async def send_signal(self, signum: int) -> None:
         """SIGINT goes to the terminal's foreground group (the job, or the idle shell)."""

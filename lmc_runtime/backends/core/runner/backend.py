@@ -27,12 +27,4 @@ class RunnerBackend(SupervisedBackend):
         raise NotImplementedError
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> RunnerInterpreter:
-        return self.runner(
-            settings.command(self.runner_argv()),
-            cwd=settings.host_cwd,
-            env=env,
-            fifo_dir=settings.work_dir,
-            startup_timeout=settings.timeouts.startup,
-            lifeline=settings.lifeline,
-            who=self.who,
-        )
+        return self.runner(self.runner_argv(), settings=settings, env=env, who=self.who)

@@ -5,6 +5,8 @@ The runtime holds the events and control FIFOs read-write (no false end of
 file); the runner opens them by path, so no child of the code inherits them.
 The code's stdin is a third FIFO whose read end the runner holds: with no writer,
 a read gets end-of-input at once (a run with an input callback opens the write end).
+In a sandbox the launcher's wrapper opens it, inside, and the FIFOs' paths are
+given as the runner sees them (see :class:`~...base.ViewingLauncher`).
 Everything else (turns, deadlines, the stop ladder, restarts) is the core's.
 """
 
@@ -14,7 +16,6 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import anyio
 from anyio.abc import TaskGroup
@@ -23,7 +24,7 @@ from anyio.lowlevel import checkpoint
 from ....errors import KernelStartError
 from ....lifeline import Lifeline, await_exit
 from ....procs import close_watched, describe_exit, read_available, signal_group
-from ...base import ExecutionOptions
+from ...base import ExecutionOptions, SessionSettings
 from ..interpreter import Deliver
 from ..items import Finished, Gone, Output
 from ..native import NativeOutput
@@ -47,29 +48,28 @@ _TAIL_LINES = 20
 
 
 class RunnerInterpreter:
-    """``COMMAND EVENTS CONTROL`` as an :class:`~.Interpreter`; ``who`` names it in messages."""
+    """``ARGV EVENTS CONTROL``, started as ``settings`` say (its launcher, folders,
+    timeouts, lifeline), as an :class:`~.Interpreter`; ``who`` names it in messages."""
 
     def __init__(
         self,
-        command: Sequence[str],
+        argv: Sequence[str],
         *,
-        cwd: Path,
+        settings: SessionSettings,
         env: Mapping[str, str],
-        fifo_dir: Path,
-        startup_timeout: float,
         who: str,
-        lifeline: Lifeline | None = None,
     ) -> None:
         self.who = who
+        self._settings = settings
         #: Holds the runner from its start until it is reaped.
-        self._lifeline = lifeline
-        self._command = list(command)
-        self._cwd = cwd
+        self._lifeline: Lifeline | None = settings.lifeline
+        self._argv = list(argv)
+        self._cwd = settings.host_cwd
         self._env = dict(env)
-        self._fifo_dir = fifo_dir
+        self._fifo_dir = settings.work_dir
         #: The code's stdin; the runner holds its read end.
-        self.stdin_path = fifo_dir / "stdin"
-        self._startup_timeout = startup_timeout
+        self.stdin_path = self._fifo_dir / "stdin"
+        self._startup_timeout = settings.timeouts.startup
         self._popen: subprocess.Popen[bytes] | None = None
         self._fds: dict[str, int] = {}
         #: The runner's own stdout and stderr (child processes, its warnings).
@@ -162,17 +162,21 @@ class RunnerInterpreter:
             for name, path in paths.items():
                 make_fifo(path)
                 self._fds[name] = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-            # Opened without blocking (there is no writer), then handed over blocking.
             make_fifo(self.stdin_path)
-            stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            os.set_blocking(stdin, True)
+            argv = [*self._argv, str(paths["events"]), str(paths["control"])]
+            command = self._settings.reading(argv, self.stdin_path)
+            if command is None:
+                # Opened without blocking (there is no writer), then handed over blocking.
+                command = self._settings.command(argv)
+                stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                os.set_blocking(stdin, True)
             self._native = native = NativeOutput(self._forward)
             try:
                 self._popen = subprocess.Popen(
-                    [*self._command, str(paths["events"]), str(paths["control"])],
+                    command,
                     cwd=self._cwd,
                     env=self._env,
-                    stdin=stdin,
+                    stdin=stdin if stdin >= 0 else subprocess.DEVNULL,
                     stdout=native.launch_args["stdout"],
                     stderr=native.launch_args["stderr"],
                     start_new_session=True,
