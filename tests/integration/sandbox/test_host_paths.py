@@ -50,7 +50,12 @@ SEARCH = {
     "javascript": "console.log(require('child_process').execSync("
     f"{_PIPE!r}, {{encoding: 'utf8', maxBuffer: 1 << 24}}))",
     "r": f"cat(system({_PIPE!r}, intern = TRUE), sep = '\\n')",
+    "java": 'var searched = new ProcessBuilder("sh", "-c", "' + _PIPE + '")'
+    ".redirectErrorStream(true).start();\n"
+    "System.out.print(new String(searched.getInputStream().readAllBytes()));\n"
+    "searched.waitFor();",
 }
+SEARCH["typescript"] = SEARCH["javascript"]
 
 
 @pytest.fixture
@@ -105,7 +110,7 @@ async def _check(computer: Computer, languages: list[str], tmp_path: Path) -> No
         assert _leaks(found, hidden) == [], language
 
 
-@pytest.mark.parametrize("language", ["python", "shell", "javascript", "r"])
+@pytest.mark.parametrize("language", ["python", "shell", "javascript", "typescript", "r", "java"])
 async def test_no_path_the_code_can_read_names_the_session_folder(
     sandboxed: Opener, tmp_path: Path, language: str
 ) -> None:
