@@ -53,6 +53,15 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _opened(port: int, path: str) -> bool:
+    """Whether ``path`` on ``port`` is reached without the access token. E2B's SDKs
+    send it to the code interpreter with ``/execute`` only: its contexts are
+    reached by the sandbox id alone, as on E2B (running code takes the token)."""
+    if path in _OPEN_PATHS:
+        return True
+    return port == INTERPRETER_PORT and (path == "/contexts" or path.startswith("/contexts/"))
+
+
 def _is_control(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in CONTROL_PREFIXES)
 
@@ -124,7 +133,7 @@ class E2BRouter:
         if app is None:
             raise E2BError(f"nothing listens on port {port} in sandbox {sandbox.shown}", 502)
         token = sandbox.access_token
-        opened = scope["path"] in _OPEN_PATHS
+        opened = _opened(port, scope["path"])
         if token is not None and not opened and not same(_header(scope, b"x-access-token"), token):
             raise E2BError("this sandbox is secure: its access token is missing or wrong", 401)
         scope[DOOR_KEY] = self.door
