@@ -16,6 +16,8 @@ run at once. A sandbox has at most :data:`MAX_CONTEXTS` contexts of its own.
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -25,6 +27,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from ...computer import Computer
+from ...sandbox import Sandbox
 from ...sandbox.fileops import make_directory
 from ...sandbox.view import SANDBOX_HOME
 from ..door import Door
@@ -74,6 +77,7 @@ class Contexts:
         self._contexts: dict[str, Context] = {}
         self._defaults: dict[str, Context] = {}
         self._starting = 0
+        self._made = 0
         self._closing = False
         for language in _LISTED_DEFAULTS:
             if self._runs(language):
@@ -182,9 +186,13 @@ class Contexts:
     async def _serve(self, context: Context, cwd: Path, *, task_status: TaskStatus[None]) -> None:
         """The context's Computer, open until the context is removed."""
         session = self.sandbox.session
+        self._made += 1
+        folder = f"ctx{self._made}"
+        control = await anyio.to_thread.run_sync(_control_dir, session.sandbox, folder)
         computer = session.sandbox.computer(
             outputs_at=f"/v1/sessions/{session.id}/outputs/",
             cwd=cwd,
+            work_dir=control,
             **session._kernels(),
         )
         try:
@@ -198,8 +206,10 @@ class Contexts:
             logger.warning("a code context of sandbox %s failed", self.sandbox.shown, exc_info=True)
         finally:
             context.computer = None
-            context.closed.set()
             _forget(session.sandbox, computer)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(shutil.rmtree, control, True)
+            context.closed.set()
 
     async def restart(self, context_id: str) -> None:
         context = self.get(context_id)
@@ -225,6 +235,18 @@ class Contexts:
         self._closing = True
         for context_id in list(self._contexts):
             await self.remove(context_id)
+
+
+def _control_dir(sandbox: Sandbox, name: str) -> Path:
+    """The host's files of one context's interpreters (connection files, FIFOs),
+    apart from the session's own: in the sandbox's control folder, which only the
+    host writes, made as that folder is."""
+    folder = sandbox.control_dir / name  # short: kernels' socket paths end there
+    folder.mkdir(mode=0o750)
+    identity = sandbox.identity
+    if identity is not None:
+        os.chown(folder, 0, identity.gid)
+    return folder
 
 
 def _forget(sandbox: Any, computer: Computer) -> None:
