@@ -96,6 +96,8 @@ class Command:
         self._lifeline = lifeline
         self._subscribers: set[MemoryObjectSendStream[Event]] = set()
         self.ended: Ended | None = None
+        #: Killed because its sandbox ended (its clients are told so, not its end).
+        self.cut = False
         self.done = anyio.Event()
         self._reaped = False
         if lifeline is not None:
@@ -207,9 +209,11 @@ class Command:
 
     # -- what clients do ----------------------------------------------------------
 
-    def kill(self, signum: int = signal.SIGKILL) -> None:
-        """Send ``signum`` to the command and every process of its sandbox."""
+    def kill(self, signum: int = signal.SIGKILL, *, cut: bool = False) -> None:
+        """Send ``signum`` to the command and every process of its sandbox; ``cut``:
+        because the sandbox ends."""
         if self.ended is None:
+            self.cut |= cut
             signal_group(self._spawned.process.pid, signum)
 
     async def write(self, data: bytes, *, pty: bool) -> None:

@@ -144,6 +144,10 @@ async def _events(command: Command, call: Call) -> AsyncIterator[pb.ProcessEvent
             if event is None:
                 yield pb.ProcessEvent(keepalive=pb.ProcessEvent.KeepAlive())
                 continue
+            if isinstance(event, Ended) and command.cut:
+                # As E2B's clients see a sandbox that ends under a command: its
+                # connection ends, and they ask the sandbox's health why.
+                raise ConnectError("unavailable", "the sandbox ended while the command ran")
             yield _event(event)
             if isinstance(event, Ended):
                 return

@@ -121,7 +121,7 @@ class ProcessTable:
         self._closed = True
         commands = list(self)
         for command in commands:
-            command.kill()
+            command.kill(cut=True)
         with anyio.move_on_after(_CLOSE_WAIT):
             for command in commands:
                 await command.done.wait()
