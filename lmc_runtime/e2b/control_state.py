@@ -41,7 +41,7 @@ def install_state(router: APIRouter) -> None:
         door: DoorDep, sandbox_ids: Annotated[str, Query(max_length=10_000)] = ""
     ) -> dict[str, Any]:
         """The latest sample of each live sandbox named (the unknown are left out)."""
-        ids = [i.strip() for i in sandbox_ids.split(",") if i.strip()]
+        ids = [i for i in sandbox_ids.split(",") if i]  # each exactly as it was given
         if len(ids) > MAX_METRICS_IDS:
             raise E2BError(f"sandbox_ids names more than {MAX_METRICS_IDS} sandboxes", 400)
         latest: dict[str, Any] = {}
