@@ -1,0 +1,122 @@
+"""E2B's commands through the SDK the stored copy of E2B's test suites matches
+(``e2b`` 2.45, its own virtualenv, run in a subprocess), and through the current
+SDK's async client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration.service.server import Server
+
+pytestmark = pytest.mark.timeout(180)
+
+#: The older SDK's Python (a virtualenv of e2b 2.45.1 and e2b-code-interpreter 2.9.2).
+OLD_PYTHON = Path(os.environ.get("LMC_E2B_OLD_PYTHON", "/work/e2bvenvs/old/bin/python"))
+
+#: What the older SDK does with commands; prints one JSON object of what it saw.
+SCRIPT = r"""
+import json
+from e2b import CommandExitException, NotFoundException, Sandbox, SandboxException
+from e2b.sandbox.commands.command_handle import PtySize
+
+seen = {}
+sbx = Sandbox.create(timeout=120)
+try:
+    import e2b
+    seen["version"] = e2b.__version__ if hasattr(e2b, "__version__") else None
+    result = sbx.commands.run("echo out; echo err >&2; echo $MINE", envs={"MINE": "mine"})
+    seen["run"] = [result.stdout, result.stderr, result.exit_code]
+    try:
+        sbx.commands.run("exit 5")
+    except CommandExitException as exc:
+        seen["exit"] = [exc.exit_code, exc.error]
+    try:
+        sbx.commands.run("id", user="root")
+    except SandboxException as exc:
+        seen["root"] = str(exc)
+    seen["cwd"] = sbx.commands.run("pwd", cwd="/tmp").stdout
+    sleeper = sbx.commands.run("sleep 60", background=True)
+    seen["listed"] = sleeper.pid in [p.pid for p in sbx.commands.list()]
+    again = sbx.commands.connect(sleeper.pid)
+    seen["killed"] = sbx.commands.kill(sleeper.pid)
+    try:
+        again.wait()
+    except CommandExitException as exc:
+        seen["kill_end"] = [exc.exit_code, exc.error]
+    try:
+        sbx.commands.connect(sleeper.pid)
+    except NotFoundException:
+        seen["gone"] = True
+    cat = sbx.commands.run("cat", background=True, stdin=True)
+    sbx.commands.send_stdin(cat.pid, "to cat\n")
+    for stdout, _, _ in cat:
+        seen["stdin"] = stdout
+        break
+    cat.kill()
+    terminal = sbx.pty.create(PtySize(rows=24, cols=80), envs={"ABC": "123"})
+    sbx.pty.resize(terminal.pid, PtySize(rows=24, cols=90))
+    sbx.pty.send_stdin(terminal.pid, b"echo $ABC-$(tput cols)\nexit\n")
+    out = []
+    seen["pty_exit"] = terminal.wait(on_pty=out.append).exit_code
+    seen["pty"] = "123-90" in b"".join(out).decode()
+finally:
+    sbx.kill()
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(not OLD_PYTHON.exists(), reason=f"no older E2B SDK at {OLD_PYTHON}")
+def test_the_older_sdk_runs_commands_and_ptys(e2b_env: Server) -> None:
+    done = subprocess.run(
+        [str(OLD_PYTHON), "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["run"] == ["out\nmine\n", "err\n", 0]
+    assert seen["exit"] == [5, "exit status 5"]
+    assert "one user" in seen["root"]
+    assert seen["cwd"] == "/tmp\n"
+    assert seen["listed"] and seen["killed"] and seen["gone"]
+    assert seen["kill_end"] == [-1, "signal: killed"]
+    assert seen["stdin"] == "to cat\n"
+    assert seen["pty_exit"] == 0 and seen["pty"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_async_sdk_runs_commands_and_streams_stdin(e2b_env: Server) -> None:
+    from e2b import AsyncSandbox, CommandExitException
+
+    sbx = await AsyncSandbox.create(timeout=120)
+    try:
+        chunks: list[str] = []
+        result = await sbx.commands.run("for i in 1 2 3; do echo $i; done", on_stdout=chunks.append)
+        assert result.stdout == "1\n2\n3\n" and "".join(chunks) == result.stdout
+        cat = await sbx.commands.run("cat", background=True, stdin=True)
+        stream = sbx.commands.stream_input(cat.pid)
+        for piece in ("one ", "two ", "three\n"):
+            await stream.send(piece)
+        await stream.close()
+        await cat.close_stdin()
+        assert (await cat.wait()).stdout == "one two three\n"
+        sleeper = await sbx.commands.run("sleep 60", background=True)
+        assert await sbx.commands.kill(sleeper.pid)
+        with pytest.raises(CommandExitException):
+            await sleeper.wait()
+    finally:
+        await sbx.kill()
