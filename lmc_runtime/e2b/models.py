@@ -5,12 +5,12 @@ accepted and ignored."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .. import __version__
-from .registry import E2BSandbox
+from .registry import MAX_TIMEOUT, E2BSandbox
 
 __all__ = [
     "AutoResume",
@@ -24,8 +24,26 @@ __all__ = [
     "summary",
 ]
 
-#: The envd version this server's envd speaks as (the SDKs check it for features).
-ENVD_VERSION = "0.5.2"
+#: The envd version this server's envd speaks as (the SDKs check it for features):
+#: 0.5.7, uploads as application/octet-stream too (files), after commands' stdin
+#: (0.3.0), the default user (0.4.0) and close of stdin (0.5.2).
+ENVD_VERSION = "0.5.7"
+
+
+def _clamped(seconds: int) -> int:
+    return min(seconds, int(MAX_TIMEOUT))
+
+
+#: Seconds of a timeout: a number too large for a clock is the longest timeout.
+Seconds = Annotated[int, Field(ge=0), AfterValidator(_clamped)]
+
+#: A sandbox's metadata (kept in memory, shown in every listing): bounded, as
+#: the lmc API bounds a session's variables (``envVars``: 256 of them).
+Metadata = Annotated[
+    dict[Annotated[str, Field(max_length=256)], Annotated[str, Field(max_length=4096)]],
+    Field(max_length=100),
+]
+EnvVars = Annotated[dict[str, str], Field(max_length=256)]
 
 
 class NetworkConfig(BaseModel):
@@ -50,14 +68,14 @@ class NewSandbox(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     template_id: str = Field(alias="templateID", min_length=1, max_length=200)
-    timeout: int = Field(default=15, ge=0)
+    timeout: Seconds = 15
     auto_pause: bool = Field(default=False, alias="autoPause")
     auto_resume: AutoResume | None = Field(default=None, alias="autoResume")
     secure: bool | None = None
     allow_internet_access: bool | None = None
     network: NetworkConfig | None = None
-    metadata: dict[str, str] | None = None
-    env_vars: dict[str, str] | None = Field(default=None, alias="envVars")
+    metadata: Metadata | None = None
+    env_vars: EnvVars | None = Field(default=None, alias="envVars")
     mcp: dict[str, Any] | None = None
     volume_mounts: list[dict[str, Any]] | None = Field(default=None, alias="volumeMounts")
 
@@ -65,7 +83,7 @@ class NewSandbox(BaseModel):
 class TimeoutBody(BaseModel):
     """``POST /sandboxes/{id}/timeout``."""
 
-    timeout: int = Field(ge=0)
+    timeout: Seconds
 
 
 class ConnectSandbox(BaseModel):
@@ -73,7 +91,7 @@ class ConnectSandbox(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    timeout: int = Field(default=300, ge=0)
+    timeout: Seconds = 300
 
 
 class ResumedSandbox(BaseModel):
@@ -81,7 +99,7 @@ class ResumedSandbox(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    timeout: int = Field(default=15, ge=0)
+    timeout: Seconds = 15
     auto_pause: bool | None = Field(default=None, alias="autoPause")
 
 

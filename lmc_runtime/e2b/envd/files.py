@@ -15,6 +15,7 @@ import zlib
 from typing import IO, Any
 
 import anyio
+from python_multipart.exceptions import ParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -153,9 +154,12 @@ async def _stream(request: Request) -> Any:
 async def _multipart(request: Request, files: _Files, path: str | None, boundary: bytes) -> None:
     parts = _Parts(files, path)
     parser = MultipartParser(boundary, parts.callbacks())  # type: ignore[arg-type]
-    async for chunk in _stream(request):
-        await anyio.to_thread.run_sync(parser.write, chunk)
-    await anyio.to_thread.run_sync(parser.finalize)
+    try:
+        async for chunk in _stream(request):
+            await anyio.to_thread.run_sync(parser.write, chunk)
+        await anyio.to_thread.run_sync(parser.finalize)
+    except ParseError as exc:
+        raise E2BError(f"the multipart body is malformed: {exc}", 400) from None
     if files.current is not None:
         raise E2BError("the multipart body ends inside a file", 400)
 
