@@ -26,7 +26,7 @@ from .ids import new_sandbox_id, new_token
 from .listing import listing
 from .metrics import sample_while_running
 from .models import ConnectSandbox, NewSandbox, TimeoutBody, detail, summary
-from .registry import E2BSandbox
+from .registry import MAX_TIMEOUT, E2BSandbox
 from .templates import e2b_languages, template_of
 from .unsupported import install_unsupported
 
@@ -142,7 +142,9 @@ def _lifecycle(router: APIRouter) -> None:
     ) -> Response:
         sandbox = door.sandboxes.get(sandbox_id)
         duration = (body or {}).get("duration")
-        seconds = duration if isinstance(duration, int) and duration >= 0 else 60
+        seconds = 60
+        if isinstance(duration, int) and duration >= 0:
+            seconds = min(duration, int(MAX_TIMEOUT))  # a number too large for a clock
         if sandbox.end_at < time.time() + seconds:
             door.sandboxes.set_timeout(sandbox, seconds)
         return Response(status_code=204)

@@ -12,13 +12,17 @@ same sessions.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
 from ..errors import LMCError, TokenRejected
+from ..service.logs import hide_sandbox_ids
 from ..service.problems import problem_for
 from ..service.wording import invalid_fields
 
@@ -78,6 +82,22 @@ def e2b_response(status: int, message: str) -> JSONResponse:
     return JSONResponse({"code": status, "message": message}, status_code=status)
 
 
+def _short_locations(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """``errors`` with each part of their locations cut to 40 characters: a key of
+    the client's (metadata, envVars) is part of one, and a refusal must not
+    send a huge one back."""
+    return [
+        {
+            **error,
+            "loc": tuple(
+                f"{part[:40]}\u2026" if isinstance(part, str) and len(part) > 40 else part
+                for part in error.get("loc", ())
+            ),
+        }
+        for error in errors
+    ]
+
+
 def install_e2b_handlers(app: FastAPI) -> None:
     """Answer every error of ``app`` in E2B's shape, with the right status."""
 
@@ -90,13 +110,14 @@ def install_e2b_handlers(app: FastAPI) -> None:
             return e2b_response(401, f"invalid API key: {exc}")
         problem = problem_for(exc)
         if problem is None:
-            logger.error("internal error on %s", request.url.path, exc_info=exc)
+            path = hide_sandbox_ids(request.url.path)
+            logger.error("internal error on %s", path, exc_info=exc)
             return e2b_response(500, "internal error; see the server log")
         return e2b_response(problem.status, problem.message)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return e2b_response(400, invalid_fields(exc.errors(), located=True))
+        return e2b_response(400, invalid_fields(_short_locations(exc.errors()), located=True))
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
@@ -105,5 +126,7 @@ def install_e2b_handlers(app: FastAPI) -> None:
     app.add_exception_handler(E2BError, on_e2b)
     app.add_exception_handler(LMCError, on_lmc)
     app.add_exception_handler(OSError, on_lmc)
+    # A model built from what the client sent (a session's request) refused it.
+    app.add_exception_handler(ValidationError, on_lmc)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from ..service.logs import hide, unhide
 from ..service.manager import SessionManager
 from ..service.session import ServiceSession
 from .errors import E2BError, SandboxNotFound
@@ -104,6 +105,9 @@ class Sandboxes:
         if self._tg is None:
             raise RuntimeError("the E2B sandboxes are not running")
         self._by_key[_key(sandbox.id)] = sandbox
+        hide(sandbox.id, sandbox.shown)  # no log line shows a live id or token whole
+        if sandbox.access_token is not None:
+            hide(sandbox.access_token)
         self._tg.start_soon(self._watch, sandbox)
         self._wake()
 
@@ -199,6 +203,9 @@ class Sandboxes:
     def _forget(self, sandbox: E2BSandbox) -> None:
         if self._by_key.get(_key(sandbox.id)) is sandbox:
             del self._by_key[_key(sandbox.id)]
+            unhide(sandbox.id)
+            if sandbox.access_token is not None:
+                unhide(sandbox.access_token)
             self._wake()
 
     async def _close_layers(self, sandbox: E2BSandbox) -> None:

@@ -20,8 +20,10 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..service.logs import hide_sandbox_ids
 from .door import DOOR_KEY, ENVD_PORT, INTERPRETER_PORT, SANDBOX_KEY, Door
 from .errors import E2BError, SandboxGone, e2b_response
+from .guards import browser_check, buffered_body, header, host_of, port_of
 from .ids import same, shown
 
 __all__ = ["CONTROL_PREFIXES", "E2BRouter"]
@@ -44,13 +46,6 @@ CONTROL_PREFIXES = (
 
 #: envd answers its health check without a token, as E2B's does.
 _OPEN_PATHS = frozenset({"/health"})
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value).decode("latin-1")
-    return None
 
 
 def _opened(port: int, path: str) -> bool:
@@ -76,66 +71,97 @@ class E2BRouter:
         self.door = door
         self.control = control
         self.ports = {ENVD_PORT: envd, INTERPRETER_PORT: interpreter}
-        domain = door.domain
+        domain = (door.domain or "").lower().strip(".")
         self._api_host = f"api.{domain}" if domain else None
         self._sandbox_host = (
-            re.compile(r"(\d{1,5})-([a-z0-9]{1,63})\." + re.escape(domain)) if domain else None
+            re.compile(r"([0-9]{1,5})-([a-z0-9]{1,63})\." + re.escape(domain)) if domain else None
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        target = self._target(scope)
-        if target is None:
-            if scope["type"] == "http" and _is_control(scope["path"]):
-                await self._guarded(self.control, scope, receive, send)
-            else:
-                await self.app(scope, receive, send)
-            return
-        sandbox_id, port = target
         try:
-            app = self._sandbox_app(scope, sandbox_id, port)
+            target = self._target(scope)
+            if target is None and not (scope["type"] == "http" and _is_control(scope["path"])):
+                app = None
+            elif target is None:
+                browser_check(self.door.service.auth, scope, own_host=self._own_host(scope))
+                limit = self.door.service.settings.max_request_bytes
+                receive = await buffered_body(scope, receive, limit)
+                app = self.control
+            else:
+                sandbox_id, port, named = target
+                auth = self.door.service.auth
+                browser_check(auth, scope, own_host=named or self._own_host(scope))
+                app = self._sandbox_app(scope, sandbox_id, port)
         except E2BError as exc:
             if scope["type"] == "http":
                 await e2b_response(exc.status, exc.message)(scope, receive, send)
             else:
                 await send({"type": "websocket.close", "code": 1008, "reason": exc.message})
             return
-        await self._guarded(app, scope, receive, send)
+        if app is None:
+            await self.app(scope, receive, send)
+        else:
+            await self._guarded(app, scope, receive, send)
 
-    def _target(self, scope: Scope) -> tuple[str, int] | None:
-        """The sandbox and port the request is for, or None if it is not sandbox traffic."""
-        sandbox_id = _header(scope, b"e2b-sandbox-id")
-        if sandbox_id is not None:
-            port = _header(scope, b"e2b-sandbox-port") or str(ENVD_PORT)
-            return sandbox_id.strip(), int(port) if port.strip().isdigit() else -1
+    def _own_host(self, scope: Scope) -> bool:
+        """Whether the Host is the control plane's own name (``api.<domain>``)."""
+        return self._api_host is not None and host_of(scope) == self._api_host
+
+    def _named(self, scope: Scope) -> tuple[str, int] | None:
+        """The sandbox and port the Host names (``<port>-<id>.<domain>``), or None."""
         if self._sandbox_host is None:
             return None
-        host = (_header(scope, b"host") or "").lower().rsplit(":", 1)[0]
-        if host == self._api_host:
-            return None
-        match = self._sandbox_host.fullmatch(host)
+        match = self._sandbox_host.fullmatch(host_of(scope))
         if match is None:
             return None
         return match.group(2), int(match.group(1))
+
+    def _target(self, scope: Scope) -> tuple[str, int, bool] | None:
+        """The sandbox and port the request is for, and whether its Host named
+        them; None if it is not sandbox traffic. The headers and the Host must
+        agree when both are sent (E2B's SDKs send both to ``<port>-<id>.<domain>``)."""
+        sandbox_id = header(scope, b"e2b-sandbox-id", "E2b-Sandbox-Id")
+        port_text = header(scope, b"e2b-sandbox-port", "E2b-Sandbox-Port")
+        named = self._named(scope)
+        if named is None:
+            if sandbox_id is None:
+                return None
+            return sandbox_id, ENVD_PORT if port_text is None else port_of(port_text), False
+        port = named[1] if port_text is None else port_of(port_text)
+        if sandbox_id is None:
+            sandbox_id = named[0]
+        if not same(sandbox_id, named[0]) or port != named[1]:
+            raise E2BError(
+                "the Host names another sandbox or port than the E2b-Sandbox-Id and "
+                "E2b-Sandbox-Port headers",
+                400,
+            )
+        return sandbox_id, port, True
 
     def _sandbox_app(self, scope: Scope, sandbox_id: str, port: int) -> ASGIApp:
         sandboxes = self.door.sandboxes
         sandbox = sandboxes.find(sandbox_id)
         if sandbox is None:
             raise SandboxGone(shown(sandbox_id))
-        if sandbox.paused_at is not None and not (
-            sandbox.auto_resume and sandboxes.resume(sandbox)
-        ):
-            raise SandboxGone(sandbox.shown, "is paused: resume it first (Sandbox.connect)")
         app = self.ports.get(port)
         if app is None:
             raise E2BError(f"nothing listens on port {port} in sandbox {sandbox.shown}", 502)
         token = sandbox.access_token
         opened = _opened(port, scope["path"])
-        if token is not None and not opened and not same(_header(scope, b"x-access-token"), token):
+        given = header(scope, b"x-access-token", "X-Access-Token")
+        authorized = token is None or same(given, token)
+        if not authorized and not opened:
             raise E2BError("this sandbox is secure: its access token is missing or wrong", 401)
+        # Paused: refused, unless it was made with autoResume and the request
+        # holds all it takes to reach it (a health check without the token does not).
+        resumed = sandbox.paused_at is None or (
+            sandbox.auto_resume and authorized and sandboxes.resume(sandbox)
+        )
+        if not resumed:
+            raise SandboxGone(sandbox.shown, "is paused: resume it first (Sandbox.connect)")
         scope[DOOR_KEY] = self.door
         scope[SANDBOX_KEY] = sandbox
         return app
@@ -154,7 +180,8 @@ class E2BRouter:
         try:
             await app(scope, receive, tracked)
         except Exception:
-            logger.exception("internal error in the E2B door on %s", scope["path"])
+            path = hide_sandbox_ids(scope["path"])
+            logger.exception("internal error in the E2B door on %s", path)
             if started or scope["type"] != "http":
                 raise
             await e2b_response(500, "internal error; see the server log")(scope, receive, send)

@@ -12,14 +12,13 @@ before being accepted).
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .logs import redact_query
+from .logs import hide_sandbox_ids, redact_query
 
 __all__ = ["AccessLog"]
 
@@ -43,12 +42,8 @@ class _Seen:
             self.status = 403
 
 
-#: An E2B sandbox id in a path: all but its first six characters are left out.
-_SANDBOX_ID = re.compile(r"(/sandboxes/[a-z2-7]{6})[a-z2-7]{26}(?=/|$)")
-
-
 def _target(scope: Scope) -> str:
-    path = _SANDBOX_ID.sub(r"\1…", str(scope.get("path", "")))
+    path = hide_sandbox_ids(str(scope.get("path", "")))
     query = scope.get("query_string", b"")
     if query:
         path += "?" + redact_query(query.decode("latin-1"))

@@ -3,7 +3,9 @@
 JSON lines are objects with ``time``, ``level``, ``logger`` and ``message``,
 and for access lines ``method``, ``path``, ``status``, ``duration_ms`` and
 ``client`` (:mod:`.access`). Whatever the format, a ``token=`` in a query
-and the service's own token are replaced by ``[redacted]``. A text line can
+and the service's own token are replaced by ``[redacted]``; an E2B sandbox's
+id and access token (bearer capabilities, :func:`hide`) are shortened or
+replaced, in the message and in its traceback alike. A text line can
 never be forged by what a client sent (a path with an encoded newline): every
 line of a record after its first is indented, and other control characters are
 escaped.
@@ -25,7 +27,10 @@ __all__ = [
     "Redactor",
     "TextFormatter",
     "configure_logging",
+    "hide",
+    "hide_sandbox_ids",
     "redact_query",
+    "unhide",
 ]
 
 #: The fields of an access line (the ``extra`` of its record).
@@ -37,9 +42,41 @@ _REDACTED = "[redacted]"
 _STARTUP_FAILED = "Application startup failed. Exiting."
 
 
+#: An E2B sandbox id in a control-plane path: all but its first six characters go.
+_SANDBOX_ID_IN_PATH = re.compile(r"(/sandboxes/[a-z2-7]{6})[a-z2-7]{26}")
+
+#: Secrets of the moment (live sandboxes' ids and tokens), with what shows instead.
+_hidden: dict[str, str] = {}
+
+
 def redact_query(text: str) -> str:
     """``text`` with the value of every ``token=`` parameter replaced."""
     return _TOKEN_IN_QUERY.sub(r"\1" + _REDACTED, text)
+
+
+def hide_sandbox_ids(text: str) -> str:
+    """``text`` with each E2B sandbox id in a ``/sandboxes/<id>`` path shortened."""
+    return _SANDBOX_ID_IN_PATH.sub("\\1\u2026", text)
+
+
+def hide(secret: str, shown: str = _REDACTED) -> None:
+    """Write ``shown`` for ``secret`` in every log record until :func:`unhide`."""
+    if secret:
+        _hidden[secret] = shown
+
+
+def unhide(secret: str) -> None:
+    _hidden.pop(secret, None)
+
+
+def _scrubbed(text: str, secrets: Sequence[str]) -> str:
+    cleaned = hide_sandbox_ids(redact_query(text))
+    for secret in secrets:
+        cleaned = cleaned.replace(secret, _REDACTED)
+    for secret, shown in tuple(_hidden.items()):
+        if secret in cleaned:
+            cleaned = cleaned.replace(secret, shown)
+    return cleaned
 
 
 class Redactor(logging.Filter):
@@ -54,12 +91,19 @@ class Redactor(logging.Filter):
         message = record.getMessage()
         if record.name == "uvicorn.error" and message == _STARTUP_FAILED:
             return False
-        cleaned = redact_query(message)
-        for secret in self._secrets:
-            cleaned = cleaned.replace(secret, _REDACTED)
+        cleaned = _scrubbed(message, self._secrets)
         if cleaned != message:
             record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = _scrubbed(record.exc_text, self._secrets)
         return True
+
+
+#: What formats a record's traceback, for the redactor to clean it before a
+#: formatter shows it (formatters show ``exc_text`` when it is set).
+_TRACEBACKS = logging.Formatter()
 
 
 class JsonFormatter(logging.Formatter):
@@ -76,7 +120,9 @@ class JsonFormatter(logging.Formatter):
         for name in ACCESS_FIELDS:
             if hasattr(record, name):
                 line[name] = getattr(record, name)
-        if record.exc_info:
+        if record.exc_text:
+            line["exception"] = record.exc_text
+        elif record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         return json.dumps(line, default=str)
 
