@@ -4,6 +4,9 @@ and failures of messages, backends, sandboxes and thread stores (see the tree in
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
+from typing import ClassVar, TypeVar, dataclass_transform
+
 __all__ = [
     "ArgumentTypeError",
     "ArgumentValueError",
@@ -31,13 +34,33 @@ __all__ = [
 class LMCError(Exception):
     """Base class of every exception raised by lmc-runtime."""
 
+    #: A :func:`templated` class's message: ``str.format`` of its fields by name.
+    template: ClassVar[str] = ""
 
+    def __post_init__(self) -> None:
+        super().__init__(self.template.format_map(vars(self)))
+
+
+_Error = TypeVar("_Error", bound=LMCError)
+
+
+@dataclass_transform(eq_default=False)
+def templated(cls: type[_Error]) -> type[_Error]:
+    """An error class of fields and a message: its constructor takes the fields its
+    body annotates (in order, ``_: KW_ONLY`` before keyword-only ones), keeps each
+    as an attribute, and says its :attr:`~LMCError.template` filled with them.
+
+    Equality, hashing and ``repr`` stay those of exceptions.
+    """
+    return dataclass(cls, eq=False, repr=False)
+
+
+@templated
 class MessageError(LMCError, ValueError):
     """A message could not be parsed; ``reason`` says exactly why."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    reason: str
+    template = "{reason}"
 
 
 class UsageError(LMCError, RuntimeError):
@@ -73,13 +96,13 @@ class BackendError(LMCError):
     """A backend failed for a reason outside the user's code."""
 
 
+@templated
 class BackendUnavailable(BackendError):
     """The language has no working backend on this machine."""
 
-    def __init__(self, language: str, reason: str) -> None:
-        super().__init__(f"{language} is not available: {reason}")
-        self.language = language
-        self.reason = reason
+    language: str
+    reason: str
+    template = "{language} is not available: {reason}"
 
 
 class KernelStartError(BackendError):
@@ -94,53 +117,55 @@ class KernelStalled(KernelStartError):
     """
 
 
+@templated
 class KernelDied(BackendError):
     """A kernel or interpreter process ended while it was needed."""
 
-    def __init__(self, description: str, *, exit_code: int | None = None) -> None:
-        super().__init__(description)
-        self.description = description
-        self.exit_code = exit_code
+    description: str
+    _: KW_ONLY
+    exit_code: int | None = None
+    template = "{description}"
 
 
+@templated
 class GatewayError(BackendError):
     """A Jupyter gateway (Kernel Gateway, Enterprise Gateway) refused a request,
     could not be reached, or lost the kernel; ``status`` is its HTTP status when
     it answered."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
+    message: str
+    _: KW_ONLY
+    status: int | None = None
+    template = "{message}"
 
 
 class StoreError(LMCError):
     """A thread store could not do what was asked."""
 
 
+@templated
 class InvalidThreadId(StoreError, ValueError):
     """A thread id that could escape the store or is otherwise unusable."""
 
-    def __init__(self, thread_id: object, reason: str) -> None:
-        super().__init__(f"invalid thread id {thread_id!r}: {reason}")
-        self.thread_id = thread_id
-        self.reason = reason
+    thread_id: object
+    reason: str
+    template = "invalid thread id {thread_id!r}: {reason}"
 
 
+@templated
 class ThreadNotFound(StoreError, LookupError):
     """No thread has this id."""
 
-    def __init__(self, thread_id: str) -> None:
-        super().__init__(f"no thread {thread_id!r}")
-        self.thread_id = thread_id
+    thread_id: str
+    template = "no thread {thread_id!r}"
 
 
+@templated
 class ThreadExists(StoreError):
     """A thread with this id already exists."""
 
-    def __init__(self, thread_id: str) -> None:
-        super().__init__(f"thread {thread_id!r} already exists")
-        self.thread_id = thread_id
+    thread_id: str
+    template = "thread {thread_id!r} already exists"
 
 
 class SandboxError(LMCError):
@@ -152,18 +177,18 @@ class ForkFailed(SandboxError):
     runtime then starts it the usual way)."""
 
 
+@templated
 class SandboxUnavailable(SandboxError):
     """Bubblewrap is missing or cannot create the namespaces a sandbox needs."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"the sandbox cannot run here: {reason}")
-        self.reason = reason
+    reason: str
+    template = "the sandbox cannot run here: {reason}"
 
 
+@templated
 class UnsafePath(SandboxError, ValueError):
     """A path into a session's directory that could lead outside it."""
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"unsafe path {path!r}: {reason}")
-        self.path = path
-        self.reason = reason
+    path: str
+    reason: str
+    template = "unsafe path {path!r}: {reason}"

@@ -3,7 +3,7 @@ refusals are in :mod:`lmc_runtime.service.errors`)."""
 
 from __future__ import annotations
 
-from .runtime import LMCError
+from .runtime import LMCError, templated
 
 __all__ = [
     "HostNotAllowed",
@@ -20,22 +20,26 @@ class ServiceError(LMCError):
         super().__init__(message)
         self.message = message
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.message = str(self)
+
 
 class TokenRejected(ServiceError):
     """A request carries no bearer token, or the wrong one."""
 
 
+@templated
 class OriginNotAllowed(ServiceError):
     """A web page on another origin made the request on its own."""
 
-    def __init__(self, origin: str | None) -> None:
-        super().__init__(f"origin {origin!r} is not allowed")
-        self.origin = origin
+    origin: str | None
+    template = "origin {origin!r} is not allowed"
 
 
+@templated
 class HostNotAllowed(ServiceError):
     """Without a token, a request named a Host that is not a loopback name."""
 
-    def __init__(self, host: str) -> None:
-        super().__init__(f"without a token only loopback Host names are served, not {host!r}")
-        self.host = host
+    host: str
+    template = "without a token only loopback Host names are served, not {host!r}"

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import ServiceError
+from ..errors.runtime import templated
 
 __all__ = [
     "BadPath",
@@ -52,12 +53,12 @@ __all__ = [
 ]
 
 
+@templated
 class SessionNotFound(ServiceError, LookupError):
     """No session has this id, and none had it recently."""
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"no session {session_id!r}")
-        self.session_id = session_id
+    session_id: str
+    template = "no session {session_id!r}"
 
 
 class SessionEnded(ServiceError):
@@ -70,51 +71,49 @@ class SessionEnded(ServiceError):
         self.reason = reason
 
 
+@templated
 class SessionLost(ServiceError):
     """The session existed but its state is gone: the replica that held it died
     or restarted (HTTP 410; ``reason`` says what is known)."""
 
-    def __init__(self, session_id: str, reason: str) -> None:
-        super().__init__(f"session {session_id} was lost: {reason}")
-        self.session_id = session_id
-        self.reason = reason
+    session_id: str
+    reason: str
+    template = "session {session_id} was lost: {reason}"
 
 
+@templated
 class SessionBusy(ServiceError):
     """The session is running code; it runs one execution at a time."""
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"session {session_id} is running code; wait or interrupt it")
-        self.session_id = session_id
+    session_id: str
+    template = "session {session_id} is running code; wait or interrupt it"
 
 
+@templated
 class SessionStartFailed(ServiceError):
     """A new session's sandbox or kernel did not come up."""
 
-    def __init__(self, session_id: str, error: BaseException) -> None:
-        super().__init__(f"the session could not start: {error}")
-        self.session_id = session_id
-        self.error = error
+    session_id: str
+    error: BaseException
+    template = "the session could not start: {error}"
 
 
+@templated
 class CapacityExceeded(ServiceError):
     """The service already runs as many sessions as it may."""
 
-    def __init__(self, max_sessions: int) -> None:
-        super().__init__(
-            f"the service runs at most {max_sessions} sessions; delete one or try again later"
-        )
-        self.max_sessions = max_sessions
+    max_sessions: int
+    template = "the service runs at most {max_sessions} sessions; delete one or try again later"
 
 
+@templated
 class LimitTooHigh(ServiceError, ValueError):
     """A session asked for more of a resource than the service allows."""
 
-    def __init__(self, name: str, most: object, asked: object) -> None:
-        super().__init__(f"limits.{name} may be at most {most}, got {asked}")
-        self.name = name
-        self.most = most
-        self.asked = asked
+    name: str
+    most: object
+    asked: object
+    template = "limits.{name} may be at most {most}, got {asked}"
 
 
 class NetworkNotAllowed(ServiceError):
@@ -137,13 +136,13 @@ class UnknownLanguage(ServiceError, ValueError):
         self.known = tuple(known)
 
 
+@templated
 class LanguageUnavailable(ServiceError):
     """A session asked for a language this machine cannot run."""
 
-    def __init__(self, language: str, reason: str) -> None:
-        super().__init__(f"{language} is not available here: {reason}")
-        self.language = language
-        self.reason = reason
+    language: str
+    reason: str
+    template = "{language} is not available here: {reason}"
 
 
 class ShuttingDown(ServiceError):
@@ -165,85 +164,85 @@ class MalformedRequest(ServiceError, ValueError):
     """A request's body cannot be read (not JSON, not a code message...)."""
 
 
+@templated
 class RequestTooLarge(ServiceError):
     """A request body or an upload is larger than the service accepts."""
 
-    def __init__(self, what: str, limit: int) -> None:
-        super().__init__(f"the {what} is larger than {limit} bytes")
-        self.what = what
-        self.limit = limit
+    what: str
+    limit: int
+    template = "the {what} is larger than {limit} bytes"
 
 
+@templated
 class BadPath(ServiceError, ValueError):
     """A file path that is not a plain relative path in the working directory."""
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(reason)
-        self.path = path
-        self.reason = reason
+    path: str
+    reason: str
+    template = "{reason}"
 
 
+@templated
 class SessionFileNotFound(ServiceError, LookupError):
     """No file has this path in the session's working directory."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"no file {path!r} in the session")
-        self.path = path
+    path: str
+    template = "no file {path!r} in the session"
 
 
+@templated
 class NotARegularFile(ServiceError):
     """The path names a device, a FIFO, a socket... (``kind`` says which)."""
 
-    def __init__(self, path: str, kind: str) -> None:
-        super().__init__(f"{path!r} is {kind}: refused")
-        self.path = path
-        self.kind = kind
+    path: str
+    kind: str
+    template = "{path!r} is {kind}: refused"
 
 
+@templated
 class PathIsDirectory(ServiceError):
     """The path names a directory where a file is needed."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path!r} is a directory")
-        self.path = path
+    path: str
+    template = "{path!r} is a directory"
 
 
+@templated
 class PathRefused(ServiceError):
     """The path cannot be opened safely (a symbolic link on the way, ...)."""
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path!r} {reason}")
-        self.path = path
-        self.reason = reason
+    path: str
+    reason: str
+    template = "{path!r} {reason}"
 
 
+@templated
 class DiskLimitExceeded(ServiceError):
     """A file does not fit the session's disk limits."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path!r} does not fit the session's disk limits")
-        self.path = path
+    path: str
+    template = "{path!r} does not fit the session's disk limits"
 
 
+@templated
 class FileExists(ServiceError):
     """The path already names a file or folder, and nothing may replace it."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path!r} already exists")
-        self.path = path
+    path: str
+    template = "{path!r} already exists"
 
 
+@templated
 class DirectoryNotEmpty(ServiceError):
     """A folder that still holds entries, where only an empty one will do."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path!r} is a directory that is not empty")
-        self.path = path
+    path: str
+    template = "{path!r} is a directory that is not empty"
 
 
+@templated
 class PathNotDirectory(ServiceError):
     """The path, or a component on its way, names a file where a folder is needed."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path!r} is not a directory, or goes through a file")
-        self.path = path
+    path: str
+    template = "{path!r} is not a directory, or goes through a file"

@@ -114,3 +114,29 @@ def test_the_servers_refusals_live_in_the_service() -> None:
     }
     assert len(moved) == 24
     assert moved | {"ServiceError"} == set(refusals.__all__)
+
+
+def test_a_templated_error_is_still_an_exception_in_all_but_its_constructor() -> None:
+    # Built from a message template and fields, it keeps what exceptions do: one
+    # argument (its message), identity equality, a hash, an exception's repr.
+    died = KernelDied("the kernel ended", exit_code=9)
+    assert died.args == ("the kernel ended",)
+    assert repr(died) == "KernelDied('the kernel ended')"
+    assert died != KernelDied("the kernel ended", exit_code=9)
+    assert {died: 1}[died] == 1
+    with pytest.raises(TypeError):
+        KernelDied("the kernel ended", 9)  # type: ignore[call-arg]  # exit_code is keyword-only
+
+
+def test_a_refusal_built_from_a_template_keeps_its_message_attribute() -> None:
+    from lmc_runtime.sandbox.fileops import NoSuchFile
+    from lmc_runtime.service.errors import SessionNotFound
+
+    refused = SessionNotFound("s1")
+    assert (refused.message, refused.session_id) == ("no session 's1'", "s1")
+    missing = NoSuchFile("a/b")
+    assert (missing.message, missing.path, str(missing)) == (
+        "no file 'a/b' in the session",
+        "a/b",
+        "no file 'a/b' in the session",
+    )

@@ -8,6 +8,7 @@ as they are.
 from __future__ import annotations
 
 from ...errors import LMCError
+from ...errors.runtime import templated
 
 __all__ = [
     "AlreadyExists",
@@ -29,53 +30,64 @@ class FileOpError(LMCError):
         self.path = path
         self.message = message
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.message = str(self)
 
+
+@templated
 class NoSuchFile(FileOpError, LookupError):
     """Nothing has this path in the session's folder."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path, f"no file {path!r} in the session")
+    path: str
+    template = "no file {path!r} in the session"
 
 
+@templated
 class AlreadyExists(FileOpError):
     """The path already names a file or folder, and nothing may replace it."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path, f"{path!r} already exists")
+    path: str
+    template = "{path!r} already exists"
 
 
+@templated
 class NotEmpty(FileOpError):
     """A folder that still holds entries, where only an empty one will do."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path, f"{path!r} is a directory that is not empty")
+    path: str
+    template = "{path!r} is a directory that is not empty"
 
 
+@templated
 class NotADirectory(FileOpError):
     """The path, or a component on its way, names a file where a folder is needed."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path, f"{path!r} is not a directory, or goes through a file")
+    path: str
+    template = "{path!r} is not a directory, or goes through a file"
 
 
+@templated
 class IsADirectory(FileOpError):
     """The path names a folder where a file is needed."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path, f"{path!r} is a directory")
+    path: str
+    template = "{path!r} is a directory"
 
 
+@templated
 class Refused(FileOpError):
     """The path cannot be used safely (a link on the way, a FIFO...): ``reason``."""
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(path, f"{path!r} {reason}")
-        self.reason = reason
+    path: str
+    reason: str
+    template = "{path!r} {reason}"
 
 
+@templated
 class BadDestination(FileOpError, ValueError):
     """A move's destination that cannot be (inside what is moved): ``reason``."""
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(path, reason)
-        self.reason = reason
+    path: str
+    reason: str
+    template = "{reason}"
