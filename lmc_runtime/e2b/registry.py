@@ -128,7 +128,7 @@ class Sandboxes:
             raise SandboxNotFound(shown(sandbox_id))
         return sandbox
 
-    def start_soon(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    def start_soon(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run ``func(*args)`` while the sandboxes run (a layer's long-lived task);
         cancelled when the server stops."""
         if self._tg is None:
