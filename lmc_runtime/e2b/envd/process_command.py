@@ -41,6 +41,8 @@ QUEUE = 16
 _DRAIN_GRACE = 2.0
 #: How long the end may wait on a subscriber that does not read.
 _END_WAIT = 10.0
+#: How long a write may wait for a command that does not read its input.
+_WRITE_WAIT = 30.0
 
 
 @dataclass(frozen=True)
@@ -223,11 +225,17 @@ class Command:
             what = "a terminal" if pty else "an open stdin"
             raise OSError(errno.EBADF, f"the command has no {what}")
         view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(fd, view) :]
-            except BlockingIOError:
-                await anyio.wait_writable(fd)
+        try:
+            with anyio.fail_after(_WRITE_WAIT):
+                while view:
+                    try:
+                        view = view[os.write(fd, view) :]
+                    except BlockingIOError:
+                        await anyio.wait_writable(fd)
+        except TimeoutError:
+            raise OSError(errno.EAGAIN, "the command does not read its input") from None
+        except anyio.ClosedResourceError:
+            raise OSError(errno.EPIPE, "the command's input was closed") from None
 
     def close_stdin(self) -> None:
         """The command reads end-of-input (OSError if its stdin is not a pipe)."""
