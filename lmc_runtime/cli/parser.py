@@ -15,6 +15,7 @@ from ..options.timeouts import add_timeout_option
 from .batch import MAX_LINE_BYTES
 from .bench import cmd_bench
 from .commands import cmd_languages
+from .pages import docs_link
 from .running import cmd_demo, cmd_run
 from .setup import SETUP_DESCRIPTION, add_setup_options, cmd_setup
 
@@ -44,10 +45,18 @@ bytes, or take a binary unit (512K, 512M, 2G; K is 1024); 'none' turns a limit o
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """A parser whose usage errors are one line naming the command's ``--help``."""
+    """A parser whose usage errors are one line naming the command's ``--help``, and
+    whose ``--help`` ends with the link to its docs page (``docs``, as it is)."""
+
+    docs: str | None = None
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        # After the epilog, and never wrapped: a long link stays whole.
+        text = super().format_help()
+        return f"{text}\n{self.docs}\n" if self.docs else text
 
 
 def _at_least(least: int) -> Callable[[str], int]:
@@ -175,4 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..mcp.command import configure_parser as configure_mcp
 
     configure_mcp(sub.add_parser("mcp", help="a Model Context Protocol server (stdio or HTTP)"))
+    parser.docs = docs_link("")
+    for name, command in sub.choices.items():
+        command.docs = docs_link(name)
     return parser
