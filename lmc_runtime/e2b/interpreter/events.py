@@ -118,6 +118,8 @@ class Events:
     def __init__(self) -> None:
         self.errored = False
         self.execution_count: int | None = None
+        #: The run's final status, once it ended.
+        self.status: str | None = None
 
     def feed(self, message: Message) -> list[dict[str, Any]]:
         """What ``message`` sends to E2B's client (often nothing)."""
@@ -167,7 +169,7 @@ class Events:
         count = extras.get("execution_count")
         if isinstance(count, int) and not isinstance(count, bool):
             self.execution_count = count
-        status = str(extras.get("status") or "ok")
+        status = self.status = str(extras.get("status") or "ok")
         if status not in ("ok", "error", "truncated") and not self.errored:
             self.errored = True
             name = _STOPPED.get(status, status)

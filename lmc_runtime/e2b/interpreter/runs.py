@@ -25,9 +25,14 @@ from ..registry import E2BSandbox
 from .contexts import Context, Contexts
 from .events import Events, end_of_execution, error_event
 
-__all__ = ["EventStream", "run_events"]
+__all__ = ["EventStream", "SandboxEnded", "run_events"]
 
 logger = logging.getLogger(__name__)
+
+
+class SandboxEnded(Exception):
+    """The sandbox ended (killed, timed out) while the code ran: the response is
+    cut, as E2B's is when its sandbox goes, and the SDK says the sandbox was killed."""
 
 
 def _line(event: dict[str, Any]) -> bytes:
@@ -59,17 +64,24 @@ class EventStream(Response):
 
                 tg.start_soon(watch_disconnect)
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
-                async for event in self._events:
-                    await send(
-                        {"type": "http.response.body", "body": _line(event), "more_body": True}
-                    )
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await self._send_events(send)
                 tg.cancel_scope.cancel()
         except OSError:
             logger.debug("an E2B client went away during an execution")
         finally:
             with anyio.CancelScope(shield=True):
                 await self._events.aclose()
+
+    async def _send_events(self, send: Send) -> None:
+        try:
+            async for event in self._events:
+                await send({"type": "http.response.body", "body": _line(event), "more_body": True})
+        except SandboxEnded:
+            # No end of the body: the server closes the connection, as when a
+            # sandbox is gone; the SDK then finds it killed and says so.
+            logger.info("an execution's sandbox ended while it ran: its response is cut")
+            return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _code(context: Context, code: str, envs: dict[str, str] | None) -> Message:
@@ -142,6 +154,8 @@ async def run_events(
                 await messages.aclose()
     except LMCError as exc:
         yield error_event(type(exc).__name__, str(exc))
+    if events.status == "closed" and contexts.door.sandboxes.find(sandbox.id) is None:
+        raise SandboxEnded()
     if events.execution_count is not None:
         yield {"type": "number_of_executions", "execution_count": events.execution_count}
     yield end_of_execution()

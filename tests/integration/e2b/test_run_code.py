@@ -159,3 +159,35 @@ def test_an_unknown_language_is_a_clear_refusal(sandbox: Sandbox) -> None:
 
     with pytest.raises(SandboxException, match="cannot run in this sandbox"):
         sandbox.run_code("x", language="cobol")
+
+
+def test_a_client_that_leaves_interrupts_its_run(sandbox: Sandbox, e2b_env: Any) -> None:
+    import httpx
+
+    headers = {"E2b-Sandbox-Id": sandbox.sandbox_id, "E2b-Sandbox-Port": "49999"}
+    token = getattr(sandbox, "_envd_access_token", None)
+    if token:
+        headers["X-Access-Token"] = token
+    code = "import time\nprint('begun', flush=True)\nwhile True:\n    time.sleep(0.05)"
+    with (
+        httpx.Client(timeout=60) as client,
+        client.stream("POST", f"{e2b_env.url}/execute", json={"code": code}, headers=headers) as r,
+    ):
+        first = next(r.iter_lines())
+        assert '"begun' in first
+    # The connection is closed: the loop was interrupted and the next run is not
+    # queued behind it.
+    after = sandbox.run_code("'next'", timeout=60)
+    assert after.text == "next"
+
+
+def test_a_run_whose_sandbox_is_killed_says_so(sandbox: Sandbox) -> None:
+    import threading
+
+    killer = threading.Timer(2.0, sandbox.kill)
+    killer.start()
+    try:
+        with pytest.raises(TimeoutException, match="sandbox was killed"):
+            sandbox.run_code("import time; time.sleep(300)", timeout=120)
+    finally:
+        killer.cancel()
