@@ -21,12 +21,13 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect, HTTPConnection
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from .. import errors
 from ..error_codes import ErrorCode
 from ..sandbox import fileops
 from ..web.bodies import invalid_http_body
+from ..web.scoped import ScopedMiddleware
 from . import errors as refusals
 from .models import ErrorBody, ErrorDetail
 from .wording import invalid_fields, validation_text
@@ -179,17 +180,13 @@ def _where(connection: HTTPConnection) -> str:
     return f"{connection.scope.get('method', 'WEBSOCKET')} {connection.url.path}"
 
 
-class LastResort:
+class LastResort(ScopedMiddleware):
     """ASGI middleware: an exception nothing else mapped is logged with its
     traceback and answered with a JSON 500 that carries none."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    handles = "http"
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def tracked(message: Message) -> None:

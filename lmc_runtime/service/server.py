@@ -21,11 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 import uvicorn
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from ..web.connections import ConnectionLimits, connection_cap
 from ..web.hardened import HardenedServer, backlog, hardened_config
+from ..web.scoped import ScopedMiddleware
 from ..web.sockets import ListenError, listen, url_of
 from .access import AccessLog
 from .app import create_app
@@ -50,18 +51,14 @@ def one_line(exc: BaseException) -> str:
     return text if text else type(exc).__name__
 
 
-class _StartupGuard:
+class _StartupGuard(ScopedMiddleware):
     """The application, whose failed start is kept (and logged only when
     debugging) instead of uvicorn's traceback."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.error: BaseException | None = None
+    handles = "lifespan"
+    error: BaseException | None = None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "lifespan":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def quiet(message: Message) -> None:
