@@ -57,8 +57,10 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _envd_health(server: Server, sandbox_id: str) -> int:
+def _envd_health(server: Server, sandbox_id: str, token: str | None = None) -> int:
     headers = {"E2b-Sandbox-Id": sandbox_id, "E2b-Sandbox-Port": "49983"}
+    if token is not None:
+        headers["X-Access-Token"] = token
     return httpx.get(server.url + "/health", headers=headers, timeout=30).status_code
 
 
@@ -133,8 +135,12 @@ def test_auto_pause_pauses_at_the_timeout_and_auto_resume_wakes_it(e2b_env: Serv
         info = sbx.get_info()
         assert info.lifecycle is not None and info.lifecycle["on_timeout"] == "pause"
         _wait(lambda: sbx.get_info().state == SandboxState.PAUSED, "the pause at the timeout")
-        # Its own traffic resumes it, with the timeout it was made with.
-        assert _envd_health(e2b_env, sbx.sandbox_id) in (200, 204)
+        # Its own traffic resumes it, with the timeout it was made with; only
+        # traffic that carries its access token (the SDK's sandboxes are secure).
+        assert _envd_health(e2b_env, sbx.sandbox_id) == 502
+        assert sbx.get_info().state == SandboxState.PAUSED
+        token = sbx._envd_access_token
+        assert _envd_health(e2b_env, sbx.sandbox_id, token) in (200, 204)
         assert sbx.get_info().state == SandboxState.RUNNING
     finally:
         sbx.kill()
