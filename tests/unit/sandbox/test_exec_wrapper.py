@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,22 @@ def test_a_small_file_size_limit_still_hands_the_environment_over(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[3:5] == ["600", "600"], done.stdout  # it holds for what it starts
+
+
+def test_the_wrapper_opens_a_fifo_as_the_stdin_of_what_it_starts(tmp_path: Path) -> None:
+    """Guards a runner's stdin in a sandbox: the wrapper opens the FIFO (inside,
+    by the sandbox's path) without waiting for a writer; with none, a read ends."""
+    fifo = tmp_path / "stdin"
+    os.mkfifo(fifo)
+    reader = "import os, sys; print(os.readlink('/proc/self/fd/0'), repr(sys.stdin.read()))"
+    wrapper = [sys.executable, "-I", "-S", str(EXEC_WRAPPER), "--stdin", str(fifo)]
+    done = subprocess.run(
+        [*wrapper, "--", sys.executable, "-c", reader],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(fifo), "''"]

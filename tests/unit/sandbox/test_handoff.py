@@ -37,3 +37,18 @@ def test_the_environment_goes_through_a_descriptor_whole() -> None:
     else:
         raise AssertionError("the descriptor was left open")
     assert _handoff.received({"OTHER": "1"}) == {"OTHER": "1"}
+
+
+def test_bwraps_options_go_through_a_descriptor() -> None:
+    """Guards bwrap's command line, which the sandbox reads as its PID 1's: the
+    options (the host folders it binds) travel in a memory file (``--args``)."""
+    argv = ["bwrap", "--bind", "/srv/data/s1/work", "/home/user", "--", "cmd", "/run/x"]
+    hidden, fd = _handoff.bwrap_options_fd(argv)
+    assert fd is not None
+    try:
+        assert hidden == ["bwrap", "--args", str(fd), "--", "cmd", "/run/x"]
+        assert os.read(fd, 4096) == b"--bind\0/srv/data/s1/work\0/home/user\0"
+        assert os.get_inheritable(fd)
+    finally:
+        os.close(fd)
+    assert _handoff.bwrap_options_fd(["bwrap", "--version"]) == (["bwrap", "--version"], None)

@@ -64,3 +64,65 @@ def test_the_environment_keeps_runtime_files_out_of_the_home() -> None:
     assert env["PATH"] == "/run/lmc/local/bin:/usr/bin"
     assert env["PIP_RETRIES"] == "0"  # no network: retrying cannot help
     assert "/home/user/mpl" in env.values()
+
+
+def _full_view(root: Path) -> SandboxView:
+    return SandboxView(
+        root / "work", root / "runtime", root / "passwd", root / "group", root / "c", root / "s"
+    )
+
+
+def test_the_hosts_folders_of_the_session_are_named_as_seen_inside(tmp_path: Path) -> None:
+    """Guards the paths the host hands a sandbox (connection file, FIFOs, sockets):
+    they name /run/control and /run/shared, never the session folder."""
+    view = _full_view(tmp_path)
+    assert view.inside(tmp_path / "c" / "python" / "connection.json") == (
+        "/run/control/python/connection.json"
+    )
+    assert view.inside(tmp_path / "s" / "python-kernel") == "/run/shared/python-kernel"
+    assert view.inside(tmp_path / "cs") == str(tmp_path / "cs")
+    control, shared = tmp_path / "c", tmp_path / "s"
+    argv = [
+        "node",
+        f"{control}/javascript/events",
+        f"--user-data-dir={shared}/render-1-profile",
+        (control / "render-1" / "page.html").as_uri(),
+        str(tmp_path / "cs"),
+        str(control),
+    ]
+    assert [view.translate(argument) for argument in argv] == [
+        "node",
+        "/run/control/javascript/events",
+        "--user-data-dir=/run/shared/render-1-profile",
+        "file:///run/control/render-1/page.html",
+        str(tmp_path / "cs"),
+        "/run/control",
+    ]
+
+
+def test_a_linked_session_folder_is_named_as_seen_inside_too(tmp_path: Path) -> None:
+    """Guards jupyter_client's connection file, which it names by its real path:
+    a data directory reached through a link is translated by either name."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    view = _full_view(tmp_path / "linked")
+    real = tmp_path / "real" / "c" / "python" / "connection.json"
+    assert view.inside(real) == "/run/control/python/connection.json"
+    assert view.translate(str(real)) == "/run/control/python/connection.json"
+
+
+def test_bwrap_binds_control_read_only_and_shared_at_their_places(tmp_path: Path) -> None:
+    args = bwrap_args(
+        "bwrap",
+        readonly=(),
+        hidden=(),
+        writable=(),
+        control=(),
+        network=False,
+        view=_full_view(tmp_path),
+    )
+    control = args.index("/run/control")
+    assert args[control - 2 : control] == ["--ro-bind", str(tmp_path / "c")]
+    shared = args.index("/run/shared")
+    assert args[shared - 2 : shared] == ["--bind", str(tmp_path / "s")]
+    assert args[-2:] == ["--chdir", "/"]
