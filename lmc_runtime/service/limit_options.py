@@ -8,7 +8,7 @@ from ..sandbox.policy import MINIMUMS
 from .option import Option
 from .values import Parser, at_least, format_size, integer, number, size, unlimited
 
-__all__ = ["LIMIT_OPTIONS", "shown_size"]
+__all__ = ["LIMIT_OPTIONS", "shown_size", "size_option"]
 
 _LIMITS = SessionLimits()
 _NOLIMIT = " ('none' for no limit)"
@@ -20,6 +20,13 @@ def shown_size(value: int | None) -> str:
     if value is None:
         return "none"
     return str(value) if value % 1000 == 0 else format_size(value)
+
+
+def size_option(name: str, least: int, default: int, help: str) -> Option:
+    """A size of at least ``least`` bytes (``SIZE``: bytes, or with a binary unit),
+    whose default ``--help`` shows as :func:`shown_size` does."""
+    parse = at_least(size, least)
+    return Option(name, parse, default, help, show=shown_size(default), metavar="SIZE")
 
 
 def _limit(name: str, field: str, kind: Parser, metavar: str, help: str) -> Option:
@@ -40,12 +47,10 @@ LIMIT_OPTIONS: tuple[Option, ...] = (
     _limit("file_size", "file_size_bytes", size, "SIZE", "largest file a session writes"),
     _limit("processes", "processes", integer, "N", "processes of a session"),
     _limit("wall_seconds", "wall_seconds", number, "SECONDS", "wall time of one execution"),
-    Option(
+    size_option(
         "output_bytes",
-        at_least(size, int(MINIMUMS["output_bytes"])),
+        int(MINIMUMS["output_bytes"]),
         _LIMITS.output_bytes,
         "output one execution returns; the rest is cut",
-        show=shown_size(_LIMITS.output_bytes),
-        metavar="SIZE",
     ),
 )

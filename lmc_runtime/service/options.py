@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..web.connections import ConnectionLimits
-from .limit_options import LIMIT_OPTIONS, shown_size
+from .limit_options import LIMIT_OPTIONS, size_option
 from .option import Option
 from .settings import ServiceSettings
 from .values import (
@@ -20,7 +20,6 @@ from .values import (
     number,
     origins,
     path,
-    size,
     text,
     unlimited,
 )
@@ -107,22 +106,13 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         "seconds before an idle session ends ('none' or 0: never)",
         metavar="SECONDS",
     ),
-    Option(
+    size_option(
         "max_request_bytes",
-        at_least(size, 1024),
+        1024,
         _SERVICE.max_request_bytes,
         "largest request body or WebSocket frame",
-        show=shown_size(_SERVICE.max_request_bytes),
-        metavar="SIZE",
     ),
-    Option(
-        "max_upload_bytes",
-        at_least(size, 1),
-        _SERVICE.max_upload_bytes,
-        "largest uploaded file",
-        show=shown_size(_SERVICE.max_upload_bytes),
-        metavar="SIZE",
-    ),
+    size_option("max_upload_bytes", 1, _SERVICE.max_upload_bytes, "largest uploaded file"),
     Option(
         "allowed_origins",
         origins,
