@@ -254,7 +254,7 @@ class ServiceSession:
     def acquire(self) -> Claim:
         """Reserve the session for one execution; :class:`SessionBusy` if one is
         running, :class:`SessionEnded` if the session has ended."""
-        if self.ended.is_set() or self.computer is None:
+        if self.ended.is_set() or self._stop.is_set() or self.computer is None:
             raise SessionEnded(self.id)
         try:
             self._busy.acquire_nowait()

@@ -11,6 +11,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -78,7 +79,7 @@ def _leave_a_process(server: Server, session_id: str) -> None:
     assert "left" in run.text, run.text
 
 
-def _marked_sandbox(server: Server, **body: object) -> tuple[str, str, str]:
+def _marked_sandbox(server: Server, **body: Any) -> tuple[str, str, str]:
     """A sandbox whose processes carry a mark of their own; (id, mark, lmc session)."""
     mark = "lmc-attack-" + secrets.token_hex(8)
     sandbox_id = create(server, envVars={"MARK": mark}, **body)["sandboxID"]
@@ -246,7 +247,7 @@ def test_ids_are_never_compared_or_keyed_plainly() -> None:
     :func:`ids.same` and looked up by its digest: no ``==``/``!=``/``in`` on
     one, and no table keyed by one."""
     found = [
-        f"{path.relative_to(E2B_PACKAGE)}:{node.lineno}"
+        f"{path.relative_to(E2B_PACKAGE)}:{getattr(node, 'lineno', '?')}"
         for path in sorted(E2B_PACKAGE.rglob("*.py"))
         for node in ast.walk(ast.parse(path.read_text()))
         if _plain(node)
