@@ -25,9 +25,11 @@ __all__ = [
 ]
 
 #: The envd version this server's envd speaks as (the SDKs check it for features):
-#: 0.5.7, uploads as application/octet-stream too (files), after commands' stdin
-#: (0.3.0), the default user (0.4.0) and close of stdin (0.5.2).
-ENVD_VERSION = "0.5.7"
+#: 0.6.4, watches of network mounts allowed (there are none in a sandbox's home),
+#: after the entry in watch events (0.6.3), files' metadata (0.6.2), uploads as
+#: application/octet-stream (0.5.7), close of stdin (0.5.2), the default user
+#: (0.4.0) and commands' stdin (0.3.0).
+ENVD_VERSION = "0.6.4"
 
 
 def _clamped(seconds: int) -> int:

@@ -2,9 +2,17 @@
 through held descriptors (:mod:`lmc_runtime.sandbox.fileops`): every entry is
 ``lstat``-ed relative to its folder's descriptor, never followed.
 
-A symbolic link is told as one (``FILE_TYPE_SYMLINK``, ``is_symlink``) with its
-target as the sandbox would resolve it (``symlink_target``, the link's text
-made absolute); the host reads the link's text, never what it points at.
+A symbolic link is told as envd tells it: ``is_symlink``, its target as the
+sandbox would name it (``symlink_target``, the link's text made absolute), and
+in ``type`` the kind of that target when it is in the home, found by walking
+there from the home's descriptor as any path is (``FILE_TYPE_SYMLINK`` when it
+is not: outside the home, missing, or a link again). The host never opens
+through the link itself.
+
+``metadata``: the file's ``user.e2b.*`` extended attributes (envd 0.6.2),
+read with the ``*xattr`` calls on ``/proc/self/fd/<folder's descriptor>/<name>``
+without following the name.
+
 Blocking: run in a worker thread.
 """
 
@@ -15,14 +23,22 @@ import posixpath
 import stat
 from pathlib import Path
 
-from ...sandbox.fileops import MAX_ENTRIES, NoSuchFile, NotADirectory, Refused
+from ...errors import LMCError
+from ...sandbox.fileops import MAX_ENTRIES, FileOpError, NoSuchFile, NotADirectory, Refused
 from ...sandbox.fileops._walk import lstat_at, open_dir, walk
 from ...sandbox.files import DIR_FLAGS, safe_parts
 from ..errors import E2BError
-from .paths import inside
+from .paths import inside, relpath_of
 from .proto import filesystem_pb2 as fs
 
-__all__ = ["MAX_DEPTH", "entry_at", "entry_of", "list_entries"]
+__all__ = [
+    "MAX_DEPTH",
+    "METADATA_PREFIX",
+    "entry_at",
+    "entry_of",
+    "list_entries",
+    "metadata_at",
+]
 
 #: The deepest a listing goes (``depth``), and the most entries it returns.
 MAX_DEPTH = 32
@@ -55,14 +71,55 @@ def _shown(text: str) -> str:
     return text.encode(errors="surrogateescape").decode(errors="replace")
 
 
+#: The extended attributes shown as an entry's metadata, and their bounds.
+METADATA_PREFIX = "user.e2b."
+_MAX_METADATA = 64
+
+
+def metadata_at(dir_fd: int, name: str | None) -> dict[str, str]:
+    """The metadata of ``name`` in the folder ``dir_fd`` (None: the folder itself)."""
+    where: int | str = dir_fd if name is None else f"/proc/self/fd/{dir_fd}/{name}"
+    found: dict[str, str] = {}
+    try:
+        names = os.listxattr(where, follow_symlinks=False)
+        for attribute in names:
+            if attribute.startswith(METADATA_PREFIX) and len(found) < _MAX_METADATA:
+                value = os.getxattr(where, attribute, follow_symlinks=False)
+                found[attribute[len(METADATA_PREFIX) :]] = value.decode("ascii", "replace")
+    except OSError:  # no xattrs here, or it changed meanwhile
+        return found
+    return found
+
+
+def _target_kind(root: Path, target: str) -> fs.FileType:
+    """The kind of what a link in the home points at, reached safely, or SYMLINK."""
+    try:
+        relpath = relpath_of(target)
+        if not relpath:
+            return fs.FILE_TYPE_DIRECTORY
+        parts = safe_parts(relpath)
+        fd = walk(root, parts[:-1], relpath)
+        try:
+            info = lstat_at(fd, parts[-1], relpath)
+        finally:
+            os.close(fd)
+    except (E2BError, FileOpError, LMCError, OSError):
+        return fs.FILE_TYPE_SYMLINK
+    kind = _kind(info.st_mode)
+    return kind if kind != fs.FILE_TYPE_UNSPECIFIED else fs.FILE_TYPE_SYMLINK
+
+
 def entry_of(
     relpath: str,
     info: os.stat_result,
     owner: tuple[int, int] | None,
     link: str | None = None,
+    metadata: dict[str, str] | None = None,
+    root: Path | None = None,
 ) -> fs.EntryInfo:
     """The ``EntryInfo`` of ``relpath`` (relative to the home) whose ``lstat`` is
-    ``info``; ``link``: a symbolic link's text."""
+    ``info``; ``link``: a symbolic link's text (its target's kind is looked up
+    in ``root``, the home, when given)."""
     where = _shown(inside(relpath))
     entry = fs.EntryInfo(
         name=posixpath.basename(where),
@@ -75,10 +132,14 @@ def entry_of(
         group=_group(info.st_gid, owner),
     )
     entry.modified_time.FromNanoseconds(info.st_mtime_ns)
+    if metadata:
+        entry.metadata.update(metadata)
     if stat.S_ISLNK(info.st_mode) and link is not None:
         entry.is_symlink = True
-        target = posixpath.join(posixpath.dirname(where), _shown(link))
-        entry.symlink_target = posixpath.normpath(target)
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(where), _shown(link)))
+        entry.symlink_target = target
+        if root is not None:
+            entry.type = _target_kind(root, target)
     return entry
 
 
@@ -96,14 +157,16 @@ def entry_at(root: Path, relpath: str, owner: tuple[int, int] | None) -> fs.Entr
     if not relpath:
         fd = os.open(root, DIR_FLAGS)
         try:
-            return entry_of("", os.fstat(fd), owner)
+            return entry_of("", os.fstat(fd), owner, metadata=metadata_at(fd, None))
         finally:
             os.close(fd)
     parts = safe_parts(relpath)
     fd = walk(root, parts[:-1], relpath)
     try:
         info = lstat_at(fd, parts[-1], relpath)
-        return entry_of(relpath, info, owner, _read_link(fd, parts[-1], info))
+        link = _read_link(fd, parts[-1], info)
+        found = {} if link is not None else metadata_at(fd, parts[-1])
+        return entry_of(relpath, info, owner, link, found, root)
     finally:
         os.close(fd)
 
@@ -118,14 +181,19 @@ def list_entries(
     fd = walk(root, safe_parts(relpath) if relpath else [], relpath)
     out: list[fs.EntryInfo] = []
     try:
-        _list_into(out, fd, relpath, depth, owner)
+        _list_into(out, fd, relpath, depth, owner, root)
     finally:
         os.close(fd)
     return out
 
 
 def _list_into(
-    out: list[fs.EntryInfo], fd: int, relpath: str, depth: int, owner: tuple[int, int] | None
+    out: list[fs.EntryInfo],
+    fd: int,
+    relpath: str,
+    depth: int,
+    owner: tuple[int, int] | None,
+    root: Path,
 ) -> None:
     with os.scandir(fd) as scan:
         names = sorted(entry.name for entry in scan)
@@ -141,13 +209,15 @@ def _list_into(
                 "list a smaller depth or a folder below it",
                 413,
             )
-        out.append(entry_of(path, info, owner, _read_link(fd, name, info)))
+        link = _read_link(fd, name, info)
+        found = {} if link is not None else metadata_at(fd, name)
+        out.append(entry_of(path, info, owner, link, found, root))
         if depth > 1 and stat.S_ISDIR(info.st_mode):
             try:
                 child = open_dir(fd, name, path)
             except (NoSuchFile, NotADirectory, Refused):
                 continue  # gone, or swapped for a file or a link since
             try:
-                _list_into(out, child, path, depth - 1, owner)
+                _list_into(out, child, path, depth - 1, owner, root)
             finally:
                 os.close(child)

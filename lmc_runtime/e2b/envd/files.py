@@ -26,12 +26,37 @@ from ...service.streams import streamed_file
 from ..door import door_of, sandbox_of
 from ..errors import E2BError
 from ..registry import E2BSandbox
+from .entries import METADATA_PREFIX
 from .paths import inside, relpath_of, user_of
 
 __all__ = ["download", "upload"]
 
 #: The most files one multipart upload may carry.
 MAX_FILES = 1000
+#: envd's bounds on an upload's metadata (``X-Metadata-<key>`` headers).
+_METADATA_HEADER = "x-metadata-"
+_MAX_KEY = 246
+_MAX_METADATA_BYTES = 4096
+
+
+def _printable(text: str) -> bool:
+    return all(" " <= char <= "~" for char in text)
+
+
+def metadata_of(request: Request) -> dict[str, str]:
+    """The metadata an upload asks for (envd 0.6.2): printable ASCII, bounded."""
+    found: dict[str, str] = {}
+    for name, value in request.headers.items():
+        if not name.startswith(_METADATA_HEADER) or name in found:
+            continue
+        key = name[len(_METADATA_HEADER) :]
+        if not key or len(key) > _MAX_KEY or not _printable(key) or not _printable(value):
+            raise E2BError(f"invalid metadata {name[:60]!r}: printable ASCII only", 400)
+        found.setdefault(key, value)
+    size = sum(len(METADATA_PREFIX) + len(k) + len(v) for k, v in found.items())
+    if size > _MAX_METADATA_BYTES:
+        raise E2BError(f"the metadata is larger than {_MAX_METADATA_BYTES} bytes", 400)
+    return found
 
 
 def _limit(request: Request, sandbox: E2BSandbox) -> int:
@@ -57,9 +82,10 @@ async def download(request: Request) -> Response:
 class _Files:
     """The files of one upload, each written as its bytes come (in a worker thread)."""
 
-    def __init__(self, sandbox: E2BSandbox, limit: int) -> None:
+    def __init__(self, sandbox: E2BSandbox, limit: int, metadata: dict[str, str]) -> None:
         self.sandbox = sandbox
         self.limit = limit
+        self.metadata = metadata
         self.written: list[dict[str, Any]] = []
         self.current: fileops.InPlaceWrite | None = None
 
@@ -69,6 +95,12 @@ class _Files:
         work = self.sandbox.session.sandbox
         self.current = fileops.InPlaceWrite(work.work_dir, relpath, work.owner)
         self.current.open()
+        try:
+            self.current.replace_attributes(METADATA_PREFIX, self.metadata)
+        except OSError as exc:
+            if self.metadata:
+                why = f"the file's metadata cannot be kept here: {exc.strerror}"
+                raise E2BError(why, 400) from None
 
     def data(self, piece: bytes) -> None:
         if self.current is None:
@@ -83,7 +115,10 @@ class _Files:
             return
         current.close()
         where = inside(current.relpath)
-        self.written.append({"name": where.rsplit("/", 1)[-1], "type": "file", "path": where})
+        written: dict[str, Any] = {"name": where.rsplit("/", 1)[-1], "type": "file", "path": where}
+        if self.metadata:
+            written["metadata"] = dict(self.metadata)
+        self.written.append(written)
 
     def abort(self) -> None:
         current, self.current = self.current, None
@@ -193,7 +228,7 @@ async def upload(request: Request) -> Response:
     sandbox = sandbox_of(request)
     user_of(request)
     path = request.query_params.get("path") or None
-    files = _Files(sandbox, _limit(request, sandbox))
+    files = _Files(sandbox, _limit(request, sandbox), metadata_of(request))
     kind, options = parse_options_header(request.headers.get("content-type", ""))
     try:
         if kind == b"multipart/form-data":

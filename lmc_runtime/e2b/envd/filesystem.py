@@ -56,18 +56,27 @@ def where(request: Request, path: str, *, allow_home: bool = True) -> tuple[E2BS
 
 def _remove(sandbox: E2BSandbox, relpath: str) -> None:
     """Remove ``relpath``, a folder with what it holds (envd's Remove); a link or
-    FIFO is unlinked itself, never followed."""
+    FIFO is unlinked itself, never followed; nothing there is no error."""
     root = sandbox.session.sandbox.work_dir
     parts = safe_parts(relpath)
-    fd = walk(root, parts[:-1], relpath)
     try:
-        info = lstat_at(fd, parts[-1], relpath)
+        fd = walk(root, parts[:-1], relpath)
+    except fileops.NoSuchFile:
+        return  # nothing there: removed already, as envd's Remove says
+    try:
+        try:
+            info = lstat_at(fd, parts[-1], relpath)
+        except fileops.NoSuchFile:
+            return
         if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
             os.unlink(parts[-1], dir_fd=fd)
             return
     finally:
         os.close(fd)
-    fileops.remove(root, relpath, recursive=True)
+    try:
+        fileops.remove(root, relpath, recursive=True)
+    except fileops.NoSuchFile:
+        return
 
 
 def _make_dir(sandbox: E2BSandbox, relpath: str) -> fs.EntryInfo:

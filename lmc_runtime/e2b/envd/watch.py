@@ -137,34 +137,59 @@ class Watch:
             raise OSError(err, os.strerror(err))
         self._folders[wd] = sub
 
-    def _add_below(self, dir_fd: int, sub: str) -> None:
-        """Watch the folders in ``dir_fd`` (the folder ``sub``) and below."""
+    def _add_below(
+        self, dir_fd: int, sub: str, found: list[tuple[str, bool]] | None = None
+    ) -> None:
+        """Watch the folders in ``dir_fd`` (the folder ``sub``) and below; with
+        ``found``, note every entry met there (its path, and whether it is a file
+        with content)."""
         with os.scandir(dir_fd) as scan:
-            names = [entry.name for entry in scan if entry.is_dir(follow_symlinks=False)]
-        for name in names:
+            entries = [
+                (
+                    entry.name,
+                    entry.is_dir(follow_symlinks=False),
+                    entry.is_file(follow_symlinks=False),
+                )
+                for entry in scan
+            ]
+        for name, is_dir, is_file in sorted(entries):
             path = f"{sub}/{name}" if sub else name
+            if found is not None:
+                filled = is_file and os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size > 0
+                found.append((path, filled))
+            if not is_dir:
+                continue
             try:
                 child = open_dir(dir_fd, name, path)
             except (NoSuchFile, NotADirectory, Refused):
                 continue  # gone, or swapped for a link: not watched
             try:
                 self._add(child, path)
-                self._add_below(child, path)
+                self._add_below(child, path, found)
             finally:
                 os.close(child)
 
-    def _add_new(self, sub: str) -> None:
-        """Watch the folder ``sub`` that just appeared, and what it holds already."""
+    def _add_new(self, sub: str, out: list[fs.FilesystemEvent]) -> None:
+        """Watch the folder ``sub`` that just appeared, and what it holds already:
+        what was made there before its watch began is told as made (and written,
+        for a file with content), as a watch that saw it would have."""
         relpath = f"{self.relpath}/{sub}" if self.relpath else sub
         try:
             fd = walk(self.root, safe_parts(relpath), relpath)
         except (NoSuchFile, NotADirectory, Refused):
             return
+        found: list[tuple[str, bool]] = []
         try:
             self._add(fd, sub)
-            self._add_below(fd, sub)
+            self._add_below(fd, sub, found)
+        except FileNotFoundError:
+            pass  # an entry went meanwhile: what was found is told
         finally:
             os.close(fd)
+        for path, filled in found:
+            out.append(self._event(path, fs.EVENT_TYPE_CREATE))
+            if filled:
+                out.append(self._event(path, fs.EVENT_TYPE_WRITE))
 
     def read(self) -> list[fs.FilesystemEvent]:
         """The events since the last read (none if there are none yet)."""
@@ -200,11 +225,11 @@ class Watch:
             return
         name = os.fsdecode(raw)
         path = f"{sub}/{name}" if sub else name
-        if self.recursive and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
-            self._add_new(path)
         for bits, kind in _KINDS:
             if mask & bits:
                 out.append(self._event(path, kind))
+        if self.recursive and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+            self._add_new(path, out)
 
     def _event(self, path: str, kind: fs.EventType) -> fs.FilesystemEvent:
         shown = path.encode(errors="surrogateescape").decode(errors="replace")

@@ -78,6 +78,18 @@ class InPlaceWrite:
             return Refused(self.relpath, "is a symbolic link, a FIFO or a socket: refused")
         return exc
 
+    def replace_attributes(self, prefix: str, values: dict[str, str]) -> None:
+        """Make the file's extended attributes named ``prefix...`` exactly
+        ``values`` (each name after the prefix), on the open file itself."""
+        if self._fd < 0:
+            raise ValueError("the file is not open")
+        for name in os.listxattr(self._fd):
+            if name.startswith(prefix):
+                with contextlib.suppress(OSError):
+                    os.removexattr(self._fd, name)
+        for key, value in values.items():
+            os.setxattr(self._fd, prefix + key, value.encode())
+
     def write(self, data: bytes) -> None:
         """Append ``data``, all of it."""
         if self._fd < 0:

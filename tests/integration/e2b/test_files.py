@@ -89,6 +89,44 @@ def test_a_link_made_by_the_code_is_told_as_a_link(sandbox: Sandbox) -> None:
     assert (info.type, info.symlink_target) == (FileType.SYMLINK, "/home/user/target.txt")
 
 
+def test_metadata_is_kept_with_the_file(sandbox: Sandbox) -> None:
+    info = sandbox.files.write("meta.txt", "m", metadata={"author": "lmc", "stage": "one"})
+    assert info.metadata == {"author": "lmc", "stage": "one"}
+    assert sandbox.files.get_info("meta.txt").metadata == {"author": "lmc", "stage": "one"}
+    listed = {e.name: e.metadata for e in sandbox.files.list("/home/user")}
+    assert listed["meta.txt"] == {"author": "lmc", "stage": "one"}
+    assert sandbox.files.rename("meta.txt", "meta2.txt").metadata == {
+        "author": "lmc",
+        "stage": "one",
+    }
+    # Set by the code itself, in the same namespace.
+    sandbox.run_code("import os; os.setxattr('meta2.txt', 'user.e2b.by', b'code')")
+    assert sandbox.files.get_info("meta2.txt").metadata == {
+        "author": "lmc",
+        "stage": "one",
+        "by": "code",
+    }
+    # A new upload replaces it all.
+    sandbox.files.write("meta2.txt", "again")
+    assert sandbox.files.get_info("meta2.txt").metadata is None
+
+
+def test_recursive_watch_sees_a_new_folder_and_what_is_made_in_it(sandbox: Sandbox) -> None:
+    sandbox.files.make_dir("rec")
+    handle = sandbox.files.watch_dir("rec", recursive=True, include_entry=True)
+    try:
+        sandbox.files.make_dir("rec/new")
+        sandbox.files.write("rec/new/inside.txt", "content")
+        events = handle.get_new_events()
+    finally:
+        handle.stop()
+    seen = {(e.name, e.type) for e in events}
+    assert ("new", FilesystemEventType.CREATE) in seen
+    assert ("new/inside.txt", FilesystemEventType.WRITE) in seen
+    written = next(e for e in events if e.name == "new/inside.txt")
+    assert written.entry is not None and written.entry.path == "/home/user/rec/new/inside.txt"
+
+
 def test_polled_watch_sees_the_code_and_the_files_calls(sandbox: Sandbox) -> None:
     sandbox.files.make_dir("watched")
     handle = sandbox.files.watch_dir("watched", recursive=True)
