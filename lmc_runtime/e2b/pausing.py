@@ -6,8 +6,10 @@ The session's cgroup is frozen where it has one (the freezer of cgroup v1, or
 ``cgroup.freeze`` of v2). Without a cgroup, each process of the session gets
 SIGSTOP, a few rounds until no new one appears (one forking while it is being
 stopped), and SIGCONT on resume, only if it is still the process that was
-stopped (its start time is checked). A paused sandbox lives in this server's
-memory: it does not survive a restart of the server.
+stopped (its start time is checked). While it is paused, the session is held
+as if it ran code, so the lmc API's runs in it are refused as busy (409)
+instead of waiting on stopped interpreters. A paused sandbox lives in this
+server's memory: it does not survive a restart of the server.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import os
 import signal
 from dataclasses import dataclass, field
 
+from ..errors import LMCError
 from ..sandbox.cgroups import Cgroup
 from ..sandbox.strays import Census, TreeCensus, UserCensus, proc_table
+from ..service.execution import Claim
 from ..service.session import ServiceSession
 from .errors import E2BError
 
-__all__ = ["Frozen", "freeze", "thaw"]
+__all__ = ["Frozen", "freeze", "hold", "thaw"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +42,16 @@ class Frozen:
     cgroup: Cgroup | None = None
     #: ``(pid, start time)`` of each process that got SIGSTOP.
     stopped: set[tuple[int, int]] = field(default_factory=set)
+    #: The session held while it is paused (None: it was running code then).
+    claim: Claim | None = None
+
+
+def hold(session: ServiceSession) -> Claim | None:
+    """Hold ``session`` as a run does (on the event loop), or None if it is busy."""
+    try:
+        return session.acquire()
+    except LMCError:  # busy running code, or ended
+        return None
 
 
 def _cgroup_of(session: ServiceSession) -> Cgroup | None:
@@ -75,7 +89,11 @@ def freeze(session: ServiceSession) -> Frozen:
 
 
 def thaw(frozen: Frozen) -> None:
-    """Let the processes ``frozen`` stopped go on (cheap: fine on the event loop)."""
+    """Let the processes ``frozen`` stopped go on, and the session be used (on the
+    event loop: it is cheap)."""
+    claim, frozen.claim = frozen.claim, None
+    if claim is not None:
+        claim.release()
     if frozen.cgroup is not None:
         if not frozen.cgroup.freeze(False):
             logger.warning("a paused sandbox's cgroup could not be thawed")

@@ -25,7 +25,7 @@ from ..service.manager import SessionManager
 from ..service.session import ServiceSession
 from .errors import E2BError, SandboxNotFound
 from .ids import same, shown
-from .pausing import Frozen, freeze, thaw
+from .pausing import Frozen, freeze, hold, thaw
 from .templates import e2b_languages
 
 __all__ = ["E2BSandbox", "Sandboxes"]
@@ -160,11 +160,15 @@ class Sandboxes:
         left = max(0.0, sandbox.end_at - time.time())
         sandbox.paused_at = time.time()  # its traffic is refused from now on
         sandbox.left_when_paused = left
+        claim = hold(sandbox.session)
         try:
             frozen = await anyio.to_thread.run_sync(freeze, sandbox.session)
         except BaseException:
+            if claim is not None:
+                claim.release()
             sandbox.paused_at = None
             raise
+        frozen.claim = claim
         if sandbox.paused_at is None:  # resumed or killed while it was being paused
             thaw(frozen)
             return

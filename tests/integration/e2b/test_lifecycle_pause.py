@@ -1,7 +1,8 @@
 """Pausing and resuming through E2B's SDK: a paused sandbox's processes stand
-still (a thread of its kernel stops writing), its traffic is refused, its
-timeout does not run; connect resumes it where it stood. ``autoPause`` pauses
-it when its timeout runs out, and ``autoResume`` lets its traffic resume it."""
+still (a thread of its kernel stops writing), its traffic is refused, the lmc
+API's runs in its session are refused as busy, its timeout does not run;
+connect resumes it where it stood. ``autoPause`` pauses it when its timeout
+runs out, and ``autoResume`` lets its traffic resume it."""
 
 from __future__ import annotations
 
@@ -86,12 +87,21 @@ def test_a_paused_sandbox_stands_still_and_connect_resumes_it(e2b_env: Server) -
             assert _size(ticks) <= stood + 1, "the paused sandbox's thread went on writing"
             time.sleep(0.1)
         stood = _size(ticks)
+        # The lmc API's runs in its session are refused at once, not left waiting.
+        started = time.monotonic()
+        with e2b_env.client(E2B_TOKEN) as client:
+            busy = client.post(f"/v1/sessions/{session}/execute", json={**CODE, "content": "1"})
+        assert busy.status_code == 409, busy.text
+        assert time.monotonic() - started < 10
 
         resumed = Sandbox.connect(sbx.sandbox_id, timeout=60)
         assert resumed.get_info().state == SandboxState.RUNNING
         left = resumed.get_info().end_at.timestamp() - time.time()
         assert 50 < left <= 61, "resuming sets the timeout it was given"
         _wait(lambda: _size(ticks) >= stood + 3, "ticking again after resume")
+        with e2b_env.client(E2B_TOKEN) as client:
+            ran = client.post(f"/v1/sessions/{session}/execute", json={**CODE, "content": "1"})
+        assert ran.status_code == 200, ran.text
         assert _envd_health(e2b_env, sbx.sandbox_id) in (200, 204)
     finally:
         sbx.kill()
