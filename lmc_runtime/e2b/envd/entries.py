@@ -71,21 +71,28 @@ def _shown(text: str) -> str:
     return text.encode(errors="surrogateescape").decode(errors="replace")
 
 
-#: The extended attributes shown as an entry's metadata, and their bounds.
+#: The extended attributes shown as an entry's metadata, and their bounds (the
+#: code may set bigger ones: they are not shown).
 METADATA_PREFIX = "user.e2b."
 _MAX_METADATA = 64
+_MAX_METADATA_BYTES = 4096
 
 
 def metadata_at(dir_fd: int, name: str | None) -> dict[str, str]:
     """The metadata of ``name`` in the folder ``dir_fd`` (None: the folder itself)."""
     where: int | str = dir_fd if name is None else f"/proc/self/fd/{dir_fd}/{name}"
     found: dict[str, str] = {}
+    size = 0
     try:
         names = os.listxattr(where, follow_symlinks=False)
         for attribute in names:
-            if attribute.startswith(METADATA_PREFIX) and len(found) < _MAX_METADATA:
-                value = os.getxattr(where, attribute, follow_symlinks=False)
-                found[attribute[len(METADATA_PREFIX) :]] = value.decode("ascii", "replace")
+            if not attribute.startswith(METADATA_PREFIX) or len(found) == _MAX_METADATA:
+                continue
+            value = os.getxattr(where, attribute, follow_symlinks=False)
+            size += len(attribute) + len(value)
+            if size > _MAX_METADATA_BYTES:
+                break
+            found[attribute[len(METADATA_PREFIX) :]] = value.decode("ascii", "replace")
     except OSError:  # no xattrs here, or it changed meanwhile
         return found
     return found

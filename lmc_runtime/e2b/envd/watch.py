@@ -22,6 +22,7 @@ import logging
 import os
 import secrets
 import struct
+import threading
 from pathlib import Path
 
 import anyio
@@ -42,6 +43,9 @@ logger = logging.getLogger(__name__)
 #: The most watches a sandbox has at once, and folders one recursive watch covers.
 MAX_WATCHES = 16
 MAX_FOLDERS = 2048
+#: The most events one read returns (the rest wait for the next), and entries a
+#: new folder's scan tells.
+MAX_EVENTS = 10_000
 
 _IN_MODIFY = 0x2
 _IN_ATTRIB = 0x4
@@ -101,6 +105,7 @@ class Watch:
         self.fd = -1
         #: inotify's watch descriptors and the folders they are, relative to ``relpath``.
         self._folders: dict[int, str] = {}
+        self._lock = threading.Lock()
         self.ended = False
         #: Set when the sandbox ends: a streamed watch's stream then ends and
         #: closes it.
@@ -153,6 +158,10 @@ class Watch:
                 for entry in scan
             ]
         for name, is_dir, is_file in sorted(entries):
+            if len(self._folders) >= MAX_FOLDERS or (
+                found is not None and len(found) >= MAX_EVENTS
+            ):
+                return
             path = f"{sub}/{name}" if sub else name
             if found is not None:
                 filled = is_file and os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size > 0
@@ -193,10 +202,14 @@ class Watch:
 
     def read(self) -> list[fs.FilesystemEvent]:
         """The events since the last read (none if there are none yet)."""
+        with self._lock:
+            return self._read()
+
+    def _read(self) -> list[fs.FilesystemEvent]:
         if self.fd < 0:
             return []
         out: list[fs.FilesystemEvent] = []
-        while True:
+        while len(out) < MAX_EVENTS:
             try:
                 data = os.read(self.fd, 65536)
             except BlockingIOError:
@@ -207,6 +220,7 @@ class Watch:
                 raw = data[offset + _EVENT.size : offset + _EVENT.size + size]
                 offset += _EVENT.size + size
                 self._one(out, wd, mask, raw.rstrip(b"\0"))
+        return out
 
     def _one(self, out: list[fs.FilesystemEvent], wd: int, mask: int, raw: bytes) -> None:
         if mask & _IN_Q_OVERFLOW:
@@ -244,8 +258,9 @@ class Watch:
 
     def close(self) -> None:
         """Stop watching; harmless twice."""
-        fd, self.fd = self.fd, -1
-        self.ended = True
+        with self._lock:
+            fd, self.fd = self.fd, -1
+            self.ended = True
         if fd >= 0:
             os.close(fd)
 
