@@ -23,6 +23,7 @@ from typing import Protocol
 import anyio
 from anyio.abc import TaskGroup
 
+from .closing import closing_task_group
 from .lifeline import Lifeline
 from .sessions import Sessions
 from .workdirs import WorkDir, sweep
@@ -99,14 +100,9 @@ async def lifespan(
     the task group of its ``sessions``, closed with it; ``_opened`` tells it each."""
     owned = await Owned.open(work_dir, spill)
     try:
-        async with anyio.create_task_group() as tg:
+        async with closing_task_group(sessions.close) as tg:
             _tell(ref, owned, tg)
-            try:
-                yield
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await sessions.close()
-                tg.cancel_scope.cancel()
+            yield
     finally:
         with anyio.CancelScope(shield=True):
             await owned.aclose()

@@ -6,11 +6,11 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
-import anyio
 import prometheus_client
 from fastapi import FastAPI, Request, Response
 
 from .. import __version__
+from ..closing import closing_task_group
 from ..errors import MissingExtra, StoreError
 from ..store import ThreadStore, open_store
 from ..web.auth import Authenticator
@@ -104,7 +104,7 @@ def _lifespan(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         manager = service.manager
         try:
-            async with anyio.create_task_group() as tg:
+            async with closing_task_group(manager.shutdown) as tg:
                 await tg.start(manager.run)
                 door = getattr(app.state, "e2b", None)
                 if door is not None:
@@ -113,12 +113,7 @@ def _lifespan(
                 logger.info(
                     "lmc serve ready: %d pooled sessions wanted", service.settings.pool_size
                 )
-                try:
-                    yield
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await manager.shutdown()
-                    tg.cancel_scope.cancel()
+                yield
         finally:
             await transcripts.aclose()
             logger.info("lmc serve stopped; every session closed")
