@@ -191,3 +191,21 @@ def test_a_run_whose_sandbox_is_killed_says_so(sandbox: Sandbox) -> None:
             sandbox.run_code("import time; time.sleep(300)", timeout=120)
     finally:
         killer.cancel()
+
+
+@pytest.mark.parametrize(
+    ("language", "code"),
+    [
+        ("bash", "echo ${LMC_E2B_VAR:-unset}"),
+        ("js", "console.log(process.env.LMC_E2B_VAR ?? 'unset')"),
+        ("r", 'cat(Sys.getenv("LMC_E2B_VAR", "unset"), "\\n", sep = "")'),
+        ("java", 'System.out.println(System.getenv().getOrDefault("LMC_E2B_VAR", "unset"));'),
+    ],
+)
+def test_envs_hold_for_one_run_in_each_language(sandbox: Sandbox, language: str, code: str) -> None:
+    if language == "js" and shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    with_env = sandbox.run_code(code, language=language, envs={"LMC_E2B_VAR": "given"})
+    assert "".join(with_env.logs.stdout).strip() == "given", with_env
+    without = sandbox.run_code(code, language=language)
+    assert "".join(without.logs.stdout).strip() == "unset", without
