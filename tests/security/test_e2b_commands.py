@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import tempfile
 from collections.abc import Iterator
@@ -24,15 +25,29 @@ from e2b import CommandExitException, Sandbox, SandboxException
 
 from tests.integration.e2b.conftest import E2B_TOKEN
 from tests.integration.service.server import Server, _running, running_server
+from tests.security.harness import Account, as_user
 from tests.waiters import process_ended
 
 pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    with running_server("--pool-size", "1", "--processes", "64", token=E2B_TOKEN) as server:
-        yield server
+def server(account: Account) -> Iterator[Server]:
+    """The server, as root and as an unprivileged user (whose sessions share one
+    process limit: see ``--allow-shared-limits``)."""
+    if account.root:
+        with running_server("--pool-size", "1", "--processes", "64", token=E2B_TOKEN) as server:
+            yield server
+        return
+    with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
+        os.chmod(tmp, 0o755)
+        data = Path(tmp) / "data"
+        data.mkdir()
+        os.chown(data, account.uid, account.gid)
+        args = ("--pool-size", "1", "--allow-shared-limits")
+        with _running(data, args, E2B_TOKEN, prefix=as_user(account)) as server:
+            yield server
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture
@@ -100,7 +115,7 @@ def all_gone(pids: list[int], timeout: float) -> bool:
 
 
 def test_a_command_does_not_see_the_hosts_processes_or_the_servers_files(
-    sbx: Sandbox, env: Server
+    sbx: Sandbox, env: Server, account: Account
 ) -> None:
     listed = sbx.commands.run("ls /proc | grep -c '^[0-9]'").stdout.strip()
     assert int(listed) < 10  # its own PID namespace: a handful of its own
@@ -113,12 +128,18 @@ def test_a_command_does_not_see_the_hosts_processes_or_the_servers_files(
     # Nothing it can read names where the server keeps the session.
     shown = sbx.commands.run(
         "cat /proc/*/cmdline /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; env; "
-        "cat /proc/self/mountinfo"
+        "readlink /proc/*/cwd /proc/*/fd/*; true"
     ).stdout
     assert str(data) not in shown and "LMC_TOKEN" not in shown and E2B_TOKEN not in shown
+    # A mount's root names a host folder unless it is on the session's disk image
+    # (root's servers); a folder bound from the host's own filesystem shows its path.
+    mounts = sbx.commands.run("cat /proc/self/mountinfo").stdout
+    assert (str(data) in mounts) is not account.root
 
 
-def test_a_command_runs_as_the_sandbox_user_in_the_sessions_cgroup(sbx: Sandbox) -> None:
+def test_a_command_runs_as_the_sandbox_user_in_the_sessions_cgroup(
+    sbx: Sandbox, account: Account
+) -> None:
     marker = _marker()
     handle = sbx.commands.run(f"sleep {marker}", background=True)
     try:
@@ -126,7 +147,8 @@ def test_a_command_runs_as_the_sandbox_user_in_the_sessions_cgroup(sbx: Sandbox)
         status = Path(f"/proc/{pid}/status").read_text()
         uids = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1:]
         assert "0" not in uids  # never root on the host
-        assert "lmc-" in Path(f"/proc/{pid}/cgroup").read_text()  # the session's cgroup
+        if account.root:  # an unprivileged server may have no cgroup to write
+            assert "lmc-" in Path(f"/proc/{pid}/cgroup").read_text()  # the session's cgroup
         assert os.readlink(f"/proc/{pid}/ns/pid") != os.readlink("/proc/self/ns/pid")
         assert os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
         assert sbx.commands.run("id -u").stdout.strip() == "1000"
@@ -211,7 +233,9 @@ def test_malformed_requests_get_connect_errors_not_500(sbx: Sandbox, env: Server
 # -- limits ----------------------------------------------------------------------
 
 
-def test_a_fork_bomb_is_held_and_the_sandbox_lives_on(sbx: Sandbox) -> None:
+def test_a_fork_bomb_is_held_and_the_sandbox_lives_on(sbx: Sandbox, account: Account) -> None:
+    if not account.root:
+        pytest.skip("an unprivileged server's sessions share its own process limit")
     with pytest.raises(CommandExitException) as held:
         sbx.commands.run("bomb() { bomb | bomb & }; bomb; sleep 3; exit 1", timeout=90)
     assert "Resource temporarily unavailable" in (held.value.stderr or "")  # the session's limit
