@@ -8,8 +8,9 @@ import concurrent.futures
 import json
 import secrets
 import socket
+import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 import httpx
@@ -18,6 +19,7 @@ import pytest
 from tests.integration.service.server import Server
 
 from .e2b_door import (
+    ENVD,
     INTERPRETER,
     create,
     door_server,
@@ -46,33 +48,53 @@ def _marked(server: Server) -> tuple[str, str]:
     return str(create(server, envVars={"MARK": mark})["sandboxID"]), mark
 
 
-def _execute_unread(server: Server, sandbox_id: str, code: str) -> socket.socket:
-    """A ``POST /execute`` whose answer is never read (a small receive buffer)."""
+def _unread(
+    server: Server, sandbox_id: str, port: int, path: str, kind: str, body: bytes
+) -> socket.socket:
+    """A request whose answer is never read (a small receive buffer)."""
     url = urlsplit(server.url)
     assert url.hostname is not None and url.port is not None
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect((url.hostname, url.port))
-    body = json.dumps({"code": code}).encode()
     head = (
-        f"POST /execute HTTP/1.1\r\nHost: 127.0.0.1\r\nE2b-Sandbox-Id: {sandbox_id}\r\n"
-        f"E2b-Sandbox-Port: {INTERPRETER}\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nE2b-Sandbox-Id: {sandbox_id}\r\n"
+        f"E2b-Sandbox-Port: {port}\r\nContent-Type: {kind}\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
     sock.sendall(head.encode() + body)
     return sock
 
 
+def _run_code_unread(server: Server, sandbox_id: str) -> socket.socket:
+    """``run_code`` of code that floods its output."""
+    body = json.dumps({"code": FLOOD}).encode()
+    return _unread(server, sandbox_id, INTERPRETER, "/execute", "application/json", body)
+
+
+def _command_unread(server: Server, sandbox_id: str) -> socket.socket:
+    """envd's ``process.Process/Start`` of ``yes`` (a Connect server stream)."""
+    start = {"process": {"cmd": "/bin/sh", "args": ["-c", "exec yes"]}}
+    message = json.dumps(start).encode()
+    body = struct.pack(">BI", 0, len(message)) + message
+    return _unread(
+        server, sandbox_id, ENVD, "/process.Process/Start", "application/connect+json", body
+    )
+
+
 def _quick(call: concurrent.futures.Future[int], seconds: float) -> int:
     return call.result(timeout=seconds)
 
 
-def test_a_client_that_never_reads_blocks_nothing_else(server: Server) -> None:
-    """While a run's output piles up unread, the server answers others, the
-    sandbox can be killed at once, and nothing of it is left."""
+@pytest.mark.parametrize("unread", [_run_code_unread, _command_unread], ids=["run_code", "command"])
+def test_a_client_that_never_reads_blocks_nothing_else(
+    server: Server, unread: Callable[[Server, str], socket.socket]
+) -> None:
+    """While output piles up unread, the server answers others, the sandbox can
+    be killed at once, and nothing of it is left."""
     sandbox_id, mark = _marked(server)
     other = str(create(server)["sandboxID"])
-    sock = _execute_unread(server, sandbox_id, FLOOD)
+    sock = unread(server, sandbox_id)
     try:
         wait_until(lambda: bool(marked_pids(mark)), 60, "the run starts")
         with concurrent.futures.ThreadPoolExecutor(4) as pool:

@@ -231,3 +231,40 @@ def test_a_websocket_to_sandbox_traffic_is_refused_cleanly(
         assert status in (400, 401, 403, 404, 502), (headers, status)
     log = server.log()
     assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("port", "path", "kind"),
+    [
+        (INTERPRETER, "/execute", "application/json"),
+        (INTERPRETER, "/contexts", "application/json"),
+        (ENVD, "/filesystem.Filesystem/Stat", "application/json"),
+        (ENVD, "/process.Process/Start", "application/connect+json"),
+    ],
+)
+def test_a_huge_body_to_a_sandbox_is_refused(
+    server: Server, plain: str, port: int, path: str, kind: str
+) -> None:
+    since = len(server.log())
+    huge = b'{"code": "' + b"x" * (64 << 20) + b'"}'
+    if kind == "application/connect+json":
+        huge = (0).to_bytes(1, "big") + len(huge).to_bytes(4, "big") + huge
+    try:
+        response = traffic(
+            server,
+            plain,
+            path,
+            port=port,
+            method="POST",
+            content=huge,
+            headers={"Content-Type": kind},
+        )
+        status, answer = response.status_code, response.content
+    except httpx.TransportError:  # refused and closed while the body was still being sent
+        status, answer = 413, b""
+    if kind == "application/connect+json" and status == 200:  # a stream's error ends it
+        assert b"resource_exhausted" in answer, answer[:300]
+    else:
+        assert 400 <= status < 500, (status, answer[:300])
+    log = server.log()[since:]
+    assert "Traceback" not in log, log[-3000:]
