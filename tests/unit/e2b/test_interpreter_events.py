@@ -51,7 +51,7 @@ async def test_a_figure_keeps_its_png_text_and_chart_and_nothing_is_extra() -> N
     bundle = {"image/png": PNG, "text/plain": "<Figure>", CHART_MIME: chart}
     messages = await translate_iopub(iopub("display_data", data=bundle), "r")
     assert messages[0].type == "image"
-    assert CHART_MIME not in messages[0].extras["display"]["data"]  # carried once
+    assert CHART_MIME not in (messages[0].extras or {})["display"]["data"]  # carried once
     (event,) = await events_of(messages)
     assert event["png"] == PNG and event["text"] == "<Figure>" and event["chart"] == chart
     assert not event["is_main_result"] and "extra" not in event
@@ -114,7 +114,7 @@ async def test_a_text_displays_bundle_is_charged_by_the_budget() -> None:
 
     limits = Limits(output_bytes=4_000)
     kept = [m async for m in within_budget(stream(), limits, "r")]
-    display = kept[0].extras["display"]
+    display = (kept[0].extras or {})["display"]
     assert "data" not in display  # did not fit: left out, the text goes on
     (event,) = await events_of(kept[:1])
     assert event["text"].startswith("mmm")  # the part shown, as lmc's clients see it
