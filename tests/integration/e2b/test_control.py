@@ -85,6 +85,32 @@ def test_metrics_come_right_after_creation(e2b_env: Server) -> None:
         sbx.kill()
 
 
+def test_metrics_follow_what_the_code_does(e2b_env: Server) -> None:
+    from e2b_code_interpreter import Sandbox as CodeSandbox
+
+    sbx = CodeSandbox.create(timeout=120)
+    try:
+        before = sbx.get_metrics()[-1].mem_used
+        code = (
+            "import threading, time\n"
+            "held = bytearray(200 << 20)\n"
+            "def spin():\n"
+            "    end = time.time() + 20\n"
+            "    while time.time() < end: pass\n"
+            "threading.Thread(target=spin, daemon=True).start()\n"
+        )
+        assert sbx.run_code(code).error is None
+        deadline = time.monotonic() + 40
+        while True:
+            last = sbx.get_metrics()[-1]
+            if last.cpu_used_pct > 20 and last.mem_used > before + (150 << 20):
+                break
+            assert time.monotonic() < deadline, f"the metrics did not show the work: {last}"
+            time.sleep(0.5)
+    finally:
+        sbx.kill()
+
+
 def test_the_metrics_of_several_sandboxes_at_once(three: list[Sandbox], e2b_env: Server) -> None:
     ids = ",".join([three[0].sandbox_id, three[1].sandbox_id, "z" * 32])
     with httpx.Client(base_url=e2b_env.url, headers={"X-API-Key": E2B_TOKEN}) as client:
