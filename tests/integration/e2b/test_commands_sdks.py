@@ -1,16 +1,19 @@
 """E2B's commands through the SDK the stored copy of E2B's test suites matches
-(``e2b`` 2.45, its own virtualenv, run in a subprocess), and through the current
-SDK's async client."""
+(``e2b`` 2.45, its own virtualenv, run in a subprocess), through the current
+SDK's async client, and through the JS SDK (``@e2b/code-interpreter``, run by
+node from the folder its set-up installs it in)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from lmc_runtime.sysdeps import ensure_node_packages, missing_node_packages
 from tests.integration.service.server import Server
 
 pytestmark = pytest.mark.timeout(180)
@@ -120,3 +123,65 @@ async def test_the_async_sdk_runs_commands_and_streams_stdin(e2b_env: Server) ->
             await sleeper.wait()
     finally:
         await sbx.kill()
+
+
+#: What the JS SDK does with commands and a PTY; prints one JSON object of what it saw.
+JS_SCRIPT = r"""
+import { Sandbox, CommandExitError } from '@e2b/code-interpreter'
+const seen = {}
+const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+try {
+  const out = []
+  const r = await sbx.commands.run('echo a; echo b >&2; echo $X', { envs: { X: 'x' }, onStdout: (d) => out.push(d) })
+  seen.run = [r.stdout, r.stderr, r.exitCode, out]
+  try { await sbx.commands.run('exit 4') } catch (e) { seen.exit = [e.constructor.name, e.exitCode, e.error] }
+  const bg = await sbx.commands.run('cat', { background: true, stdin: true })
+  await sbx.commands.sendStdin(bg.pid, 'hello\n')
+  await sbx.commands.closeStdin(bg.pid)
+  seen.stdin = (await bg.wait()).stdout
+  const sl = await sbx.commands.run('sleep 60', { background: true })
+  seen.listed = (await sbx.commands.list()).map((p) => p.pid).includes(sl.pid)
+  seen.killed = await sbx.commands.kill(sl.pid)
+  try { await sl.wait() } catch (e) { seen.killEnd = [e.exitCode, e.error] }
+  try { await sbx.commands.run('id', { user: 'root' }) } catch (e) { seen.root = String(e.message).slice(0, 100) }
+  const data = []
+  const t = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => data.push(Buffer.from(d).toString()) })
+  await sbx.pty.resize(t.pid, { cols: 99, rows: 24 })
+  await sbx.pty.sendInput(t.pid, new TextEncoder().encode('tput cols; exit\n'))
+  seen.ptyExit = (await t.wait()).exitCode
+  seen.pty = data.join('').includes('99')
+} finally {
+  await sbx.kill()
+}
+process.stdout.write(JSON.stringify(seen) + '\n')
+"""
+
+JS_SDK = Path(__file__).parent / "js"
+
+
+def test_the_js_sdk_runs_commands_and_ptys(e2b_env: Server) -> None:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed for E2B's JS SDK")
+    lines: list[str] = []
+    if missing_node_packages(JS_SDK):
+        ensure_node_packages(JS_SDK, needed_for="E2B's JS SDK", say=lines.append)
+    assert not missing_node_packages(JS_SDK), "\n".join(lines)
+    done = subprocess.run(
+        ["node", "--input-type=module", "--eval", JS_SCRIPT],
+        cwd=JS_SDK,  # where the module is found
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=150,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["run"] == ["a\nx\n", "b\n", 0, ["a\nx\n"]]
+    assert seen["exit"] == ["CommandExitError", 4, "exit status 4"]
+    assert seen["stdin"] == "hello\n"
+    assert seen["listed"] and seen["killed"]
+    assert seen["killEnd"] == [-1, "signal: killed"]
+    assert "permission_denied" in seen["root"] and "one user" in seen["root"]
+    assert seen["ptyExit"] == 0 and seen["pty"]
