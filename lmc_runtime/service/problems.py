@@ -73,100 +73,129 @@ _CODES: dict[int, ErrorCode] = {
     503: ErrorCode.UNAVAILABLE,
 }
 
-#: Exception classes and what they answer: status, code, and a summary that the
-#: exception's first line follows, or None where the exception's own sentence is
-#: the whole message (the service's refusals). The most derived class listed wins.
-_MAPPED: dict[type[Exception], tuple[int, ErrorCode, str | None]] = {
-    refusals.SessionNotFound: (404, ErrorCode.NOT_FOUND, None),
-    refusals.SessionEnded: (404, ErrorCode.SESSION_ENDED, None),
-    refusals.SessionLost: (410, ErrorCode.SESSION_LOST, None),
-    refusals.SessionBusy: (409, ErrorCode.BUSY, None),
-    refusals.SessionStartFailed: (503, ErrorCode.SESSION_FAILED, None),
-    refusals.CapacityExceeded: (429, ErrorCode.TOO_MANY_SESSIONS, None),
-    refusals.LimitTooHigh: (400, ErrorCode.LIMIT_TOO_HIGH, None),
-    refusals.NetworkNotAllowed: (403, ErrorCode.NETWORK_NOT_ALLOWED, None),
-    refusals.UnknownLanguage: (400, ErrorCode.UNKNOWN_LANGUAGE, None),
-    refusals.LanguageUnavailable: (400, ErrorCode.LANGUAGE_UNAVAILABLE, None),
-    refusals.ShuttingDown: (503, ErrorCode.SHUTTING_DOWN, None),
-    refusals.ServiceUnavailable: (503, ErrorCode.UNAVAILABLE, None),
-    refusals.InvalidRequest: (400, ErrorCode.BAD_REQUEST, None),
-    refusals.MalformedRequest: (400, ErrorCode.MALFORMED, None),
-    refusals.RequestTooLarge: (413, ErrorCode.TOO_LARGE, None),
-    errors.TokenRejected: (401, ErrorCode.UNAUTHORIZED, None),
-    errors.OriginNotAllowed: (403, ErrorCode.FORBIDDEN, None),
-    errors.HostNotAllowed: (403, ErrorCode.FORBIDDEN, None),
-    refusals.BadPath: (400, ErrorCode.BAD_PATH, None),
-    refusals.SessionFileNotFound: (404, ErrorCode.FILE_NOT_FOUND, None),
-    refusals.NotARegularFile: (400, ErrorCode.NOT_A_REGULAR_FILE, None),
-    refusals.PathIsDirectory: (400, ErrorCode.IS_A_DIRECTORY, None),
-    refusals.PathRefused: (400, ErrorCode.UNSAFE_PATH, None),
-    refusals.DiskLimitExceeded: (413, ErrorCode.TOO_LARGE, None),
-    refusals.FileExists: (409, ErrorCode.FILE_EXISTS, None),
-    refusals.DirectoryNotEmpty: (409, ErrorCode.DIRECTORY_NOT_EMPTY, None),
-    refusals.PathNotDirectory: (400, ErrorCode.NOT_A_DIRECTORY, None),
-    fileops.BadDestination: (400, ErrorCode.BAD_PATH, None),
-    fileops.NoSuchFile: (404, ErrorCode.FILE_NOT_FOUND, None),
-    fileops.IsADirectory: (400, ErrorCode.IS_A_DIRECTORY, None),
-    fileops.Refused: (400, ErrorCode.UNSAFE_PATH, None),
-    fileops.AlreadyExists: (409, ErrorCode.FILE_EXISTS, None),
-    fileops.NotEmpty: (409, ErrorCode.DIRECTORY_NOT_EMPTY, None),
-    fileops.NotADirectory: (400, ErrorCode.NOT_A_DIRECTORY, None),
-    fileops.FileOpError: (400, ErrorCode.BAD_REQUEST, None),
-    errors.ServiceError: (400, ErrorCode.BAD_REQUEST, None),
-    ClientDisconnect: (
-        400,
-        ErrorCode.CLIENT_DISCONNECTED,
-        "the client left before the request ended",
-    ),
-    errors.MessageError: (400, ErrorCode.MALFORMED, "the message is malformed"),
-    errors.UnsafePath: (400, ErrorCode.UNSAFE_PATH, "the path is not allowed"),
-    errors.InvalidThreadId: (400, ErrorCode.BAD_REQUEST, "invalid thread id"),
-    errors.ThreadNotFound: (404, ErrorCode.NOT_FOUND, "no such thread"),
-    errors.ThreadExists: (409, ErrorCode.CONFLICT, "the thread already exists"),
-    errors.StoreError: (503, ErrorCode.STORE_UNAVAILABLE, "the transcript store failed"),
-    errors.UsageError: (409, ErrorCode.CONFLICT, "the session cannot do that now"),
-    errors.BackendUnavailable: (
-        400,
-        ErrorCode.LANGUAGE_UNAVAILABLE,
-        "the language is not available",
-    ),
-    errors.KernelStartError: (
-        409,
-        ErrorCode.KERNEL_START_FAILED,
-        "the interpreter could not start",
-    ),
-    errors.KernelDied: (409, ErrorCode.KERNEL_DIED, "the interpreter ended unexpectedly"),
-    errors.BackendError: (409, ErrorCode.BACKEND_ERROR, "the interpreter failed"),
-    errors.SandboxUnavailable: (503, ErrorCode.SANDBOX_UNAVAILABLE, "the sandbox cannot run here"),
-    errors.SandboxError: (409, ErrorCode.SANDBOX_ERROR, "the session's sandbox failed"),
-    errors.LMCError: (400, ErrorCode.BAD_REQUEST, "the request cannot be done"),
-    FileNotFoundError: (404, ErrorCode.FILE_NOT_FOUND, "no such file"),
-    IsADirectoryError: (400, ErrorCode.IS_A_DIRECTORY, "the path is a directory"),
-    NotADirectoryError: (400, ErrorCode.NOT_A_DIRECTORY, "a path component is not a directory"),
-    PermissionError: (403, ErrorCode.FORBIDDEN, "permission denied"),
-    OSError: (503, ErrorCode.IO_ERROR, "the service could not do its part"),
-    # The validation the dataclasses do themselves (limits below the minimums...).
-    ValueError: (400, ErrorCode.BAD_REQUEST, "invalid value"),
+#: The HTTP status each code is answered with, whatever raised it.
+_STATUS: dict[ErrorCode, int] = {
+    ErrorCode.BAD_REQUEST: 400,
+    ErrorCode.MALFORMED: 400,
+    ErrorCode.TOO_LARGE: 413,
+    ErrorCode.CLIENT_DISCONNECTED: 400,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.NETWORK_NOT_ALLOWED: 403,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.SESSION_ENDED: 404,
+    ErrorCode.SESSION_LOST: 410,
+    ErrorCode.SESSION_FAILED: 503,
+    ErrorCode.BUSY: 409,
+    ErrorCode.CONFLICT: 409,
+    ErrorCode.TOO_MANY_SESSIONS: 429,
+    ErrorCode.LIMIT_TOO_HIGH: 400,
+    ErrorCode.UNKNOWN_LANGUAGE: 400,
+    ErrorCode.LANGUAGE_UNAVAILABLE: 400,
+    ErrorCode.KERNEL_START_FAILED: 409,
+    ErrorCode.KERNEL_DIED: 409,
+    ErrorCode.BACKEND_ERROR: 409,
+    ErrorCode.SANDBOX_UNAVAILABLE: 503,
+    ErrorCode.SANDBOX_ERROR: 409,
+    ErrorCode.BAD_PATH: 400,
+    ErrorCode.UNSAFE_PATH: 400,
+    ErrorCode.FILE_NOT_FOUND: 404,
+    ErrorCode.FILE_EXISTS: 409,
+    ErrorCode.NOT_A_REGULAR_FILE: 400,
+    ErrorCode.IS_A_DIRECTORY: 400,
+    ErrorCode.NOT_A_DIRECTORY: 400,
+    ErrorCode.DIRECTORY_NOT_EMPTY: 409,
+    ErrorCode.UNAVAILABLE: 503,
+    ErrorCode.SHUTTING_DOWN: 503,
+    ErrorCode.STORE_UNAVAILABLE: 503,
+    ErrorCode.IO_ERROR: 503,
 }
 
-_ERRNO_MAPPED: dict[int, tuple[int, ErrorCode, str]] = {
-    errno.ENAMETOOLONG: (400, ErrorCode.BAD_PATH, "the path is too long"),
-    errno.ELOOP: (400, ErrorCode.UNSAFE_PATH, "the path goes through a symbolic link"),
-    errno.EFBIG: (413, ErrorCode.TOO_LARGE, "the file does not fit the session's limits"),
-    errno.ENOSPC: (413, ErrorCode.TOO_LARGE, "the session's disk is full"),
-    errno.EDQUOT: (413, ErrorCode.TOO_LARGE, "the session's disk quota is used up"),
+#: Exception classes and what they answer: a code (and its :data:`_STATUS`), and a
+#: summary that the exception's first line follows, or None where the exception's
+#: own sentence is the whole message (the service's refusals). The most derived
+#: class listed wins.
+_MAPPED: dict[type[Exception], tuple[ErrorCode, str | None]] = {
+    refusals.SessionNotFound: (ErrorCode.NOT_FOUND, None),
+    refusals.SessionEnded: (ErrorCode.SESSION_ENDED, None),
+    refusals.SessionLost: (ErrorCode.SESSION_LOST, None),
+    refusals.SessionBusy: (ErrorCode.BUSY, None),
+    refusals.SessionStartFailed: (ErrorCode.SESSION_FAILED, None),
+    refusals.CapacityExceeded: (ErrorCode.TOO_MANY_SESSIONS, None),
+    refusals.LimitTooHigh: (ErrorCode.LIMIT_TOO_HIGH, None),
+    refusals.NetworkNotAllowed: (ErrorCode.NETWORK_NOT_ALLOWED, None),
+    refusals.UnknownLanguage: (ErrorCode.UNKNOWN_LANGUAGE, None),
+    refusals.LanguageUnavailable: (ErrorCode.LANGUAGE_UNAVAILABLE, None),
+    refusals.ShuttingDown: (ErrorCode.SHUTTING_DOWN, None),
+    refusals.ServiceUnavailable: (ErrorCode.UNAVAILABLE, None),
+    refusals.InvalidRequest: (ErrorCode.BAD_REQUEST, None),
+    refusals.MalformedRequest: (ErrorCode.MALFORMED, None),
+    refusals.RequestTooLarge: (ErrorCode.TOO_LARGE, None),
+    errors.TokenRejected: (ErrorCode.UNAUTHORIZED, None),
+    errors.OriginNotAllowed: (ErrorCode.FORBIDDEN, None),
+    errors.HostNotAllowed: (ErrorCode.FORBIDDEN, None),
+    refusals.BadPath: (ErrorCode.BAD_PATH, None),
+    refusals.SessionFileNotFound: (ErrorCode.FILE_NOT_FOUND, None),
+    refusals.NotARegularFile: (ErrorCode.NOT_A_REGULAR_FILE, None),
+    refusals.PathIsDirectory: (ErrorCode.IS_A_DIRECTORY, None),
+    refusals.PathRefused: (ErrorCode.UNSAFE_PATH, None),
+    refusals.DiskLimitExceeded: (ErrorCode.TOO_LARGE, None),
+    refusals.FileExists: (ErrorCode.FILE_EXISTS, None),
+    refusals.DirectoryNotEmpty: (ErrorCode.DIRECTORY_NOT_EMPTY, None),
+    refusals.PathNotDirectory: (ErrorCode.NOT_A_DIRECTORY, None),
+    fileops.BadDestination: (ErrorCode.BAD_PATH, None),
+    fileops.NoSuchFile: (ErrorCode.FILE_NOT_FOUND, None),
+    fileops.IsADirectory: (ErrorCode.IS_A_DIRECTORY, None),
+    fileops.Refused: (ErrorCode.UNSAFE_PATH, None),
+    fileops.AlreadyExists: (ErrorCode.FILE_EXISTS, None),
+    fileops.NotEmpty: (ErrorCode.DIRECTORY_NOT_EMPTY, None),
+    fileops.NotADirectory: (ErrorCode.NOT_A_DIRECTORY, None),
+    fileops.FileOpError: (ErrorCode.BAD_REQUEST, None),
+    errors.ServiceError: (ErrorCode.BAD_REQUEST, None),
+    ClientDisconnect: (ErrorCode.CLIENT_DISCONNECTED, "the client left before the request ended"),
+    errors.MessageError: (ErrorCode.MALFORMED, "the message is malformed"),
+    errors.UnsafePath: (ErrorCode.UNSAFE_PATH, "the path is not allowed"),
+    errors.InvalidThreadId: (ErrorCode.BAD_REQUEST, "invalid thread id"),
+    errors.ThreadNotFound: (ErrorCode.NOT_FOUND, "no such thread"),
+    errors.ThreadExists: (ErrorCode.CONFLICT, "the thread already exists"),
+    errors.StoreError: (ErrorCode.STORE_UNAVAILABLE, "the transcript store failed"),
+    errors.UsageError: (ErrorCode.CONFLICT, "the session cannot do that now"),
+    errors.BackendUnavailable: (ErrorCode.LANGUAGE_UNAVAILABLE, "the language is not available"),
+    errors.KernelStartError: (ErrorCode.KERNEL_START_FAILED, "the interpreter could not start"),
+    errors.KernelDied: (ErrorCode.KERNEL_DIED, "the interpreter ended unexpectedly"),
+    errors.BackendError: (ErrorCode.BACKEND_ERROR, "the interpreter failed"),
+    errors.SandboxUnavailable: (ErrorCode.SANDBOX_UNAVAILABLE, "the sandbox cannot run here"),
+    errors.SandboxError: (ErrorCode.SANDBOX_ERROR, "the session's sandbox failed"),
+    errors.LMCError: (ErrorCode.BAD_REQUEST, "the request cannot be done"),
+    FileNotFoundError: (ErrorCode.FILE_NOT_FOUND, "no such file"),
+    IsADirectoryError: (ErrorCode.IS_A_DIRECTORY, "the path is a directory"),
+    NotADirectoryError: (ErrorCode.NOT_A_DIRECTORY, "a path component is not a directory"),
+    PermissionError: (ErrorCode.FORBIDDEN, "permission denied"),
+    OSError: (ErrorCode.IO_ERROR, "the service could not do its part"),
+    # The validation the dataclasses do themselves (limits below the minimums...).
+    ValueError: (ErrorCode.BAD_REQUEST, "invalid value"),
+}
+
+_ERRNO_MAPPED: dict[int, tuple[ErrorCode, str]] = {
+    errno.ENAMETOOLONG: (ErrorCode.BAD_PATH, "the path is too long"),
+    errno.ELOOP: (ErrorCode.UNSAFE_PATH, "the path goes through a symbolic link"),
+    errno.EFBIG: (ErrorCode.TOO_LARGE, "the file does not fit the session's limits"),
+    errno.ENOSPC: (ErrorCode.TOO_LARGE, "the session's disk is full"),
+    errno.EDQUOT: (ErrorCode.TOO_LARGE, "the session's disk quota is used up"),
 }
 
 
 def problem_for(exc: BaseException) -> Problem | None:
     """The :class:`Problem` ``exc`` stands for, or None for an unforeseen one."""
     if isinstance(exc, OSError) and exc.errno in _ERRNO_MAPPED:
-        return Problem(*_ERRNO_MAPPED[exc.errno])
+        code, message = _ERRNO_MAPPED[exc.errno]
+        return Problem(_STATUS[code], code, message)
     if isinstance(exc, ValidationError):
         return Problem(400, ErrorCode.BAD_REQUEST, validation_text(exc))
     for cls in type(exc).__mro__:
         if cls in _MAPPED:
-            status, code, summary = _MAPPED[cls]
+            code, summary = _MAPPED[cls]
+            status = _STATUS[code]
             if summary is None:
                 return Problem(status, code, str(exc))
             # One line of it: a kernel's start-up output or a host path stays in the log.

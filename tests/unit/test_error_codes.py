@@ -10,8 +10,8 @@ from lmc_runtime.service import problems as server
 
 
 def _server_codes() -> set[str]:
-    mapped = {code for _, code, _ in server._MAPPED.values()}
-    by_errno = {code for _, code, _ in server._ERRNO_MAPPED.values()}
+    mapped = {code for code, _ in server._MAPPED.values()}
+    by_errno = {code for code, _ in server._ERRNO_MAPPED.values()}
     return mapped | by_errno | set(server._CODES.values())
 
 
@@ -24,8 +24,9 @@ def test_error_code_is_one_str_enum() -> None:
 
 def test_server_writes_every_code_from_the_enum() -> None:
     """No code of the server's tables is a bare string outside ErrorCode."""
-    tables = [code for _, code, _ in server._MAPPED.values()]
-    tables += [code for _, code, _ in server._ERRNO_MAPPED.values()]
+    tables = [code for code, _ in server._MAPPED.values()]
+    tables += [code for code, _ in server._ERRNO_MAPPED.values()]
+    tables += list(server._STATUS)
     tables += list(server._CODES.values())
     assert all(isinstance(code, ErrorCode) for code in tables), tables
 
@@ -49,3 +50,16 @@ def test_wire_values_are_unchanged() -> None:
     error = client.error_from(404, ErrorCode.SESSION_ENDED, "gone")
     assert error.code == "session_ended"
     assert server.problem_for(ValueError("x")) == (400, "bad_request", "invalid value: x")
+
+
+def test_every_code_the_server_maps_has_its_one_status() -> None:
+    """A code answers with one HTTP status, whichever exception raised it."""
+    mapped = {code for code, _ in server._MAPPED.values()}
+    mapped |= {code for code, _ in server._ERRNO_MAPPED.values()}
+    assert mapped <= set(server._STATUS), mapped - set(server._STATUS)
+    assert all(400 <= status < 600 for status in server._STATUS.values())
+    assert server.problem_for(FileNotFoundError(2, "gone")) == (
+        404,
+        "file_not_found",
+        "no such file: gone",
+    )
