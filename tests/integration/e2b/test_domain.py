@@ -146,7 +146,7 @@ def test_a_secure_sandboxs_host_needs_its_token(domain_server: Server) -> None:
             "POST",
             "/filesystem.Filesystem/ListDir",
             json=body,
-            headers={**ctype, "X-Access-Token": token[:-1] + "A"},
+            headers={**ctype, "X-Access-Token": token[:-1] + ("B" if token.endswith("A") else "A")},
         )
         assert wrong.status_code == 401
         right = _at(
