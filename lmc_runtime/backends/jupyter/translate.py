@@ -61,7 +61,8 @@ INPUT_REQUEST_MSG_TYPE = "lmc_input_request"
 CHART_MIME = "application/vnd.lmc.chart+json"
 #: The extras key of a display's messages (see :func:`mark_display`).
 DISPLAY_KEY = "display"
-#: The types a display's first message holds as they came (base64 joined).
+#: The types a display's first message holds as they came (base64 joined); a
+#: text one does when its content is the type's text unchanged.
 _VERBATIM = {"image": ("image/png", "image/jpeg"), "code": ("text/html",)}
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -181,7 +182,10 @@ def mark_display(out: list[Message], data: Mapping[str, Any], *, main: bool) -> 
         return out
     first = out[0]
     shown = choose(data)
-    if shown not in _VERBATIM.get(first.type, ()):
+    if shown is not None and not (
+        shown in _VERBATIM.get(first.type, ())
+        or (first.type == "console" and first.content == _text(data[shown]))
+    ):
         shown = None
     display: dict[str, Any] = {"main": main}
     if shown is not None:
