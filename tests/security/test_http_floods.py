@@ -115,6 +115,7 @@ def test_malformed_requests_are_logged_a_line_at_most_each() -> None:
                 sock.sendall(request)
                 with contextlib.suppress(OSError):
                     sock.recv(4096)
-        logged = server.log(wait=2)[before:]
-        assert "Traceback" not in logged, logged[:2000]
-        assert len(logged) <= 300 * 200, len(logged)
+    # Stopped (SIGTERM, as serve_as ends): its output is whole once its pipes have ended.
+    logged = server.log()[before:]
+    assert "Traceback" not in logged, logged[:2000]
+    assert len(logged) <= 300 * 200, len(logged)
