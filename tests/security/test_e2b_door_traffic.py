@@ -268,3 +268,22 @@ def test_a_huge_body_to_a_sandbox_is_refused(
         assert 400 <= status < 500, (status, answer[:300])
     log = server.log()[since:]
     assert "Traceback" not in log, log[-3000:]
+
+
+def test_a_planted_page_is_downloaded_never_rendered(server: Server, plain: str) -> None:
+    """A page the code writes, fetched at ``<port>-<id>.<domain>``, would run its
+    script in the sandbox's origin: it is sent as an attachment of bytes."""
+    page = b"<html><script>fetch('https://api.e2b.test/sandboxes')</script></html>"
+    uploaded = traffic(
+        server,
+        plain,
+        "/files",
+        method="POST",
+        params={"path": "/home/user/page.html"},
+        files={"file": ("page.html", page)},
+    )
+    assert uploaded.status_code == 200, uploaded.text
+    got = _by_host(server, f"{ENVD}-{plain}.{DOMAIN}", "/files?path=/home/user/page.html")
+    assert got.status_code == 200 and got.content == page
+    assert got.headers["content-type"].startswith("application/octet-stream")
+    assert got.headers["content-disposition"].startswith("attachment")
