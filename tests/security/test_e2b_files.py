@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 import secrets
 import struct
 from collections.abc import Iterator
@@ -26,6 +27,8 @@ from e2b_code_interpreter import Sandbox
 
 from tests.integration.e2b.conftest import E2B_TOKEN
 from tests.integration.service.server import Server, running_server
+from tests.security.e2b_door import create
+from tests.security.harness import serve_as, temporary_account
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -44,7 +47,8 @@ DOTDOT = ["../x", "../../etc/passwd", "/home/user/../../etc/passwd", "d/../../x"
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    with running_server("--pool-size", "1", "--max-upload-bytes", "1M", token=E2B_TOKEN) as server:
+    args = ("--pool-size", "1", "--max-upload-bytes", "1M", "--disk", "16M")
+    with running_server(*args, token=E2B_TOKEN) as server:
         yield server
 
 
@@ -209,6 +213,51 @@ def test_an_upload_over_the_limit_is_refused_and_leaves_nothing(sbx: Sandbox) ->
     many = [{"path": f"m{i}.bin", "data": b"y" * 600_000} for i in range(3)]
     sbx.files.write_files(many)
     assert sbx.files.get_info("m2.bin").size == 600_000
+
+
+def test_uploads_stop_at_the_session_s_disk_limit(sbx: Sandbox) -> None:
+    piece = os.urandom(1000 * 1000)
+    refused: Exception | None = None
+    for i in range(40):  # 40 MB into a 16 MiB disk
+        try:
+            sbx.files.write(f"fill/{i}.bin", piece)
+        except SandboxException as exc:
+            refused = exc
+            break
+    assert refused is not None, "40 MB went into a 16 MiB disk"
+    assert "500" not in str(refused)
+    assert "413" in str(refused) or "disk" in str(refused).lower(), refused
+    # The sandbox still answers, and room made is room to write again.
+    sbx.files.remove("fill")
+    sbx.files.write("after.txt", "still here")
+    assert sbx.files.read("after.txt") == "still here"
+
+
+def test_an_unprivileged_server_s_measured_disk_holds_uploads_too() -> None:
+    """Without root the session's disk is no mounted image: its use is measured,
+    and the host's uploads count."""
+    with (
+        temporary_account() as account,
+        serve_as(account, "--pool-size", "0", "--max-sessions", "1", "--disk", "4M") as server,
+    ):
+        key = "test-token-0123456789"
+        made = create(server, key=key, secure=False)
+        headers = {"E2b-Sandbox-Id": made["sandboxID"], "E2b-Sandbox-Port": "49983"}
+        statuses = []
+        for i in range(10):  # 10 MB into a 4 MiB disk
+            answer = httpx.post(
+                f"{server.url}/files",
+                params={"path": f"fill/{i}.bin"},
+                content=os.urandom(1000 * 1000),
+                headers={**headers, "content-type": "application/octet-stream"},
+                timeout=60,
+            )
+            statuses.append(answer.status_code)
+            if answer.status_code != 200:
+                assert answer.status_code == 413, answer.text
+                assert "disk" in answer.json()["message"]
+                break
+        assert statuses[-1] == 413 and len(statuses) <= 5, statuses
 
 
 def test_a_gzip_bomb_upload_stops_at_the_limit(server: Server, sbx: Sandbox) -> None:

@@ -21,7 +21,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from ...sandbox import fileops, open_in_session
-from ...service.errors import RequestTooLarge
+from ...sandbox.disk import tree_bytes
+from ...service.errors import DiskLimitExceeded, RequestTooLarge
 from ...service.streams import streamed_file
 from ..door import door_of, sandbox_of
 from ..errors import E2BError
@@ -59,6 +60,18 @@ def metadata_of(request: Request) -> dict[str, str]:
     return found
 
 
+async def _disk_room(sandbox: E2BSandbox) -> int | None:
+    """Bytes an upload may still put on the session's disk (None: the disk's own
+    size holds it, or there is no limit). An unmounted disk is measured now: the
+    host's writes count as the code's do."""
+    work = sandbox.session.sandbox
+    usage = work.usage()
+    if usage.disk_limit_bytes is None or "mounted" in usage.disk_by:
+        return None
+    scan = await anyio.to_thread.run_sync(tree_bytes, work.root / "disk")
+    return 0 if scan.truncated else max(0, usage.disk_limit_bytes - scan.bytes)
+
+
 def _limit(request: Request, sandbox: E2BSandbox) -> int:
     limit = door_of(request).service.settings.max_upload_bytes
     file_limit = sandbox.session.policy.limits.file_size_bytes
@@ -82,9 +95,13 @@ async def download(request: Request) -> Response:
 class _Files:
     """The files of one upload, each written as its bytes come (in a worker thread)."""
 
-    def __init__(self, sandbox: E2BSandbox, limit: int, metadata: dict[str, str]) -> None:
+    def __init__(
+        self, sandbox: E2BSandbox, limit: int, room: int | None, metadata: dict[str, str]
+    ) -> None:
         self.sandbox = sandbox
         self.limit = limit
+        #: What the whole upload may still write on the session's disk (None: unbounded here).
+        self.room = room
         self.metadata = metadata
         self.written: list[dict[str, Any]] = []
         self.current: fileops.InPlaceWrite | None = None
@@ -107,6 +124,10 @@ class _Files:
             return
         if self.current.size + len(piece) > self.limit:
             raise RequestTooLarge("upload", self.limit)
+        if self.room is not None:
+            if len(piece) > self.room:
+                raise DiskLimitExceeded(inside(self.current.relpath))
+            self.room -= len(piece)
         self.current.write(piece)
 
     def end(self) -> None:
@@ -228,7 +249,8 @@ async def upload(request: Request) -> Response:
     sandbox = sandbox_of(request)
     user_of(request)
     path = request.query_params.get("path") or None
-    files = _Files(sandbox, _limit(request, sandbox), metadata_of(request))
+    limit, metadata = _limit(request, sandbox), metadata_of(request)
+    files = _Files(sandbox, limit, await _disk_room(sandbox), metadata)
     kind, options = parse_options_header(request.headers.get("content-type", ""))
     try:
         if kind == b"multipart/form-data":
