@@ -125,6 +125,8 @@ def test_a_command_does_not_see_the_hosts_processes_or_the_servers_files(
     data = env.data_dir
     result = sbx.commands.run(f"ls {data} 2>&1 || true; ls {data.parent} 2>&1 || true")
     assert "sessions" not in result.stdout
+    # Its /tmp (the commands share one) is the session's, not the host's.
+    assert data.parent.name not in sbx.commands.run("ls -a /tmp").stdout
     # Nothing it can read names where the server keeps the session.
     shown = sbx.commands.run(
         "cat /proc/*/cmdline /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; env; "

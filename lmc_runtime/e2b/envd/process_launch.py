@@ -25,15 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ...sandbox._handoff import SET_PREFIX
+from ...sandbox.launch import SandboxLauncher
 from ...sandbox.sandbox import Sandbox
-from ...sandbox.view import SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_USER, view_env
+from ...sandbox.view import SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_USER, SandboxView, view_env
 from ...service.models import checked_env
 
-__all__ = ["Launch", "LaunchRefused", "Spawned", "spawn"]
+__all__ = ["Launch", "LaunchRefused", "Spawned", "command_line", "commands_launcher", "spawn"]
 
 #: The most variables one command may set, and the longest command line.
 MAX_ENVS = 256
 MAX_ARGV_BYTES = 128 * 1024
+#: The folder of the session's disk the commands share as ``/tmp``.
+_TMP_FOLDER = "commands-tmp"
 #: What a terminal program expects to find (E2B's PTYs say the same).
 _PTY_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8"}
 
@@ -132,11 +135,48 @@ class Spawned:
         return [fd for fd in (self.stdin, self.stdout, self.stderr, self.pty) if fd >= 0]
 
 
-def command_line(sandbox: Sandbox, launch: Launch) -> list[str]:
-    """The host's command line that runs ``launch`` in ``sandbox``."""
+@dataclass(frozen=True)
+class _SharedTmpView(SandboxView):
+    """The sandbox's view with one folder of the session's disk as ``/tmp``."""
+
+    tmp: Path | None = None
+
+    def bwrap_options(self) -> list[str]:
+        options = super().bwrap_options()
+        return [*options, "--bind", str(self.tmp), "/tmp"] if self.tmp is not None else options
+
+
+def commands_launcher(sandbox: Sandbox) -> SandboxLauncher:
+    """The launcher of a sandbox's commands: the session's, with one ``/tmp`` that
+    every command shares (as a machine's is), a folder of the session's disk (its
+    limit counts it), where each process of the session otherwise has a memory
+    folder of its own. Blocking (it makes the folder): run it in a worker thread.
+
+    The folder is made by the host in the disk's top folder, which only the host
+    writes (so no link the code plants is followed), and given to the session's
+    user. Where a host folder the sandbox reads lives under ``/tmp`` (a checkout
+    there), the commands keep private ``/tmp`` folders, which leave it visible."""
+    launcher = sandbox.launcher
+    view = launcher.view
+    under_tmp = any(Path("/tmp") in (path, *path.parents) for path in launcher.readonly)
+    if view is None or launcher.bwrap is None or under_tmp:
+        return launcher
+    tmp = sandbox.work_dir.parent / _TMP_FOLDER
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(tmp, 0o700)
+    if not os.path.isdir(tmp) or os.path.islink(tmp):
+        return launcher
+    owner = sandbox.owner
+    if owner is not None:
+        os.chown(tmp, *owner, follow_symlinks=False)
+    shared = _SharedTmpView(**{f.name: getattr(view, f.name) for f in dataclasses.fields(view)})
+    return dataclasses.replace(launcher, view=dataclasses.replace(shared, tmp=tmp))
+
+
+def command_line(sandbox: Sandbox, launcher: SandboxLauncher, launch: Launch) -> list[str]:
+    """The host's command line that runs ``launch`` in ``sandbox`` with ``launcher``."""
     cwd = _host_cwd(sandbox, inside_cwd(launch.cwd))
-    launcher = dataclasses.replace(sandbox.launcher, cwd=cwd)
-    return launcher.wrap([launch.cmd, *launch.args])
+    return dataclasses.replace(launcher, cwd=cwd).wrap([launch.cmd, *launch.args])
 
 
 def set_size(fd: int, columns: int, rows: int) -> None:

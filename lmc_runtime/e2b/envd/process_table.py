@@ -23,10 +23,18 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from ...lifeline import Lifeline
+from ...sandbox.launch import SandboxLauncher
 from ...sandbox.sandbox import Sandbox
 from ..registry import E2BSandbox, Sandboxes
 from .process_command import Command
-from .process_launch import Launch, LaunchRefused, command_line, session_env, spawn
+from .process_launch import (
+    Launch,
+    LaunchRefused,
+    command_line,
+    commands_launcher,
+    session_env,
+    spawn,
+)
 
 __all__ = ["ProcessTable", "table_of"]
 
@@ -55,6 +63,8 @@ class ProcessTable:
         self._ready = anyio.Event()
         #: Holds the commands when no bubblewrap supervisor does (see the module).
         self._lifeline: Lifeline | None = None
+        #: The session's launcher with the commands' shared ``/tmp`` (made on first use).
+        self._launcher: SandboxLauncher | None = None
 
     def __iter__(self) -> Iterator[Command]:
         return iter(list(self._commands.values()))
@@ -95,9 +105,11 @@ class ProcessTable:
             raise LaunchRefused("the sandbox is ending")
         if len(self._commands) >= MAX_RUNNING:
             raise LaunchRefused(f"at most {MAX_RUNNING} commands run at once in a sandbox")
-        argv = command_line(self.sandbox, launch)
+        if self._launcher is None:
+            self._launcher = await anyio.to_thread.run_sync(commands_launcher, self.sandbox)
+        argv = command_line(self.sandbox, self._launcher, launch)
         env = session_env(self.sandbox, launch)
-        if not self.sandbox.launcher.supervises and self._lifeline is None:
+        if not self._launcher.supervises and self._lifeline is None:
             self._lifeline = Lifeline()
         spawned = await anyio.to_thread.run_sync(spawn, argv, env, launch)
         pid, self._next_pid = self._next_pid, self._next_pid + 1

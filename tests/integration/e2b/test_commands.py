@@ -69,6 +69,10 @@ def test_a_command_runs_in_the_home_as_user_with_the_sandboxs_and_its_own_variab
 def test_the_files_a_command_writes_are_the_sandboxs(sbx: Sandbox) -> None:
     sbx.commands.run("echo shared > /home/user/from-a-command.txt")
     assert sbx.files.read("/home/user/from-a-command.txt") == "shared\n"
+    # One /tmp for every command, as on a machine.
+    sbx.commands.run("mkdir -p /tmp/work && echo kept > /tmp/work/note")
+    assert sbx.commands.run("cat /tmp/work/note").stdout == "kept\n"
+    assert sbx.commands.run("stat -c %U /tmp/work").stdout == "user\n"
 
 
 def test_background_commands_are_listed_connected_to_and_killed(sbx: Sandbox) -> None:
