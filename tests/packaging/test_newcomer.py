@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -25,7 +24,8 @@ import httpx
 import pytest
 
 from .newcomer import STEP_SECONDS, Census, Newcomer, Serve, Server, example, said, shell_commands
-from .test_wheel import REPO, Installed, _checked
+from .test_wheel import Installed
+from .wheels import REPO, fresh_venv
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -38,10 +38,9 @@ PNG = b"\x89PNG\r\n\x1a\n-written-by-the-session"
 
 
 @pytest.fixture(scope="module")
-def newcomer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Newcomer]:
+def newcomer(wheel: Path) -> Iterator[Newcomer]:
     """The wheel with the README's extras in a venv in a fresh home, as ``pip install``
     puts it there; the steps run with that home, from its folder ``work``."""
-    dist = tmp_path_factory.mktemp("newcomer-dist")
     home = Path(tempfile.mkdtemp(prefix="lmc-nc-"))  # 0700, as a home is
     assert not home.resolve().is_relative_to(REPO)
     mark = uuid.uuid4().hex
@@ -49,12 +48,7 @@ def newcomer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Newcomer]:
     try:
         venv, outside = home / "venv", home / "work"
         outside.mkdir()
-        pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-        _checked([*pip, "wheel", "-q", "--no-deps", "-w", str(dist), str(REPO)], dist)
-        (wheel,) = dist.glob("lmc_runtime-*.whl")
-        _checked([sys.executable, "-m", "venv", str(venv)], home)
-        venv_pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-        _checked([*venv_pip, "install", "-q", f"{wheel}[{EXTRAS}]"], outside)  # pip's cache reused
+        fresh_venv(venv, f"{wheel}[{EXTRAS}]", outside)  # pip's cache reused
         yield Newcomer(Installed(wheel, venv, outside), home, mark, census)
     finally:
         census.kill_left_behind()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,10 +18,9 @@ import lmc_runtime
 from lmc_runtime.cli.bench import NOT_FOUND
 
 from ..integration.lmc_cli import EXTRA_ONLY_PACKAGES
+from .wheels import REPO, fresh_venv, venv_pip
 
 pytestmark = pytest.mark.integration
-
-REPO = Path(__file__).resolve().parents[2]
 
 #: The load tools that lived in lmc_runtime/service/.
 MEASURING_TOOLS = ("loadtest", "loadmix", "loadwire", "loadreport", "burst", "census")
@@ -52,26 +50,14 @@ class Installed:
         )
 
 
-def _checked(args: list[str], cwd: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("PIP_NO_CACHE_DIR", "PYTHONPATH")}
-    done = subprocess.run(
-        args, capture_output=True, text=True, timeout=600, check=False, cwd=cwd, env=env
-    )
-    assert done.returncode == 0, (args, done.stdout[-3000:], done.stderr[-3000:])
-
-
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    """The wheel, with no extra, in a fresh venv; run from a folder outside the repository."""
     root = tmp_path_factory.mktemp("packaging")
     assert not root.resolve().is_relative_to(REPO)
-    dist, venv, outside = root / "dist", root / "venv", root / "elsewhere"
+    venv, outside = root / "venv", root / "elsewhere"
     outside.mkdir()
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    _checked([*pip, "wheel", "-q", "--no-deps", "-w", str(dist), str(REPO)], root)
-    (wheel,) = dist.glob("lmc_runtime-*.whl")
-    _checked([sys.executable, "-m", "venv", str(venv)], root)
-    venv_pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-    _checked([*venv_pip, "install", "-q", str(wheel)], outside)  # the pip cache is reused
+    fresh_venv(venv, str(wheel), outside)  # the pip cache is reused
     yield Installed(wheel, venv, outside)
 
 
@@ -135,7 +121,7 @@ def test_lmc_bench_from_the_wheel_says_in_one_line_how_to_get_the_benchmarks(
 
 @pytest.mark.timeout(900)
 def test_the_light_install_has_no_extra(installed: Installed) -> None:
-    done = installed.run("pip", "list", "--format=json", "--disable-pip-version-check")
+    done = installed.run(*venv_pip(installed.venv), "list", "--format=json")
     assert done.returncode == 0, done.stderr
     names = {entry["name"].lower().replace("_", "-") for entry in json.loads(done.stdout)}
     assert "lmc-runtime" in names
