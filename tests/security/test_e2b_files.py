@@ -27,7 +27,7 @@ from e2b_code_interpreter import Sandbox
 
 from tests.integration.e2b.conftest import E2B_TOKEN
 from tests.integration.service.server import Server, running_server
-from tests.security.e2b_door import create
+from tests.security.e2b_door import create, wait_until
 from tests.security.harness import serve_as, temporary_account
 
 pytestmark = pytest.mark.timeout(300)
@@ -292,6 +292,57 @@ def test_a_watcher_is_its_own_sandbox_s(server: Server, sbx: Sandbox) -> None:
         assert _rpc(server, sbx, "RemoveWatcher", body).status_code == 200
     finally:
         other.kill()
+
+
+def _envelopes(data: bytes) -> list[tuple[int, bytes]]:
+    out = []
+    while len(data) >= 5:
+        flags, size = struct.unpack(">BI", data[:5])
+        out.append((flags, data[5 : 5 + size]))
+        data = data[5 + size :]
+    return out
+
+
+def _inotify_fds(server: Server) -> int:
+    folder = f"/proc/{server.process.pid}/fd"
+    count = 0
+    for name in os.listdir(folder):
+        try:
+            count += os.readlink(f"{folder}/{name}") == "anon_inode:inotify"
+        except OSError:
+            continue
+    return count
+
+
+def test_no_watch_outlives_its_sandbox(server: Server, env: Server) -> None:
+    doomed = Sandbox.create(timeout=120)
+    before, held = _inotify_fds(server), 0
+    try:
+        doomed.files.make_dir("w")
+        for _ in range(3):
+            assert _rpc(server, doomed, "CreateWatcher", b'{"path":"w"}').status_code == 200
+        body = b'{"path":"w"}'
+        headers = {**_door(doomed), "content-type": "application/connect+json"}
+        with httpx.stream(
+            "POST",
+            f"{server.url}/filesystem.Filesystem/WatchDir",
+            content=struct.pack(">BI", 0, len(body)) + body,
+            headers=headers,
+            timeout=60,
+        ) as stream:
+            chunks = stream.iter_bytes()
+            first = next(chunks)
+            assert first[:1] == b"\x00" and b"start" in first
+            held = _inotify_fds(server)
+            assert held >= before + 4
+            doomed.kill()
+            rest = b"".join(chunks)  # the stream ends with its sandbox
+        envelopes = _envelopes(first + rest)
+        assert envelopes[-1][0] == 2, envelopes
+    finally:
+        doomed.kill()
+    # (A pool refill may hold one of its own for a moment: four fewer, at least.)
+    wait_until(lambda: _inotify_fds(server) <= held - 4, 30, "every watch closed")
 
 
 def test_watches_are_bounded(server: Server, sbx: Sandbox) -> None:
