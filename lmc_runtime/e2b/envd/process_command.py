@@ -101,14 +101,9 @@ class Command:
         #: Killed because its sandbox ended (its clients are told so, not its end).
         self.cut = False
         self.done = anyio.Event()
-        self._reaped = False
+        self._released = False
         if lifeline is not None:
             lifeline.hold(spawned.process.pid)
-
-    @property
-    def host_pid(self) -> int:
-        """The wrapper's pid on the host (the leader of the command's process group)."""
-        return self._spawned.process.pid
 
     # -- subscribers --------------------------------------------------------------
 
@@ -199,8 +194,8 @@ class Command:
             return None
 
     def _release(self) -> None:
-        if self._lifeline is not None and not self._reaped:
-            self._reaped = True
+        if self._lifeline is not None and not self._released:
+            self._released = True
             self._lifeline.release(self._spawned.process.pid)
 
     def _close_streams(self) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import signal
 from collections.abc import AsyncGenerator, AsyncIterator
 
@@ -85,8 +86,8 @@ def _keepalive(call: Call) -> float:
     try:
         seconds = float(header) if header else _KEEPALIVE
     except ValueError:
-        seconds = _KEEPALIVE
-    return min(max(seconds, _KEEPALIVE_MIN), _KEEPALIVE) if seconds == seconds else _KEEPALIVE
+        return _KEEPALIVE
+    return min(max(seconds, _KEEPALIVE_MIN), _KEEPALIVE) if math.isfinite(seconds) else _KEEPALIVE
 
 
 def _size(pty: pb.PTY) -> tuple[int, int]:
