@@ -148,6 +148,9 @@ class Contexts:
         finally:
             self._starting -= 1
         self._contexts[context.id] = context
+        if self._closing:  # the sandbox ended while it started
+            await self.remove(context.id)
+            raise E2BError(f"sandbox {self.sandbox.shown} is ending", 502)
         if inside is None:
             await self._chdir(context)
         return context
@@ -220,7 +223,7 @@ class Contexts:
     async def remove(self, context_id: str) -> None:
         context = self.get(context_id)
         if context.default:
-            del self._defaults[context.language]
+            self._defaults.pop(context.language, None)
             computer = self.sandbox.session.computer
             if computer is not None:
                 await computer.arestart(context.lmc_language)
@@ -233,8 +236,13 @@ class Contexts:
     async def close(self) -> None:
         """End every context (the sandbox ends)."""
         self._closing = True
-        for context_id in list(self._contexts):
-            await self.remove(context_id)
+        closing = list(self._contexts.values())
+        self._contexts.clear()
+        for context in closing:
+            context.stop.set()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(30):
+            for context in closing:
+                await context.closed.wait()
 
 
 def _control_dir(sandbox: Sandbox, name: str) -> Path:
