@@ -62,6 +62,13 @@ _STOPPED = {
 }
 
 
+#: The refusals of a run that never ran, by their status, as the error's name.
+_REFUSALS = {
+    "not_understood": "InvalidRequest",
+    "malformed": "InvalidRequest",
+}
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat()
 
@@ -142,6 +149,13 @@ class Events:
         name = extras.get("error")
         if isinstance(name, str) and name:
             return self._error(message, name)
+        refused = _REFUSALS.get(str(extras.get("status")))
+        if refused is not None and not self.errored:
+            # The run was refused before it ran (an invalid variable name):
+            # the reason, as the run's error.
+            self.errored = True
+            reason = extras.get("reason")
+            return [error_event(refused, str(reason if reason else message.content).strip())]
         stream = "stderr" if extras.get("stream") == "stderr" or "status" in extras else "stdout"
         return [{"type": stream, "text": message.content, "timestamp": _now()}]
 

@@ -140,3 +140,11 @@ def test_language_names_and_working_directories() -> None:
 def test_result_fields_take_objects_only_where_e2b_has_objects() -> None:
     event = result_event({"application/json": "not an object", "e2b/data": {"a": [1]}}, main=False)
     assert "json" not in event and event["data"] == {"a": [1]}
+
+
+@pytest.mark.anyio
+async def test_a_refused_run_is_an_error_with_the_reason() -> None:
+    refusal = replies.not_understood("extras.env has an invalid variable name 'A=B'", "r")
+    (event,) = await events_of([refusal])
+    assert event["type"] == "error" and event["name"] == "InvalidRequest"
+    assert event["value"] == "extras.env has an invalid variable name 'A=B'"
