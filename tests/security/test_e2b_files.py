@@ -116,6 +116,18 @@ def test_paths_outside_the_home_are_refused_everywhere(sbx: Sandbox, path: str) 
     assert not Path(_PLANTED).exists()
 
 
+def test_nothing_acts_as_root(sbx: Sandbox) -> None:
+    for call in (
+        lambda: sbx.files.write("as_root.txt", "x", user="root"),
+        lambda: sbx.files.read("as_root.txt", user="root"),
+        lambda: sbx.files.list("/home/user", user="root"),
+        lambda: sbx.files.make_dir("as_root", user="root"),
+    ):
+        with pytest.raises(InvalidArgumentException):
+            call()
+    assert not sbx.files.exists("as_root.txt") and not sbx.files.exists("as_root")
+
+
 def test_a_link_to_etc_planted_by_the_code_is_never_followed(sbx: Sandbox) -> None:
     _run(sbx, "import os; os.symlink('/etc', 'etc'); os.symlink('/etc/passwd', 'pw')")
     files = sbx.files

@@ -11,8 +11,9 @@ rest of the sandbox's tree is the host's own folders seen read-only or a
 scratch space the host has no safe way into. ``..`` is refused too (400), as
 the lmc API refuses it; ``.`` and empty components are dropped.
 
-envd's users: ``user`` (the default) and ``root`` are both served, as the
-session's own user (the files it makes belong to it); any other name is 400.
+envd's users: the sandbox has one, ``user`` (the default); the files the host
+makes belong to the session's user. Any other name, ``root`` too, is 400, as
+for commands: nothing here acts as root.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ __all__ = ["HOME", "BadSandboxPath", "OutsideHome", "inside", "relpath_of", "use
 
 HOME = SANDBOX_HOME
 _HOME_PARTS = HOME.strip("/").split("/")
-#: The users envd answers for; both are the session's user here.
-USERS = (SANDBOX_USER, "root")
+#: The users envd answers for: the sandbox's one user.
+USERS = (SANDBOX_USER,)
 #: The longest path taken, in characters.
 MAX_PATH = 4096
 
@@ -81,7 +82,7 @@ def inside(relpath: str) -> str:
 def _check_user(name: str) -> str:
     if name not in USERS:
         raise BadSandboxPath(
-            f"unknown user {name[:60]!r}: this sandbox's users are {' and '.join(USERS)}"
+            f"this sandbox has one user, {SANDBOX_USER!r}: nothing acts as {name[:60]!r}"
         )
     return name
 

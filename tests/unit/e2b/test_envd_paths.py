@@ -58,10 +58,14 @@ def _basic(user: str) -> str:
 
 def test_users() -> None:
     assert user_of(_request()) == "user"
-    assert user_of(_request("username=root")) == "root"
+    assert user_of(_request("username=user")) == "user"
     assert user_of(_request(authorization=_basic("user"))) == "user"
     assert user_of(_request(authorization="Bearer something")) == "user"
-    for bad in (_request("username=admin"), _request(authorization=_basic("nobody"))):
+    for bad in (
+        _request("username=root"),
+        _request("user=admin"),
+        _request(authorization=_basic("root")),
+    ):
         with pytest.raises(BadSandboxPath):
             user_of(bad)
     with pytest.raises(BadSandboxPath):
