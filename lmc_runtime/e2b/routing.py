@@ -10,7 +10,10 @@ E2B's SDKs reach three services, all on the server's one port:
 
 Everything else goes on to the lmc API, untouched. Sandbox traffic is
 authenticated by its sandbox id (a 160-bit capability, :mod:`.ids`), and by the
-sandbox's access token when it was made with ``secure=True``.
+sandbox's access token when it was made with ``secure=True``. Before that, the
+router refuses what the lmc API refuses of a web page (a foreign Origin; without
+a token, a rebinding Host), sandbox headers that are sent twice or disagree with
+the Host, and a control-plane body past ``max_request_bytes`` (:mod:`.guards`).
 """
 
 from __future__ import annotations
