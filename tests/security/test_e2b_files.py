@@ -290,6 +290,22 @@ def test_a_gzip_bomb_upload_stops_at_the_limit(server: Server, sbx: Sandbox) -> 
     assert not sbx.files.exists("bomb.bin")
 
 
+def test_a_folder_of_too_many_entries_is_refused_not_read_whole(sbx: Sandbox) -> None:
+    # Hard links of one file: entries that take no inode of the session's small disk.
+    code = (
+        "import os\n"
+        "os.mkdir('crowd'); open('crowd/0', 'w').close()\n"
+        "for i in range(1, 10_001): os.link('crowd/0', f'crowd/{i}')\n"
+    )
+    _run(sbx, code)
+    with pytest.raises(InvalidArgumentException) as caught:
+        sbx.files.list("crowd")
+    assert "10000 entries" in str(caught.value)
+    with pytest.raises(InvalidArgumentException):
+        sbx.files.list("/home/user", depth=2)
+    assert len(sbx.files.list("/home/user")) >= 1
+
+
 def test_a_watcher_is_its_own_sandbox_s(server: Server, sbx: Sandbox) -> None:
     other = Sandbox.create(timeout=120)
     try:

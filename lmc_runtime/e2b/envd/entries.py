@@ -183,7 +183,7 @@ def list_entries(
 ) -> list[fs.EntryInfo]:
     """The entries of the folder ``relpath``, and of its folders down to ``depth``
     levels (1: its own entries), in the order of a walk by name; links are listed,
-    never entered. More than :data:`MAX_ENTRIES` is refused (413)."""
+    never entered. More than :data:`MAX_ENTRIES` is refused (400)."""
     depth = min(max(depth, 1), MAX_DEPTH)
     fd = walk(root, safe_parts(relpath) if relpath else [], relpath)
     out: list[fs.EntryInfo] = []
@@ -194,6 +194,14 @@ def list_entries(
     return out
 
 
+def _too_many(relpath: str) -> E2BError:
+    return E2BError(
+        f"the listing of {inside(relpath)} has more than {MAX_ENTRIES} entries; "
+        "list a smaller depth or a folder below it",
+        400,
+    )
+
+
 def _list_into(
     out: list[fs.EntryInfo],
     fd: int,
@@ -202,20 +210,20 @@ def _list_into(
     owner: tuple[int, int] | None,
     root: Path,
 ) -> None:
+    names: list[str] = []
     with os.scandir(fd) as scan:
-        names = sorted(entry.name for entry in scan)
-    for name in names:
+        for entry in scan:  # a folder of millions is never read whole
+            if len(out) + len(names) == MAX_ENTRIES:
+                raise _too_many(relpath)
+            names.append(entry.name)
+    for name in sorted(names):
         path = f"{relpath}/{name}" if relpath else name
         try:
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:  # removed since it was read
             continue
         if len(out) == MAX_ENTRIES:
-            raise E2BError(
-                f"{inside(relpath)} holds more than {MAX_ENTRIES} entries at this depth; "
-                "list a smaller depth or a folder below it",
-                413,
-            )
+            raise _too_many(relpath)
         link = _read_link(fd, name, info)
         found = {} if link is not None else metadata_at(fd, name)
         out.append(entry_of(path, info, owner, link, found, root))
