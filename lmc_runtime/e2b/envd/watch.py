@@ -11,7 +11,9 @@ new ones as they appear).
 
 Events as envd tells them: a name relative to the watched folder, and
 CREATE (made, or moved in), WRITE, REMOVE, RENAME (moved away) or CHMOD.
-A sandbox has at most :data:`MAX_WATCHES` watches at once; they all end with it.
+A sandbox has at most :data:`MAX_WATCHES` watches at once, and the server
+:data:`MAX_SERVER_WATCHES` (inotify instances are counted per user on the
+whole host: 128 by default); they all end with their sandbox.
 """
 
 from __future__ import annotations
@@ -36,12 +38,20 @@ from .entries import entry_at
 from .paths import inside
 from .proto import filesystem_pb2 as fs
 
-__all__ = ["MAX_FOLDERS", "MAX_WATCHES", "Watch", "room_for_one", "watches_of"]
+__all__ = [
+    "MAX_FOLDERS",
+    "MAX_SERVER_WATCHES",
+    "MAX_WATCHES",
+    "Watch",
+    "room_for_one",
+    "watches_of",
+]
 
 logger = logging.getLogger(__name__)
 
 #: The most watches a sandbox has at once, and folders one recursive watch covers.
-MAX_WATCHES = 16
+MAX_WATCHES = 8
+MAX_SERVER_WATCHES = 32
 MAX_FOLDERS = 2048
 #: The most events one read returns (the rest wait for the next), and entries a
 #: new folder's scan tells.
@@ -81,6 +91,27 @@ _KINDS: tuple[tuple[int, fs.EventType], ...] = (
 _LAYER = "envd.watches"
 
 _libc = ctypes.CDLL(None, use_errno=True)
+#: The server's inotify instances held by watches now.
+_open_count = 0
+_count_lock = threading.Lock()
+
+
+def _take_one() -> None:
+    global _open_count
+    with _count_lock:
+        if _open_count >= MAX_SERVER_WATCHES:
+            raise E2BError(
+                f"the server holds {MAX_SERVER_WATCHES} watches already, the most it may; "
+                "try again when one has ended",
+                429,
+            )
+        _open_count += 1
+
+
+def _give_back() -> None:
+    global _open_count
+    with _count_lock:
+        _open_count -= 1
 
 
 class Watch:
@@ -117,10 +148,13 @@ class Watch:
         refusal when the folder cannot be reached safely."""
         fd = walk(self.root, safe_parts(self.relpath) if self.relpath else [], self.relpath)
         try:
-            self.fd = _libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-            if self.fd < 0:
+            _take_one()
+            inotify = _libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+            if inotify < 0:
                 err = ctypes.get_errno()
+                _give_back()
                 raise E2BError(f"no watch can be made now: {os.strerror(err)}", 429)
+            self.fd = inotify
             self._add(fd, "")
             if self.recursive:
                 self._add_below(fd, "")
@@ -148,15 +182,13 @@ class Watch:
         """Watch the folders in ``dir_fd`` (the folder ``sub``) and below; with
         ``found``, note every entry met there (its path, and whether it is a file
         with content)."""
+        entries: list[tuple[str, bool, bool]] = []
         with os.scandir(dir_fd) as scan:
-            entries = [
-                (
-                    entry.name,
-                    entry.is_dir(follow_symlinks=False),
-                    entry.is_file(follow_symlinks=False),
-                )
-                for entry in scan
-            ]
+            for entry in scan:  # a folder of millions is looked at in part
+                if len(entries) == MAX_EVENTS:
+                    break
+                kind = (entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False))
+                entries.append((entry.name, *kind))
         for name, is_dir, is_file in sorted(entries):
             if len(self._folders) >= MAX_FOLDERS or (
                 found is not None and len(found) >= MAX_EVENTS
@@ -263,6 +295,7 @@ class Watch:
             self.ended = True
         if fd >= 0:
             os.close(fd)
+            _give_back()
 
     @property
     def where(self) -> str:
