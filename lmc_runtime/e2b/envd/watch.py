@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 #: The most watches a sandbox has at once, and folders one recursive watch covers.
 MAX_WATCHES = 8
 MAX_SERVER_WATCHES = 32
-MAX_FOLDERS = 2048
+MAX_FOLDERS = 1024
 #: The most events one read returns (the rest wait for the next), and entries a
 #: new folder's scan tells.
 MAX_EVENTS = 10_000
