@@ -121,7 +121,7 @@ def test_ids_with_padding_or_other_bytes_reach_nothing(server: Server, plain: st
         b"\xef\xbb\xbf" + plain.encode(),  # a byte-order mark before it
         plain.encode() + b"\x00",
         plain.encode() + b"\t\x0b",
-        plain.replace("a", "\u0430").encode(),  # Cyrillic look-alikes
+        ("\u0430" + plain[1:]).encode(),  # a Cyrillic look-alike first
     ):
         answer = raw_request(server, head.encode() + b"E2b-Sandbox-Id: " + value + b"\r\n")
         assert status_of(answer) in (400, 502), answer[:300]
