@@ -9,6 +9,7 @@
 // Everything goes back as JSON lines on EVENTS_FIFO, in the order it happened:
 //   {"k":"r","pid":N}                  ready
 //   {"k":"o"|"e","d":TEXT}             stdout / stderr (console.log, console.error, writes)
+//   {"k":"v","d":TEXT}                 the value of the code's last expression, as stdout
 //   {"k":"e","n":NAME,"d":TEXT}        stderr that reports an error (the trace of what was thrown),
 //                                      NAME its class as in "d" events; "n" comes before "d"
 //   {"k":"l","id":ID,"n":LINE}         the top-level statement now running (1-based)
@@ -167,7 +168,7 @@ async function execute(request) {
       stdin.abandon();
       run.catch(() => {});
     } else if (value !== undefined) {
-      emit({ k: 'o', d: inspect(value) + '\n' });
+      emit({ k: 'v', d: inspect(value) + '\n' });
     }
   } catch (error) {
     if (isInterrupt(error)) {

@@ -232,9 +232,11 @@ class Execution:
             if self.stop_reason is not None and self.stop_echo and not self._echo_gone:
                 text, self._echo_gone = without_echo(text, self.stop_echo)
             if text:
-                extras = {"stream": "stderr"} if item.stream == "stderr" else {}
+                extras: dict[str, Any] = {"stream": "stderr"} if item.stream == "stderr" else {}
                 if item.error is not None:
                     extras["error"] = item.error
+                if item.value:  # as a Jupyter kernel's execute_result is marked
+                    extras["display"] = {"main": True}
                 yield replies.output(text, self.reply_to, **extras)
         elif isinstance(item, Line):
             self.pacer.see(item.line, anyio.current_time())

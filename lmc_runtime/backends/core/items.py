@@ -14,11 +14,13 @@ __all__ = ["Begun", "Finished", "Gone", "Line", "Output"]
 @dataclass(frozen=True)
 class Output:
     """Text the code wrote; ``stream`` is ``"stdout"`` or ``"stderr"``; ``error`` names
-    the class of the error that this text reports (a traceback), if it is one."""
+    the class of the error that this text reports (a traceback), if it is one;
+    ``value``: the text shows the value of the code's last expression (a runner's)."""
 
     text: str
     stream: str = "stdout"
     error: str | None = None
+    value: bool = False
 
 
 @dataclass(frozen=True)

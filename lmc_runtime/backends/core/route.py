@@ -96,6 +96,7 @@ class Route:
                 not isinstance(item, Output)
                 or item.stream != first.stream
                 or item.error != first.error
+                or item.value != first.value
             ):
                 return "".join(parts), item
             parts.append(item.text)

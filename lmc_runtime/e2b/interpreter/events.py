@@ -165,7 +165,8 @@ class Events:
         if isinstance(shown, str):
             data[shown] = message.content
         elif message.type == "console" and not data:
-            data["text/plain"] = message.content
+            # A runner's value (JavaScript, TypeScript): its text, as a kernel's.
+            data["text/plain"] = str(message.content).removesuffix("\n")
         chart = (message.extras or {}).get("chart")
         if isinstance(chart, dict):
             data.setdefault(CHART_MIME, chart)

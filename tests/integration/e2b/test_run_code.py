@@ -138,6 +138,11 @@ def test_javascript_and_typescript_run(sandbox: Sandbox) -> None:
     assert js.logs.stdout == ["from js\n"]
     ts = sandbox.run_code("const m: string = 'from ts'; console.log(m)", language="ts")
     assert ts.logs.stdout == ["from ts\n"]
+    # The value of the last expression is the main result, as a kernel's.
+    cwd = sandbox.run_code("console.log('x'); process.cwd()", language="js")
+    assert cwd.text == "/home/user" and cwd.logs.stdout == ["x\n"]
+    awaited = sandbox.run_code("await Promise.resolve(6 * 7)", language="ts")
+    assert awaited.text == "42" and awaited.results[0].is_main_result
     thrown = sandbox.run_code("throw new TypeError('nope')", language="javascript")
     assert thrown.error is not None and thrown.error.name == "TypeError"
     assert thrown.error.value == "nope"

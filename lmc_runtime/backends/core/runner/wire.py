@@ -5,7 +5,8 @@ Requests are JSON lines on the control FIFO; events are JSON lines on the
 events FIFO (the runners' headers list them). :class:`Decoder` turns what is
 read there into events, joining consecutive output of one stream. Output that
 reports an error (its traceback) names the error's class, ``{"k":"e","n":NAME,"d":TEXT}``,
-and is joined only with output of that same error.
+and is joined only with output of that same error. The value of the code's last
+expression comes as stdout of its own, ``{"k":"v","d":TEXT}`` (:attr:`Output.value`).
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ def decode_event(raw: bytes) -> Event | None:
         if kind in _STREAMS:
             error = data.get("n")
             return Output(str(data["d"]), _STREAMS[kind], error if isinstance(error, str) else None)
+        if kind == "v":
+            return Output(str(data["d"]), "stdout", value=True)
         if kind == "l":
             return Keyed(int(data["id"]), Line(int(data["n"])))
         if kind == "d":
@@ -188,7 +191,8 @@ class Decoder:
         logger.log(level, message, arg)
 
 
-_HEADS = {b'{"k":"o","d":"': "stdout", b'{"k":"e","d":"': "stderr"}
+_VALUE_HEAD = b'{"k":"v","d":"'
+_HEADS = {b'{"k":"o","d":"': "stdout", b'{"k":"e","d":"': "stderr", _VALUE_HEAD: "stdout"}
 #: The head of an output event that names an error: the name comes before the text.
 _MARKED_HEAD = re.compile(rb'\{"k":"([oe])","n":("(?:[^"\\]|\\.){0,1000}"),"d":"')
 #: An escape is at most 6 characters: never cut within one.
@@ -199,9 +203,10 @@ _HIGH, _LOW, _LAST = "\ud800", "\udc00", "\udfff"
 class _Text:
     """The string of an output event too long to hold, decoded piece by piece."""
 
-    def __init__(self, stream: str, error: str | None = None) -> None:
+    def __init__(self, stream: str, error: str | None = None, value: bool = False) -> None:
         self.stream = stream
         self.error = error
+        self.value = value
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self._held = ""
         #: A high surrogate escaped at the end of a piece, for the low one in the next.
@@ -212,7 +217,7 @@ class _Text:
         """For a line starting ``head``, its decoder if it is an output event."""
         for prefix, stream in _HEADS.items():
             if head.startswith(prefix):
-                text = cls(stream)
+                text = cls(stream, value=prefix == _VALUE_HEAD)
                 text._held = text._utf8.decode(head[len(prefix) :])
                 return text
         marked = _MARKED_HEAD.match(head)
@@ -249,7 +254,7 @@ class _Text:
             decoded = chr(pair) + decoded[2:]
         if not end and decoded and _HIGH <= decoded[-1] < _LOW:  # "\\ud83d" cut from "\\ude00"
             self._high, decoded = decoded[-1], decoded[:-1]
-        return Output(decoded, self.stream, self.error) if decoded else None
+        return Output(decoded, self.stream, self.error, self.value) if decoded else None
 
 
 def _boundary(text: str, cut: int) -> int:
@@ -277,19 +282,19 @@ def _joined(events: list[Event]) -> list[Event]:
         if (
             isinstance(event, Output)
             and first is not None
-            and (event.stream, event.error) == (first.stream, first.error)
+            and (event.stream, event.error, event.value) == (first.stream, first.error, first.value)
             and size < _JOIN_LIMIT
         ):
             parts.append(event.text)
             size += len(event.text)
             continue
         if first is not None:
-            joined.append(Output("".join(parts), first.stream, first.error))
+            joined.append(Output("".join(parts), first.stream, first.error, first.value))
             parts, first, size = [], None, 0
         if isinstance(event, Output):
             parts, first, size = [event.text], event, len(event.text)
         else:
             joined.append(event)
     if first is not None:
-        joined.append(Output("".join(parts), first.stream, first.error))
+        joined.append(Output("".join(parts), first.stream, first.error, first.value))
     return joined

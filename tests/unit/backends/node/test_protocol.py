@@ -176,3 +176,18 @@ def test_output_longer_than_the_limit_is_decoded_as_it_comes(ascii_only: bool, s
         ("stdout", "x" * 200),
     ]
     assert decoder.held == 0
+
+
+@pytest.mark.parametrize("limit", [LINE_LIMIT, 16])
+def test_the_value_of_the_last_expression_is_output_of_its_own(limit: int) -> None:
+    """``{"k":"v"}`` is stdout that shows the code's value: never joined with the
+    code's own stdout around it, short or decoded as it comes."""
+    events = [{"k": "o", "d": "printed\n"}, {"k": "v", "d": "'a value'\n"}, {"k": "o", "d": "x"}]
+    data = b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in events)
+    got = Decoder(limit=limit).feed(data)
+    assert [(o.text, o.value) for o in got if isinstance(o, Output)] == [
+        ("printed\n", False),
+        ("'a value'\n", True),
+        ("x", False),
+    ]
+    assert decode_event(b'{"k":"v","d":"2\\n"}') == Output("2\n", "stdout", value=True)
