@@ -28,6 +28,8 @@ from .door import DOOR_KEY, ENVD_PORT, INTERPRETER_PORT, SANDBOX_KEY, Door
 from .errors import E2BError, SandboxGone, e2b_response
 from .guards import browser_check, buffered_body, header, host_of, port_of
 from .ids import same, shown
+from .registry import E2BSandbox
+from .signatures import FILES_PATH, signed, signer_of
 
 __all__ = ["CONTROL_PREFIXES", "E2BRouter"]
 
@@ -60,6 +62,13 @@ def _opened(port: int, path: str) -> bool:
     return port == INTERPRETER_PORT and (path == "/contexts" or path.startswith("/contexts/"))
 
 
+def _signed(scope: Scope, token: str) -> bool:
+    """Whether the request is a files URL signed with ``token`` (:mod:`.signatures`)."""
+    return scope["type"] == "http" and signed(
+        scope["method"], scope["path"], scope["query_string"], token
+    )
+
+
 def _is_control(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in CONTROL_PREFIXES)
 
@@ -86,7 +95,10 @@ class E2BRouter:
             return
         try:
             target = self._target(scope)
-            if target is None and not (scope["type"] == "http" and _is_control(scope["path"])):
+            signer = self._signer(scope) if target is None else None
+            if signer is not None:
+                app = self._enter(scope, signer, ENVD_PORT)
+            elif target is None and not (scope["type"] == "http" and _is_control(scope["path"])):
                 app = None
             elif target is None:
                 browser_check(self.door.service.auth, scope, own_host=self._own_host(scope))
@@ -155,7 +167,9 @@ class E2BRouter:
         token = sandbox.access_token
         opened = _opened(port, scope["path"])
         given = header(scope, b"x-access-token", "X-Access-Token")
-        authorized = token is None or same(given, token)
+        authorized = (
+            token is None or same(given, token) or (port == ENVD_PORT and _signed(scope, token))
+        )
         if not authorized and not opened:
             raise E2BError("this sandbox is secure: its access token is missing or wrong", 401)
         # Paused: refused, unless it was made with autoResume and the request
@@ -165,9 +179,24 @@ class E2BRouter:
         )
         if not resumed:
             raise SandboxGone(sandbox.shown, "is paused: resume it first (Sandbox.connect)")
+        return self._enter(scope, sandbox, port)
+
+    def _signer(self, scope: Scope) -> E2BSandbox | None:
+        """The sandbox a signed files URL is for, when it names none (E2B_SANDBOX_URL)."""
+        if scope["type"] != "http":
+            return None
+        method, path, query = scope["method"], scope["path"], scope["query_string"]
+        sandbox = signer_of(self.door.sandboxes, method, path, query)
+        if sandbox is None and path == FILES_PATH and b"signature=" in query:
+            raise E2BError("the URL's signature is invalid or has expired", 401)
+        if sandbox is not None and sandbox.paused_at is not None:
+            raise SandboxGone(sandbox.shown, "is paused: resume it first (Sandbox.connect)")
+        return sandbox
+
+    def _enter(self, scope: Scope, sandbox: E2BSandbox, port: int) -> ASGIApp:
         scope[DOOR_KEY] = self.door
         scope[SANDBOX_KEY] = sandbox
-        return app
+        return self.ports[port]
 
     async def _guarded(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
         """Run ``app`` with the door in the scope; an error nothing mapped is a 500
