@@ -45,6 +45,12 @@ final class LmcEvents {
     output(kind, null, text);
   }
 
+  /** The value of a cell's last expression: stdout of its own, a "v" event. */
+  static void value(String text) {
+    System.out.flush();
+    output("v", null, text);
+  }
+
   /** Tells on stderr what failed, marked with the error's class ``name``. */
   static void tell(String name, String text) {
     System.err.flush();

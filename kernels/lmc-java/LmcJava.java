@@ -4,7 +4,8 @@
 //
 // It speaks the line protocol of ../lmc-node/runner.js: requests are JSON lines on CONTROL_FIFO,
 // {"id": 1, "code": "...", "lines": true, "env": {NAME: VALUE}} or {"stop": 1}; events are JSON
-// lines on EVENTS_FIFO: "r" ready, "o"/"e" output, "l" the line now running, "d" done (with "c",
+// lines on EVENTS_FIFO: "r" ready, "o"/"e" output ("v": the value of the cell's last expression,
+// shown as stdout), "l" the line now running, "d" done (with "c",
 // this JVM's count of runs, and "n", a failed run's error: the exception's fully qualified class
 // name, or CompilationError for code that does not compile). The text that tells that error
 // is an "e" event naming it too, before its text: {"k":"e","n":NAME,"d":TEXT}. One more:
@@ -255,7 +256,7 @@ public final class LmcJava {
         }
       } else if (last && result.value() != null && RESULTS.contains(result.snippet().subKind())
           && !code.substring(snippet[0], snippet[1]).strip().endsWith(";")) {
-        System.out.println(result.value());
+        LmcEvents.value(result.value() + "\n");
       }
     }
     return ok;

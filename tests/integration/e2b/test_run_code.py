@@ -157,6 +157,8 @@ def test_r_java_and_bash_run(sandbox: Sandbox) -> None:
     assert bash.logs.stdout and "from-bash\n/home/user" in "".join(bash.logs.stdout)
     java = sandbox.run_code('System.out.println("from java");', language="java")
     assert "from java" in "".join(java.logs.stdout)
+    home = sandbox.run_code('System.getProperty("user.home")', language="java")
+    assert home.text == "/home/user" and home.results[0].is_main_result
 
 
 def test_an_unknown_language_is_a_clear_refusal(sandbox: Sandbox) -> None:
