@@ -45,6 +45,13 @@ def _one(query: dict[str, list[str]], name: str) -> str | None:
     return values[0] if values and len(values) == 1 else None
 
 
+def _unexpired(expiration: str) -> bool:
+    """Whether ``expiration`` (epoch seconds, ASCII digits: ``int`` would take
+    other scripts' digits, and fail on a superscript or 5,000 digits) is to come."""
+    usable = expiration.isascii() and expiration.isdigit() and len(expiration) <= 18
+    return usable and int(expiration) >= time.time()
+
+
 def signed(method: str, path: str, query_string: bytes, token: str) -> bool:
     """Whether a request to ``path`` carries a valid, unexpired signature made
     with ``token`` for what it does (a download or an upload)."""
@@ -58,7 +65,7 @@ def signed(method: str, path: str, query_string: bytes, token: str) -> bool:
     if given is None or file_path is None or ("username" in query and user is None):
         return False
     expiration = _one(query, "signature_expiration")
-    if expiration is not None and (not expiration.isdigit() or int(expiration) < time.time()):
+    if expiration is not None and not _unexpired(expiration):
         return False
     expected = _signature(file_path, operation, user or "", token, expiration)
     return same(given, expected)

@@ -2,7 +2,7 @@
 
 JSON lines are objects with ``time``, ``level``, ``logger`` and ``message``,
 and for access lines ``method``, ``path``, ``status``, ``duration_ms`` and
-``client`` (:mod:`.access`). Whatever the format, a ``token=`` in a query
+``client`` (:mod:`.access`). Whatever the format, a ``token=`` or ``signature=`` in a query
 and the service's own token are replaced by ``[redacted]``; an E2B sandbox's
 id and access token (bearer capabilities, :func:`hide`) are shortened or
 replaced, in the message and in its traceback alike. A text line can
@@ -36,7 +36,9 @@ __all__ = [
 #: The fields of an access line (the ``extra`` of its record).
 ACCESS_FIELDS = ("method", "path", "status", "duration_ms", "client")
 
-_TOKEN_IN_QUERY = re.compile(r"((?:^|[?&;\s])token=)[^&;\s\"']*", re.IGNORECASE)
+#: A credential in a query: ``token=`` (the WebSocket's), ``signature=`` (a signed
+#: E2B files URL, which opens a file to whoever holds it).
+_TOKEN_IN_QUERY = re.compile(r"((?:^|[?&;\s])(?:token|signature)=)[^&;\s\"']*", re.IGNORECASE)
 _REDACTED = "[redacted]"
 #: uvicorn says this after a failed start, which ``lmc serve`` reports itself.
 _STARTUP_FAILED = "Application startup failed. Exiting."
@@ -50,7 +52,7 @@ _hidden: dict[str, str] = {}
 
 
 def redact_query(text: str) -> str:
-    """``text`` with the value of every ``token=`` parameter replaced."""
+    """``text`` with the value of every ``token=`` and ``signature=`` parameter replaced."""
     return _TOKEN_IN_QUERY.sub(r"\1" + _REDACTED, text)
 
 

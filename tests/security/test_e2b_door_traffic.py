@@ -6,6 +6,9 @@ bent out of shape, WebSockets."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -24,6 +27,7 @@ from .e2b_door import (
     raw_request,
     status_of,
     traffic,
+    wait_until,
 )
 
 pytestmark = pytest.mark.timeout(300)
@@ -287,3 +291,54 @@ def test_a_planted_page_is_downloaded_never_rendered(server: Server, plain: str)
     assert got.status_code == 200 and got.content == page
     assert got.headers["content-type"].startswith("application/octet-stream")
     assert got.headers["content-disposition"].startswith("attachment")
+
+
+def _signature(path: str, operation: str, token: str, expiration: int | None) -> str:
+    """E2B's v1 signature of a files URL (``Sandbox.download_url``)."""
+    raw = f"{path}:{operation}:user:{token}" + (f":{expiration}" if expiration else "")
+    digest = hashlib.sha256(raw.encode()).digest()
+    return "v1_" + base64.b64encode(digest).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(
+    "expiration",
+    ["%C2%B2", "%D9%A3", "9" * 5000, "-1", "1e9", "%20" + "9" * 12],
+    ids=["superscript", "arabic-digit", "5000-digits", "negative", "float", "padded"],
+)
+def test_a_signed_url_with_a_strange_expiration_is_a_401(
+    server: Server, secure: dict[str, str], expiration: str
+) -> None:
+    since = len(server.log())
+    query = f"path=/home/user/x&username=user&signature=v1_x&signature_expiration={expiration}"
+    response = httpx.get(f"{server.url}/files?{query}", timeout=30)
+    assert response.status_code == 401, response.text[:300]
+    log = server.log()[since:]
+    assert "Traceback" not in log, log[-3000:]
+
+
+def test_a_url_signature_never_reaches_the_log(server: Server, secure: dict[str, str]) -> None:
+    path = "/home/user/signed.txt"
+    put = traffic(
+        server,
+        secure["id"],
+        "/files",
+        method="POST",
+        params={"path": path},
+        files={"file": ("signed.txt", b"signed")},
+        headers={"X-Access-Token": secure["token"]},
+    )
+    assert put.status_code == 200, put.text
+    expiration = int(time.time()) + 300
+    signature = _signature(path, "read", secure["token"], expiration)
+    params = {
+        "path": path,
+        "username": "user",
+        "signature": signature,
+        "signature_expiration": str(expiration),
+    }
+    got = httpx.get(server.url + "/files", params=params, timeout=30)
+    assert got.status_code == 200 and got.content == b"signed", got.text[:300]
+    quoted = signature.replace("+", "%2B").replace("/", "%2F")
+    wait_until(lambda: '"GET /files?' in server.log(), 10, "the download is in the access log")
+    log = server.log()
+    assert signature not in log and quoted not in log, log[-3000:]
