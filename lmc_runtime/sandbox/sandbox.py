@@ -29,7 +29,15 @@ from .launch import SandboxLauncher
 from .policy import SandboxPolicy
 from .stale import clean_session_dir, remove_cgroup
 from .strays import Census, TreeCensus, UserCensus
-from .view import SANDBOX_HOME, SANDBOX_RUNTIME, SandboxView, user_site, view_env
+from .view import (
+    SANDBOX_CONTROL,
+    SANDBOX_HOME,
+    SANDBOX_RUNTIME,
+    SandboxView,
+    user_site,
+    view_env,
+    write_commands,
+)
 
 __all__ = ["Sandbox", "Usage"]
 
@@ -191,7 +199,7 @@ class Sandbox:
             rlimits["nproc"] = limits.processes
         if rlimits.keys() - {"fsize"}:
             self._limits_by += "; rlimits " + ", ".join(sorted(rlimits))
-        env = self._env()
+        env = self.code_env()
         self._launcher = SandboxLauncher(
             bwrap=bwrap,
             cgroup_procs=self._cgroup.procs_files if self._cgroup is not None else (),
@@ -233,11 +241,17 @@ class Sandbox:
         # The user site folder exists from the start, so every Python puts it on sys.path.
         self.view.make_runtime(self.owner, ["ipython", user_site("local")])
         self.view.write_accounts(SANDBOX_UID, SANDBOX_GID)
+        write_commands(self.control_dir / "bin")
 
-    def _env(self) -> dict[str, str]:
+    def code_env(self) -> dict[str, str]:
+        """The environment the session's processes start with."""
         if self.enabled:  # as the code sees its folders (see .view)
-            return view_env(os.environ, self.policy, SANDBOX_HOME, SANDBOX_RUNTIME)
-        return view_env(os.environ, self.policy, str(self.work_dir), str(self.runtime_dir))
+            commands = f"{SANDBOX_CONTROL}/bin"
+            return view_env(os.environ, self.policy, SANDBOX_HOME, SANDBOX_RUNTIME, commands)
+        commands = str(self.control_dir / "bin")
+        return view_env(
+            os.environ, self.policy, str(self.work_dir), str(self.runtime_dir), commands
+        )
 
     def computer(self, *, outputs_at: str | None = None, **kwargs: Any) -> Computer:
         """A Computer wired to this sandbox; keyword arguments override its settings.
@@ -249,7 +263,7 @@ class Sandbox:
         kwargs.setdefault("work_dir", self.control_dir)
         kwargs.setdefault("shared_dir", self.shared_dir)
         kwargs.setdefault("launcher", launcher)
-        kwargs.setdefault("env", self._env())
+        kwargs.setdefault("env", self.code_env())
         spill = Limits(limits.output_bytes, spill_dir=self.output_dir, spill_route=outputs_at)
         kwargs.setdefault("limits", spill)
         kwargs.setdefault("timeouts", Timeouts(execution=limits.wall_seconds))

@@ -89,14 +89,50 @@ def runtime_env(runtime: str, path: str, *, network: bool = True) -> dict[str, s
 
 
 def view_env(
-    host: Mapping[str, str], policy: SandboxPolicy, home: str, runtime: str
+    host: Mapping[str, str],
+    policy: SandboxPolicy,
+    home: str,
+    runtime: str,
+    commands: str | None = None,
 ) -> dict[str, str]:
     """A session's environment: :func:`~.policy.session_env` with ``home``,
-    the runtime folder's variables, then the policy's own (which win)."""
+    the runtime folder's variables, then the policy's own (which win).
+    ``commands``: a folder put first on ``PATH`` (see :func:`write_commands`)."""
     env = session_env(host, policy, Path(home))
-    extra = runtime_env(runtime, env["PATH"], network=policy.network)
+    path = env["PATH"] if commands is None else f"{commands}:{env['PATH']}"
+    extra = runtime_env(runtime, path, network=policy.network)
+    if commands is not None:
+        extra["BASH_ENV"] = str(PurePosixPath(commands).parent / PROFILE_NAME)
     env.update((name, value) for name, value in extra.items() if name not in policy.env)
     return env
+
+
+#: The commands of the interpreters' own Python, by the names code calls them.
+_PYTHON_NAMES = ("python", "python3")
+_PIP_NAMES = ("pip", "pip3")
+#: The shell profile beside them: bash reads it (``BASH_ENV``) when it runs a
+#: command, after /etc/profile in a login shell (E2B's commands run in one).
+PROFILE_NAME = "profile.sh"
+
+
+def write_commands(folder: Path) -> None:
+    """Make ``folder`` (the host's; read-only inside) hold ``python``, ``python3``,
+    ``pip`` and ``pip3``: the Python the session's kernels run on, so that a shell
+    command (``python script.py``, ``pip install``) gets the same interpreter and
+    packages as the code. Blocking."""
+    folder.mkdir(mode=0o755, exist_ok=True)
+    pip = Path(sys.executable).with_name("pip")
+    targets = dict.fromkeys(_PYTHON_NAMES, sys.executable)
+    if pip.is_file():
+        targets.update(dict.fromkeys(_PIP_NAMES, str(pip)))
+    for name, target in targets.items():
+        link = folder / name
+        if not link.is_symlink():
+            link.symlink_to(target)
+    # A login shell takes PATH from /etc/profile: this puts these first again.
+    profile = folder.parent / PROFILE_NAME
+    profile.write_text(f'PATH="{SANDBOX_RUNTIME}/local/bin:{SANDBOX_CONTROL}/bin:$PATH"\n')
+    profile.chmod(0o644)
 
 
 _PASSWD = (

@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from ...sandbox._handoff import SET_PREFIX
 from ...sandbox.launch import SandboxLauncher
 from ...sandbox.sandbox import Sandbox
-from ...sandbox.view import SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_USER, SandboxView, view_env
+from ...sandbox.view import SANDBOX_HOME, SANDBOX_USER, SandboxView
 from ...service.models import checked_env
 
 __all__ = ["Launch", "LaunchRefused", "Spawned", "command_line", "commands_launcher", "spawn"]
@@ -94,11 +94,7 @@ def inside_cwd(cwd: str | None) -> str:
 def session_env(sandbox: Sandbox, launch: Launch) -> dict[str, str]:
     """The session's environment (its own variables, E2B's ``envVars`` among
     them) with the command's variables added, carried as the session's are."""
-    policy = sandbox.policy
-    if sandbox.enabled:
-        env = view_env(os.environ, policy, SANDBOX_HOME, SANDBOX_RUNTIME)
-    else:
-        env = view_env(os.environ, policy, str(sandbox.work_dir), str(sandbox.runtime_dir))
+    env = sandbox.code_env()
     env.setdefault(SET_PREFIX + "USER", SANDBOX_USER)
     env.setdefault(SET_PREFIX + "LOGNAME", SANDBOX_USER)
     if launch.pty is not None:
