@@ -61,6 +61,8 @@ class Context:
     computer: Computer | None = None
     stop: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
+    #: The system properties a Java run's own ``envs`` set last (cleared by the next).
+    java_properties: frozenset[str] = frozenset()
 
     def info(self) -> dict[str, str]:
         return {"id": self.id, "language": self.language, "cwd": self.cwd}

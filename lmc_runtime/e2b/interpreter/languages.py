@@ -7,7 +7,7 @@ import json
 
 from ...backends.registry import Registry
 
-__all__ = ["chdir_code", "e2b_language", "lmc_language_of"]
+__all__ = ["chdir_code", "e2b_language", "java_properties", "lmc_language_of"]
 
 #: E2B's short names, as its server normalizes them.
 _ALIASES = {"js": "javascript", "ts": "typescript"}
@@ -24,6 +24,23 @@ def e2b_language(language: str | None) -> str:
 def lmc_language_of(language: str, registry: Registry) -> str | None:
     """lmc's name for E2B's ``language``, or None if lmc has no such language."""
     return registry.resolve(e2b_language(language)) if len(language) <= 64 else None
+
+
+def java_properties(
+    sandbox_envs: dict[str, str], envs: dict[str, str], last: frozenset[str]
+) -> str:
+    """What a Java run starts with, as on E2B, whose Java code reads its variables as
+    system properties (``System.getProperty``): the sandbox's variables and the run's
+    own set as properties, and those of the run before (``last``) cleared. One line
+    with the code's first, so the code's line numbers stay its own."""
+    said = [
+        f"System.clearProperty({json.dumps(key)});" for key in sorted(last - sandbox_envs.keys())
+    ]
+    said += [
+        f"System.setProperty({json.dumps(key)}, {json.dumps(value)});"
+        for key, value in {**sandbox_envs, **envs}.items()
+    ]
+    return " ".join(said) + " " if said else ""
 
 
 def chdir_code(language: str, path: str) -> str | None:

@@ -24,6 +24,7 @@ from ...messages import Message
 from ..registry import E2BSandbox
 from .contexts import Context, Contexts
 from .events import Events, end_of_execution, error_event
+from .languages import java_properties
 
 __all__ = ["EventStream", "SandboxEnded", "run_events"]
 
@@ -84,8 +85,11 @@ class EventStream(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _code(context: Context, code: str, envs: dict[str, str] | None) -> Message:
+def _code(sandbox: E2BSandbox, context: Context, code: str, envs: dict[str, str] | None) -> Message:
     extras = {"env": envs} if envs else None
+    if context.language == "java":
+        last, context.java_properties = context.java_properties, frozenset(envs or ())
+        code = java_properties(sandbox.env_vars, envs or {}, last) + code
     return code_message(
         {
             "role": "assistant",
@@ -143,7 +147,7 @@ async def run_events(
     ``end_of_execution``, a refusal of the runtime's told as an ``error``."""
     events = Events()
     try:
-        message = _code(context, code, envs)
+        message = _code(sandbox, context, code, envs)
         messages = _messages(sandbox, contexts, context, message, timeout)
         try:
             async for out in messages:

@@ -216,3 +216,19 @@ def test_envs_hold_for_one_run_in_each_language(sandbox: Sandbox, language: str,
     assert "".join(with_env.logs.stdout).strip() == "given", with_env
     without = sandbox.run_code(code, language=language)
     assert "".join(without.logs.stdout).strip() == "unset", without
+
+
+def test_java_reads_envs_as_system_properties_too(e2b_env: Any) -> None:
+    # E2B's Java code reads its variables with System.getProperty: they are both.
+    sbx = Sandbox.create(timeout=120, envs={"SANDBOX_WIDE": "everywhere"})
+    try:
+        prop = 'System.getProperty("PER_RUN", "unset")'
+        assert sbx.run_code(prop, language="java", envs={"PER_RUN": "x"}).text == "x"
+        assert sbx.run_code(prop, language="java").text == "unset"
+        wide = sbx.run_code('System.getProperty("SANDBOX_WIDE")', language="java")
+        assert wide.text == "everywhere"
+        failed = sbx.run_code('throw new RuntimeException("bad");', language="java")
+        assert failed.error is not None
+        assert (failed.error.name, failed.error.value) == ("java.lang.RuntimeException", "bad")
+    finally:
+        sbx.kill()

@@ -148,3 +148,15 @@ async def test_a_refused_run_is_an_error_with_the_reason() -> None:
     (event,) = await events_of([refusal])
     assert event["type"] == "error" and event["name"] == "InvalidRequest"
     assert event["value"] == "extras.env has an invalid variable name 'A=B'"
+
+
+def test_a_java_run_starts_by_setting_its_variables_as_properties() -> None:
+    from lmc_runtime.e2b.interpreter.languages import java_properties
+
+    said = java_properties({"WIDE": "w"}, {"RUN": 'say "hi"\n'}, frozenset({"OLD", "WIDE"}))
+    assert said == (
+        'System.clearProperty("OLD"); System.setProperty("WIDE", "w"); '
+        'System.setProperty("RUN", "say \\"hi\\"\\n"); '
+    )
+    assert "\n" not in said  # the code's first line stays its first
+    assert java_properties({}, {}, frozenset()) == ""
