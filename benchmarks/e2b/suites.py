@@ -163,7 +163,16 @@ def run_suite(
     timeout: int,
     work: Path,
 ) -> Outcome:
-    present = [str(root / p) for p in paths if (root / p).exists()]
+    # The suite's tests and pytest settings alone, without the SDK's source beside
+    # them: the tests import the SDK installed in ``python``, not the checkout's.
+    alone = work / f"alone-{abs(hash(name))}"
+    shutil.copytree(root / rootdir / "tests", alone / "tests")
+    for settings in ("pytest.ini", "conftest.py"):
+        if (root / rootdir / settings).exists():
+            shutil.copy(root / rootdir / settings, alone / settings)
+    rebased = [Path(p).relative_to(rootdir) for p in paths]
+    present = [str(alone / p) for p in rebased if (alone / p).exists()]
+    root, rootdir = alone, "."
     junit = work / f"{name.replace(' ', '_').replace(':', '').replace('/', '_')}.xml"
     env = {
         **os.environ,
