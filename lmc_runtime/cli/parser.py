@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .. import __version__
 from ..config import MINIMUM_OUTPUT_BYTES, Limits
@@ -135,6 +135,13 @@ def _batch_commands(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     demo.set_defaults(func=cmd_demo)
 
 
+def _e2b(app: Any, service: Any) -> Any:
+    """E2B's API on ``lmc serve`` (unless ``--no-e2b``), imported when it starts."""
+    from ..e2b import install_e2b
+
+    return install_e2b(app, service)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``lmc`` command; each subcommand sets ``func`` (and ``extra``)."""
     parser = OneLineParser(prog="lmc", description="The computer for LLM agents.")
@@ -179,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the sandboxed HTTP and WebSocket service",
         description=SERVE_DESCRIPTION,
     )
-    configure_serve(serve)
+    configure_serve(serve, extensions=(_e2b,))
     serve.set_defaults(extra="serve")
     from ..mcp.command import configure_parser as configure_mcp
 

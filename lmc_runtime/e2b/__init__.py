@@ -25,9 +25,12 @@ from .routing import E2BRouter
 __all__ = ["Door", "install_e2b"]
 
 
-def install_e2b(app: FastAPI, service: Service) -> Door:
-    """Put the E2B door in front of ``app``'s routes; its sandboxes run while the
-    returned door's ``sandboxes.run`` does (the application's lifespan runs it)."""
+def install_e2b(app: FastAPI, service: Service) -> Door | None:
+    """Put the E2B door in front of ``app``'s routes (an extension of
+    :func:`~lmc_runtime.service.create_app`; None with ``--no-e2b``); its
+    sandboxes live while the returned door runs (the application's lifespan runs it)."""
+    if not service.settings.e2b:
+        return None
     door = Door(service, Sandboxes(service.manager))
     app.add_middleware(
         E2BRouter,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import anyio
+from anyio.abc import TaskStatus
 from starlette.requests import HTTPConnection
 
 from ..service.state import Service
@@ -32,6 +34,10 @@ class Door:
     @property
     def domain(self) -> str | None:
         return self.service.settings.e2b_domain
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Keep the door's sandboxes (their timeouts, their ends) while the server runs."""
+        await self.sandboxes.run(task_status=task_status)
 
 
 def door_of(connection: HTTPConnection) -> Door:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
+import anyio
 import prometheus_client
+from anyio.abc import TaskStatus
 from fastapi import FastAPI, Request, Response
 
 from .. import __version__
@@ -29,13 +32,28 @@ from .state import Service, service_of
 from .transcript import Transcripts
 from .ws import ws_router
 
-__all__ = ["create_app"]
+__all__ = ["Extension", "Running", "create_app"]
 
 logger = logging.getLogger(__name__)
 
 
-def create_app(settings: ServiceSettings) -> FastAPI:
-    """A new application for ``settings``; its sessions live as long as its lifespan."""
+class Running(Protocol):
+    """What an extension keeps running while the application serves."""
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled; ``task_status.started()`` once it serves."""
+
+
+#: Something that extends the application (see :func:`create_app`).
+Extension = Callable[[FastAPI, Service], "Running | None"]
+
+
+def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) -> FastAPI:
+    """A new application for ``settings``; its sessions live as long as its lifespan.
+
+    ``extensions``: each is called with the application and its service once its
+    routes are in place (to add routes or middleware: E2B's API is one); what it
+    returns, if anything, runs in the application's lifespan."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     transcripts = Transcripts(_open_store(settings))
     manager = SessionManager(settings, transcripts)
@@ -73,10 +91,9 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     # Every run comes through it: first, before FastAPI's routes (see .hot).
     app.router.routes.insert(0, execute_route())
     install_openapi(app, (CreateSession, CodeMessage, RestartRequest))
-    if settings.e2b:
-        from ..e2b import install_e2b
-
-        app.state.e2b = install_e2b(app, service)
+    app.state.extensions = [
+        running for extend in extensions if (running := extend(app, service)) is not None
+    ]
     return app
 
 
@@ -106,9 +123,8 @@ def _lifespan(
         try:
             async with closing_task_group(manager.shutdown) as tg:
                 await tg.start(manager.run)
-                door = getattr(app.state, "e2b", None)
-                if door is not None:
-                    await tg.start(door.sandboxes.run)
+                for extension in app.state.extensions:
+                    await tg.start(extension.run)
                 tg.start_soon(transcripts.keep_trying)
                 logger.info(
                     "lmc serve ready: %d pooled sessions wanted", service.settings.pool_size

@@ -9,13 +9,16 @@ start of the application) is one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .config import add_arguments, default_data_dir
 
 if TYPE_CHECKING:
+    from .app import Extension
     from .config import ServeConfig
     from .settings import ServiceSettings
 
@@ -26,8 +29,11 @@ class StartRefused(Exception):
     """The server cannot start; the message says why, in one line."""
 
 
-def configure_parser(parser: argparse.ArgumentParser) -> None:
-    """Add the options of ``lmc serve`` to ``parser``."""
+def configure_parser(
+    parser: argparse.ArgumentParser, extensions: Sequence[Extension] = ()
+) -> None:
+    """Add the options of ``lmc serve`` to ``parser``; the server it starts has
+    ``extensions`` (see :func:`~lmc_runtime.service.create_app`)."""
     add_arguments(parser)
     parser.add_argument(
         "-v",
@@ -36,7 +42,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="log at debug level (as --log-level debug)",
     )
-    parser.set_defaults(func=run_serve)
+    parser.set_defaults(func=functools.partial(run_serve, extensions=extensions))
 
 
 def _check_sandbox(settings: ServiceSettings, allow_shared_limits: bool) -> None:
@@ -120,7 +126,7 @@ def _check_shared_limits(settings: ServiceSettings, allowed: bool) -> None:
         )
 
 
-def run_serve(args: argparse.Namespace) -> int:
+def run_serve(args: argparse.Namespace, extensions: Sequence[Extension] = ()) -> int:
     """Check the options, then serve until SIGINT or SIGTERM; 2 if it cannot start."""
     from .config import ConfigError, load
 
@@ -129,7 +135,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _fail(str(exc))
     try:
-        return _start(config)
+        return _start(config, extensions)
     except StartRefused as exc:
         return _fail(str(exc))
 
@@ -139,7 +145,7 @@ def _fail(text: str) -> int:
     return 2
 
 
-def _start(config: ServeConfig) -> int:
+def _start(config: ServeConfig, extensions: Sequence[Extension]) -> int:
     from .datadir import DataDirInUse, DataDirLock
     from .logs import configure_logging
     from .server import ListenError, StartupFailed, backlog, listen, serve
@@ -167,7 +173,7 @@ def _start(config: ServeConfig) -> int:
             sys.stdout.write("lmc serve: --no-sandbox: sessions run WITHOUT isolation\n")
         sys.stdout.flush()
         try:
-            serve(settings, sock, lock, limits)
+            serve(settings, sock, lock, limits, extensions)
         except StartupFailed as exc:
             raise StartRefused(f"cannot start: {exc}") from None
         finally:

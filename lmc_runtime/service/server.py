@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import uvicorn
@@ -29,7 +29,7 @@ from ..web.hardened import HardenedServer, backlog, hardened_config
 from ..web.scoped import ScopedMiddleware
 from ..web.sockets import ListenError, listen, url_of
 from .access import AccessLog
-from .app import create_app
+from .app import Extension, create_app
 from .datadir import DataDirLock
 from .drain import Drain
 from .settings import ServiceSettings
@@ -127,12 +127,14 @@ def serve(
     sock: socket.socket,
     lock: DataDirLock,
     limits: ConnectionLimits | None = None,
+    extensions: Sequence[Extension] = (),
 ) -> None:
     """Serve on ``sock`` (bound by :func:`listen`) until SIGINT or SIGTERM; then
     close every session and its processes. ``lock`` is the data directory's,
-    held. :class:`StartupFailed` if the application did not start."""
+    held; ``extensions``, the application's (see :func:`.create_app`).
+    :class:`StartupFailed` if the application did not start."""
     limits = limits or ConnectionLimits()
-    app = create_app(settings)
+    app = create_app(settings, extensions)
     drain = app.state.drain
     assert isinstance(drain, Drain)
     app.state.service.manager.data_lock = lock
