@@ -115,3 +115,23 @@ def session_env(host: Mapping[str, str], policy: SandboxPolicy, work_dir: Path) 
     )
     env.update((SET_PREFIX + name, value) for name, value in policy.env.items())
     return env
+
+
+def fallback_rlimits(
+    limits: SessionLimits, controllers: tuple[str, ...], *, own_uid: bool, root: bool
+) -> dict[str, int]:
+    """The rlimits that hold ``limits`` where the session's cgroup has no
+    controller for them (``controllers``): its file size always, its memory
+    without a memory controller, its processes without a pids one.
+
+    ``RLIMIT_NPROC`` counts the tasks of a host user: the session's own when it
+    has a uid of its own (``own_uid``), else one shared by every session of the
+    server; root itself is exempt from it."""
+    rlimits: dict[str, int] = {}
+    if limits.file_size_bytes is not None:
+        rlimits["fsize"] = limits.file_size_bytes
+    if limits.memory_bytes is not None and "memory" not in controllers:
+        rlimits["data"] = limits.memory_bytes
+    if limits.processes is not None and "pids" not in controllers and (own_uid or not root):
+        rlimits["nproc"] = limits.processes
+    return rlimits

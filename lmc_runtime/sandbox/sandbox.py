@@ -16,7 +16,7 @@ from ..computer import Computer
 from ..config import Limits, Timeouts
 from ..errors import SandboxUnavailable, UsageError
 from ..hostfs import remove_tree
-from .bwrap import SANDBOX_GID, SANDBOX_UID, exposed_by
+from .bwrap import exposed_by
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer
 from .disk import WorkDisk
@@ -26,7 +26,8 @@ from .hostprep import unreachable_paths
 from .hostview import HostView
 from .identity import Identity, Lease, UidRange, UserReaper
 from .launch import SandboxLauncher
-from .policy import SandboxPolicy
+from .layout import make_disk_layout
+from .policy import SandboxPolicy, fallback_rlimits
 from .stale import clean_session_dir, remove_cgroup
 from .strays import Census, TreeCensus, UserCensus
 from .view import (
@@ -34,9 +35,7 @@ from .view import (
     SANDBOX_HOME,
     SANDBOX_RUNTIME,
     SandboxView,
-    user_site,
     view_env,
-    write_commands,
 )
 
 __all__ = ["Sandbox", "Usage"]
@@ -183,20 +182,9 @@ class Sandbox:
         name = f"lmc-{self.root.name}-{uuid.uuid4().hex[:8]}"
         self._cgroup, self._limits_by = create_cgroup(name, limits)
         controllers = self._cgroup.controllers if self._cgroup is not None else ()
-        rlimits: dict[str, int] = {}
-        if limits.file_size_bytes is not None:
-            rlimits["fsize"] = limits.file_size_bytes
-        if limits.memory_bytes is not None and "memory" not in controllers:
-            rlimits["data"] = limits.memory_bytes
-        # RLIMIT_NPROC counts the tasks of a host user: the session's own when it
-        # has a uid of its own, else one shared by every session of the server.
-        # (Root itself is exempt from it.) A pids cgroup is per session anyway.
-        if (
-            limits.processes is not None
-            and "pids" not in controllers
-            and (self.identity is not None or os.geteuid() != 0)
-        ):
-            rlimits["nproc"] = limits.processes
+        rlimits = fallback_rlimits(
+            limits, controllers, own_uid=self.identity is not None, root=os.geteuid() == 0
+        )
         if rlimits.keys() - {"fsize"}:
             self._limits_by += "; rlimits " + ", ".join(sorted(rlimits))
         env = self.code_env()
@@ -225,23 +213,7 @@ class Sandbox:
             os.chmod(self.root, 0o711)
 
     def _make_disk_layout(self) -> None:
-        """Inside the session's disk: the code's folders, owned by its user; the
-        host-only folder of spill files; the control folder, which the session's
-        group may read and nobody else may enter."""
-        disk = self._disk.path
-        os.chmod(disk, 0o711 if self.identity is not None else 0o700)
-        for path in (self.work_dir, self.shared_dir):
-            path.mkdir(mode=0o700, exist_ok=True)
-            if self.identity is not None:
-                os.chown(path, self.identity.uid, self.identity.gid)
-        self.output_dir.mkdir(mode=0o700, exist_ok=True)
-        self.control_dir.mkdir(mode=0o750, exist_ok=True)
-        if self.identity is not None:
-            os.chown(self.control_dir, 0, self.identity.gid)
-        # The user site folder exists from the start, so every Python puts it on sys.path.
-        self.view.make_runtime(self.owner, ["ipython", user_site("local")])
-        self.view.write_accounts(SANDBOX_UID, SANDBOX_GID)
-        write_commands(self.control_dir / "bin")
+        make_disk_layout(self._disk.path, self.view, self.output_dir, self.identity)
 
     def code_env(self) -> dict[str, str]:
         """The environment the session's processes start with."""
@@ -277,6 +249,12 @@ class Sandbox:
         computer = sandbox_computer(guard, **kwargs)
         self._computers.append(computer)
         return computer
+
+    async def disk_room(self) -> int | None:
+        """Bytes the host may still write on the session's disk, measured now
+        (None: no limit): what the host writes for it counts as its code's writes do."""
+        await self._disk.measure()
+        return self._disk.room()
 
     def usage(self) -> Usage:
         """Memory, process, CPU and disk figures, for a session's status."""

@@ -148,11 +148,14 @@ async def _upload(request: Request, session: ServiceSession, relpath: str) -> Fi
         )
     except LMCError as exc:
         raise _refusal(relpath, exc) from exc
+    room = await session.sandbox.disk_room()
     try:
         await anyio.to_thread.run_sync(upload.open)
         async for piece in request.stream():
             if upload.size + len(piece) > limit:
                 raise _too_large(limit)
+            if room is not None and upload.size + len(piece) > room:
+                raise DiskLimitExceeded(relpath)
             if piece:
                 await anyio.to_thread.run_sync(upload.write, piece)
         await anyio.to_thread.run_sync(upload.commit)

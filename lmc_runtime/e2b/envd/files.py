@@ -21,7 +21,6 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from ...sandbox import fileops, open_in_session
-from ...sandbox.disk import tree_bytes
 from ...service.errors import DiskLimitExceeded, RequestTooLarge
 from ...service.streams import streamed_file
 from ..door import door_of, sandbox_of
@@ -58,18 +57,6 @@ def metadata_of(request: Request) -> dict[str, str]:
     if size > _MAX_METADATA_BYTES:
         raise E2BError(f"the metadata is larger than {_MAX_METADATA_BYTES} bytes", 400)
     return found
-
-
-async def _disk_room(sandbox: E2BSandbox) -> int | None:
-    """Bytes an upload may still put on the session's disk (None: the disk's own
-    size holds it, or there is no limit). An unmounted disk is measured now: the
-    host's writes count as the code's do."""
-    work = sandbox.session.sandbox
-    usage = work.usage()
-    if usage.disk_limit_bytes is None or "mounted" in usage.disk_by:
-        return None
-    scan = await anyio.to_thread.run_sync(tree_bytes, work.root / "disk")
-    return 0 if scan.truncated else max(0, usage.disk_limit_bytes - scan.bytes)
 
 
 def _limit(request: Request, sandbox: E2BSandbox) -> int:
@@ -250,7 +237,7 @@ async def upload(request: Request) -> Response:
     user_of(request)
     path = request.query_params.get("path") or None
     limit, metadata = _limit(request, sandbox), metadata_of(request)
-    files = _Files(sandbox, limit, await _disk_room(sandbox), metadata)
+    files = _Files(sandbox, limit, await sandbox.session.sandbox.disk_room(), metadata)
     kind, options = parse_options_header(request.headers.get("content-type", ""))
     try:
         if kind == b"multipart/form-data":
