@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable
 from urllib.parse import parse_qs
 
+from .errors import E2BError
 from .ids import same
 from .registry import E2BSandbox
 
@@ -53,8 +54,9 @@ def _unexpired(expiration: str) -> bool:
 
 
 def signed(method: str, path: str, query_string: bytes, token: str) -> bool:
-    """Whether a request to ``path`` carries a valid, unexpired signature made
-    with ``token`` for what it does (a download or an upload)."""
+    """Whether a request to ``path`` carries a valid signature made with
+    ``token`` for what it does (a download or an upload); :class:`E2BError` (401)
+    if it is valid but has expired."""
     operation = _OPERATIONS.get(method)
     if path != FILES_PATH or operation is None:
         return False
@@ -65,10 +67,13 @@ def signed(method: str, path: str, query_string: bytes, token: str) -> bool:
     if given is None or file_path is None or ("username" in query and user is None):
         return False
     expiration = _one(query, "signature_expiration")
-    if expiration is not None and not _unexpired(expiration):
-        return False
     expected = _signature(file_path, operation, user or "", token, expiration)
-    return same(given, expected)
+    if not same(given, expected):
+        return False
+    if expiration is not None and not _unexpired(expiration):
+        # envd's own words, which E2B's SDKs and tests read.
+        raise E2BError("signature is already expired", 401)
+    return True
 
 
 def signer_of(
