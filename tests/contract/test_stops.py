@@ -43,20 +43,21 @@ def _assert_stopped_with_state_kept(
 def test_a_timeout_stops_the_code_and_keeps_the_state(
     lang: Profile, computer: Computer, kind: str
 ) -> None:
+    """A timeout stops the code, says so in one notice and keeps the state.
+
+    Guards too: a timeout showed the interrupt's own error (Python's KeyboardInterrupt
+    traceback, a shell's blank line) before its notice, and the final message named
+    that error as if the code had failed."""
     assert run(computer, lang, lang.set_kept("kept-value")).status == "ok"
     result = run(computer, lang, _stuck(lang, kind), timeout=2)
+    _assert_timeout_alone(result, kind)
     _assert_stopped_with_state_kept(computer, lang, result, "timeout", kind)
     assert "timed out after 2 s" in result.notices[0].content, result.describe()
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_timeout_shows_its_notice_alone_not_the_interrupts_error(
-    lang: Profile, computer: Computer, kind: str
-) -> None:
-    """Guards: a timeout showed the interrupt's own error (Python's KeyboardInterrupt
-    traceback, a shell's blank line) before its notice, and the final message named
-    that error as if the code had failed."""
-    result = run(computer, lang, _stuck(lang, kind), timeout=2)
+def _assert_timeout_alone(result: Result, kind: str) -> None:
+    """The run printed what the code printed and the timeout's notice, nothing else:
+    no interrupt error before the notice, none named by any message."""
     assert_ends_once(result)
     assert result.status == "timeout", result.describe()
     assert not [m for m in result.messages if (m.extras or {}).get("error")], result.describe()
