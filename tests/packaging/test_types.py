@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,9 @@ def test_computers_and_filter_hosts_type_check(tmp_path: Path) -> None:
     """mypy (strict, the package's settings) takes a Computer and a RemoteComputer
     where a ComputerLike is wanted and refuses an object that is not one, and lets
     a filter call its host's three methods but nothing else of the Computer."""
-    uses = tmp_path / "uses.py"
+    # A module name of its own: mypy's cache (the repository's) keys a module by name
+    # and, for unchanged code, replays its errors under the path it had in an earlier run.
+    uses = tmp_path / f"uses_{uuid.uuid4().hex}.py"
     uses.write_text(USES)
     refused = [n for n, line in enumerate(USES.splitlines(), 1) if line.endswith("# refused")]
     checked = subprocess.run(
