@@ -5,7 +5,6 @@ interpreter of its own, and runs in two contexts go on at once."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from e2b import NotFoundException
@@ -81,7 +80,7 @@ def test_runs_in_two_contexts_go_on_at_once(sandbox: Sandbox) -> None:
     code = (
         "import os, time\n"
         "open('/home/user/{me}', 'w').close()\n"
-        "deadline = time.monotonic() + 60\n"
+        "deadline = time.monotonic() + 120\n"
         "while not os.path.exists('/home/user/{other}') and time.monotonic() < deadline:\n"
         "    time.sleep(0.05)\n"
         "os.path.exists('/home/user/{other}')"
@@ -95,13 +94,12 @@ def test_runs_in_two_contexts_go_on_at_once(sandbox: Sandbox) -> None:
         threading.Thread(target=run, args=("ctx-a", "ctx-b", first)),
         threading.Thread(target=run, args=("ctx-b", "ctx-a", second)),
     ]
-    started = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(120)
+        thread.join(200)
+    # Had one waited for the other, the first would have given up: False.
     assert done == {"ctx-a": "True", "ctx-b": "True"}
-    assert time.monotonic() - started < 60
 
 
 def test_two_runs_in_one_context_queue(sandbox: Sandbox) -> None:
