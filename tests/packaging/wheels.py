@@ -5,9 +5,7 @@ installed into each test module's own fresh virtualenv. A virtualenv is made
 without a pip of its own (``python -m venv --without-pip``) and filled by this
 interpreter's pip (``pip --python``): the same resolver and installer from the
 same cache, minus the seconds ``ensurepip`` takes to put a pip in each one.
-Nothing of lmc-runtime runs pip. Bytecode is not compiled at install time
-(``--no-compile``): an interpreter compiles the modules it imports as it
-imports them, and most of what the extras bring is never imported here.
+Nothing of lmc-runtime runs pip.
 """
 
 from __future__ import annotations
@@ -48,4 +46,4 @@ def fresh_venv(venv: Path, requirement: str, cwd: Path) -> None:
     """A new virtualenv at ``venv`` with ``requirement`` (the wheel, with extras or
     not) and what it depends on installed, resolved by pip from ``cwd``."""
     checked([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd)
-    checked([*venv_pip(venv), "install", "-q", "--no-compile", requirement], cwd)
+    checked([*venv_pip(venv), "install", "-q", requirement], cwd)
