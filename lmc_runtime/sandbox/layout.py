@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 from .bwrap import SANDBOX_GID, SANDBOX_UID
 from .identity import Identity
 from .view import SandboxView, user_site, write_commands
 
-__all__ = ["make_disk_layout"]
+__all__ = ["OnDisk", "make_disk_layout"]
+
+
+class _Rooted(Protocol):
+    root: Path
+
+
+class OnDisk:
+    """A folder of a session's disk, by name: an attribute of the sandbox
+    (``root/disk/<name>``), read-only."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, sandbox: _Rooted, owner: type | None = None) -> Path:
+        return sandbox.root / "disk" / self.name
 
 
 def make_disk_layout(

@@ -26,7 +26,7 @@ from .hostprep import unreachable_paths
 from .hostview import HostView
 from .identity import Identity, Lease, UidRange, UserReaper
 from .launch import SandboxLauncher
-from .layout import make_disk_layout
+from .layout import OnDisk, make_disk_layout
 from .policy import SandboxPolicy, fallback_rlimits
 from .stale import clean_session_dir, remove_cgroup
 from .strays import Census, TreeCensus, UserCensus
@@ -96,25 +96,14 @@ class Sandbox:
     # (the size-capped image when running as root), so the disk limit counts it
     # all; the host's own files live in ``control/``, which the code only reads.
 
-    @property
-    def work_dir(self) -> Path:
-        """The session's private working directory: ``/home/user`` inside (.view)."""
-        return self.root / "disk" / "work"
-
-    @property
-    def shared_dir(self) -> Path:
-        """Where interpreters create files of their own: unix sockets, screenshots."""
-        return self.root / "disk" / "shared"
-
-    @property
-    def output_dir(self) -> Path:
-        """Where whole outputs past the budget are saved (host side only, on the disk)."""
-        return self.root / "disk" / "output"
-
-    @property
-    def runtime_dir(self) -> Path:
-        """The interpreters' own files (profiles, caches, packages): ``/run/lmc``."""
-        return self.root / "disk" / "runtime"
+    #: The session's private working directory: ``/home/user`` inside (.view).
+    work_dir = OnDisk("work")
+    #: Where interpreters create files of their own: unix sockets, screenshots.
+    shared_dir = OnDisk("shared")
+    #: Where whole outputs past the budget are saved (host side only, on the disk).
+    output_dir = OnDisk("output")
+    #: The interpreters' own files (profiles, caches, packages): ``/run/lmc``.
+    runtime_dir = OnDisk("runtime")
 
     @property
     def view(self) -> SandboxView:
@@ -123,12 +112,10 @@ class Sandbox:
         passwd, group = control / "passwd", control / "group"
         return SandboxView(self.work_dir, self.runtime_dir, passwd, group, control, self.shared_dir)
 
-    @property
-    def control_dir(self) -> Path:
-        """The host's files for the session: connection files, cells, pages, FIFOs,
-        logs, and the kernels' sockets once adopted (so on the same filesystem as
-        ``shared_dir``). Only the host writes there; the sandbox sees it read-only."""
-        return self.root / "disk" / "control"
+    #: The host's files for the session: connection files, cells, pages, FIFOs,
+    #: logs, and the kernels' sockets once adopted (so on the same filesystem as
+    #: ``shared_dir``). Only the host writes there; the sandbox sees it read-only.
+    control_dir = OnDisk("control")
 
     @property
     def identity(self) -> Identity | None:
