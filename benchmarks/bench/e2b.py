@@ -170,9 +170,9 @@ def e2b_phase(*, quick: bool = False) -> E2BFigures:
         def lmc_first() -> float:
             started = time.perf_counter()
             with RemoteComputer(url, token=token) as computer:
-                computer.run(
-                    {"role": "assistant", "type": "code", "format": "python", "content": "1"}
-                )
+                code = {"role": "assistant", "type": "code", "format": "python", "content": "1"}
+                if not any(m.content == "1" for m in computer.run(code)):
+                    raise BenchError("RemoteComputer.run did not answer 1")
                 took = time.perf_counter() - started
             return took
 
@@ -184,11 +184,11 @@ def e2b_phase(*, quick: bool = False) -> E2BFigures:
         code = {"role": "assistant", "type": "code", "format": "python", "content": "print(1)"}
         with RemoteComputer(url, token=token) as computer:
             sbx.run_code("print(1)")
-            computer.run(code)
+            list(computer.run(code))
             trips_e2b, trips_lmc = [], []
             for _ in range(trips):
                 trips_e2b.append(_timed(lambda: sbx.run_code("print(1)")))
-                trips_lmc.append(_timed(lambda: computer.run(code)))
+                trips_lmc.append(_timed(lambda: list(computer.run(code))))
         sbx.kill()
         burst_e2b = _burst(burst, lambda: Sandbox.create(timeout=120), lambda s: s.kill())
         burst_lmc = _burst(
