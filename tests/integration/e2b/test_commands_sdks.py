@@ -5,21 +5,12 @@ node from the folder its set-up installs it in)."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
-from lmc_runtime.sysdeps import ensure_node_packages, missing_node_packages
+from tests.integration.e2b.sdk_env import OLD_PYTHON, js_sdk_folder, run_sdk_script
 from tests.integration.service.server import Server
 
 pytestmark = pytest.mark.timeout(180)
-
-#: The older SDK's Python (a virtualenv of e2b 2.45.1 and e2b-code-interpreter 2.9.2).
-OLD_PYTHON = Path(os.environ.get("LMC_E2B_OLD_PYTHON", "/work/e2bvenvs/old/bin/python"))
 
 #: What the older SDK does with commands; prints one JSON object of what it saw.
 SCRIPT = r"""
@@ -75,17 +66,7 @@ print(json.dumps(seen))
 
 @pytest.mark.skipif(not OLD_PYTHON.exists(), reason=f"no older E2B SDK at {OLD_PYTHON}")
 def test_the_older_sdk_runs_commands_and_ptys(e2b_env: Server) -> None:
-    done = subprocess.run(
-        [str(OLD_PYTHON), "-c", SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=150,
-        env=dict(os.environ),
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_sdk_script([str(OLD_PYTHON), "-c", SCRIPT], timeout=150)
     assert seen["run"] == ["out\nmine\n", "err\n", 0]
     assert seen["exit"] == [5, "exit status 5"]
     assert "one user" in seen["root"]
@@ -156,28 +137,12 @@ try {
 process.stdout.write(JSON.stringify(seen) + '\n')
 """
 
-JS_SDK = Path(__file__).parent / "js"
-
 
 def test_the_js_sdk_runs_commands_and_ptys(e2b_env: Server) -> None:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed for E2B's JS SDK")
-    lines: list[str] = []
-    if missing_node_packages(JS_SDK):
-        ensure_node_packages(JS_SDK, needed_for="E2B's JS SDK", say=lines.append)
-    assert not missing_node_packages(JS_SDK), "\n".join(lines)
-    done = subprocess.run(
-        ["node", "--input-type=module", "--eval", JS_SCRIPT],
-        cwd=JS_SDK,  # where the module is found
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=150,
-        stdin=subprocess.DEVNULL,
-        check=False,
+    folder = js_sdk_folder()  # where the module is found
+    seen = run_sdk_script(
+        ["node", "--input-type=module", "--eval", JS_SCRIPT], timeout=150, cwd=folder
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["run"][:3] == ["a\nx\n", "b\n", 0]
     assert "".join(seen["run"][3]) == "a\nx\n"  # streamed, in one piece or more
     assert seen["exit"] == ["CommandExitError", 4, "exit status 4"]

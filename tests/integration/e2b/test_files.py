@@ -5,21 +5,16 @@ e2b-code-interpreter 2.9) in its own interpreter, both unchanged."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 from e2b import FileNotFoundException, FilesystemEventType, FileType
 from e2b_code_interpreter import AsyncSandbox, Sandbox
 
+from tests.integration.e2b.sdk_env import OLD_PYTHON, run_sdk_script
 from tests.integration.service.server import Server
 
 pytestmark = pytest.mark.timeout(300)
-
-OLD_PYTHON = Path("/work/e2bvenvs/old/bin/python")
 
 
 def test_write_and_read_text_and_bytes(sandbox: Sandbox) -> None:
@@ -202,18 +197,7 @@ print(json.dumps(out))
 
 @pytest.mark.skipif(not OLD_PYTHON.exists(), reason="the older E2B SDK's environment is missing")
 def test_the_older_sdk_files(e2b_env: Server) -> None:
-    env = {**os.environ, "PYTHONPATH": ""}
-    done = subprocess.run(
-        [str(OLD_PYTHON), "-c", _OLD_SDK_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_sdk_script([str(OLD_PYTHON), "-c", _OLD_SDK_SCRIPT], timeout=240)
     assert out["write"] == "/home/user/old.txt"
     assert out["read"] == "from the old SDK"
     assert out["bytes"] == list(b"from")

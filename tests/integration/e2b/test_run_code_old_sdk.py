@@ -4,17 +4,10 @@ subprocess against the same real ``lmc serve``."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
-from tests.integration.e2b.conftest import E2B_TOKEN
+from tests.integration.e2b.sdk_env import OLD_PYTHON, run_sdk_script
 from tests.integration.service.server import Server
-
-OLD_PYTHON = Path("/work/e2bvenvs/old/bin/python")
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -72,25 +65,8 @@ print(json.dumps(seen))
 """
 
 
-def test_the_older_sdks_run_code_and_use_contexts(e2b_server: Server) -> None:
-    env = {
-        **os.environ,
-        "E2B_API_KEY": E2B_TOKEN,
-        "E2B_API_URL": e2b_server.url,
-        "E2B_SANDBOX_URL": e2b_server.url,
-    }
-    env.pop("E2B_DOMAIN", None)
-    done = subprocess.run(
-        [str(OLD_PYTHON), "-c", SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+def test_the_older_sdks_run_code_and_use_contexts(e2b_env: Server) -> None:
+    seen = run_sdk_script([str(OLD_PYTHON), "-c", SCRIPT], timeout=240)
     assert seen["versions"][0].startswith("2.") and seen["versions"][1] != ""
     basic = seen["basic"]
     assert basic["stdout"] == ["out\n"] and basic["stderr"] == ["err\n"]
