@@ -16,20 +16,14 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
-import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .model import Figure, Timing
-from .service import _announced_url, _stop
+from .service import local_server
 from .workloads import BenchError
 
 __all__ = ["E2BFigures", "e2b_phase", "missing_for_e2b"]
@@ -44,31 +38,6 @@ def missing_for_e2b() -> str | None:
     except ImportError:
         return "the E2B rows need E2B's SDK: pip install e2b-code-interpreter"
     return None
-
-
-@contextmanager
-def _server(burst: int) -> Iterator[tuple[str, str]]:
-    token = "e2b_" + secrets.token_hex(20)
-    with ExitStack() as stack:
-        data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lmc-bench-")))
-        os.chmod(data, 0o711)
-        log = stack.enter_context(open(data / "serve.log", "w"))
-        argv = [sys.executable, "-m", "lmc_runtime", "serve", "--port", "0"]
-        argv += ["--data-dir", str(data / "data"), "--log-level", "warning"]
-        argv += ["--max-sessions", str(2 * burst + 4), "--pool-max", str(burst)]
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            env={**os.environ, "LMC_TOKEN": token},
-        )
-        assert process.stdout is not None
-        stack.callback(_stop, process)
-        url = _announced_url(process.stdout, process, 60.0)
-        threading.Thread(target=process.stdout.read, daemon=True).start()
-        yield url, token
 
 
 def _timed(action: Callable[[], Any]) -> float:
@@ -154,7 +123,8 @@ def e2b_phase(*, quick: bool = False) -> E2BFigures:
     samples = 5 if quick else 20
     trips = 30 if quick else 200
     burst = _BURST_QUICK if quick else _BURST
-    with _server(burst) as (url, token):
+    serve_args = ("--max-sessions", str(2 * burst + 4), "--pool-max", str(burst))
+    with local_server(*serve_args, token="e2b_" + secrets.token_hex(20)) as (url, token):
         os.environ.update(E2B_API_KEY=token, E2B_API_URL=url, E2B_SANDBOX_URL=url)
         os.environ.pop("E2B_DOMAIN", None)
 

@@ -65,14 +65,17 @@ def _announced_url(out: IO[str], process: subprocess.Popen[str], timeout: float)
 
 
 @contextmanager
-def local_server() -> Iterator[tuple[str, str]]:
-    """A real ``lmc serve --no-sandbox`` on a free loopback port: its URL and token."""
-    token = secrets.token_urlsafe(24)
+def local_server(*serve_args: str, token: str | None = None) -> Iterator[tuple[str, str]]:
+    """A real ``lmc serve`` on a free loopback port, given ``serve_args`` (by
+    default ``--no-sandbox --pool-size 0``): its URL and token."""
+    token = token or secrets.token_urlsafe(24)
     with ExitStack() as stack:
         data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lmc-bench-")))
+        os.chmod(data, 0o711)  # a sandbox's user passes through to its own folder
         log = stack.enter_context(open(data / "serve.log", "w"))
-        argv = [sys.executable, "-m", "lmc_runtime", "serve", "--no-sandbox", "--port", "0"]
-        argv += ["--data-dir", str(data / "data"), "--pool-size", "0", "--log-level", "warning"]
+        argv = [sys.executable, "-m", "lmc_runtime", "serve", "--port", "0"]
+        argv += ["--data-dir", str(data / "data"), "--log-level", "warning"]
+        argv += serve_args or ("--no-sandbox", "--pool-size", "0")
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
