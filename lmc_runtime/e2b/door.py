@@ -3,7 +3,8 @@ sandboxes, and how a request's sandbox is found."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -30,6 +31,9 @@ class Door:
 
     service: Service
     sandboxes: Sandboxes
+    #: What each layer keeps for the whole server, by the layer's name (as
+    #: :attr:`~.registry.E2BSandbox.layers` does for one sandbox).
+    layers: dict[str, Any] = field(default_factory=dict)
 
     @property
     def domain(self) -> str | None:

@@ -23,7 +23,6 @@ import errno
 import logging
 import os
 import secrets
-import struct
 import threading
 from pathlib import Path
 
@@ -32,9 +31,12 @@ import anyio
 from ...sandbox.fileops import NoSuchFile, NotADirectory, Refused
 from ...sandbox.fileops._walk import open_dir, walk
 from ...sandbox.files import safe_parts
+from ..door import Door
 from ..errors import E2BError
 from ..registry import E2BSandbox
+from . import inotify as ino
 from .entries import entry_at
+from .inotify import WatchCount
 from .paths import inside
 from .proto import filesystem_pb2 as fs
 
@@ -44,6 +46,7 @@ __all__ = [
     "MAX_WATCHES",
     "Watch",
     "room_for_one",
+    "server_count",
     "watches_of",
 ]
 
@@ -57,61 +60,7 @@ MAX_FOLDERS = 1024
 #: new folder's scan tells.
 MAX_EVENTS = 10_000
 
-_IN_MODIFY = 0x2
-_IN_ATTRIB = 0x4
-_IN_MOVED_FROM = 0x40
-_IN_MOVED_TO = 0x80
-_IN_CREATE = 0x100
-_IN_DELETE = 0x200
-_IN_DELETE_SELF = 0x400
-_IN_MOVE_SELF = 0x800
-_IN_Q_OVERFLOW = 0x4000
-_IN_IGNORED = 0x8000
-_IN_ONLYDIR = 0x01000000
-_IN_ISDIR = 0x40000000
-_MASK = (
-    _IN_MODIFY
-    | _IN_ATTRIB
-    | _IN_MOVED_FROM
-    | _IN_MOVED_TO
-    | _IN_CREATE
-    | _IN_DELETE
-    | _IN_DELETE_SELF
-    | _IN_MOVE_SELF
-    | _IN_ONLYDIR
-)
-_EVENT = struct.Struct("iIII")
-_KINDS: tuple[tuple[int, fs.EventType], ...] = (
-    (_IN_CREATE | _IN_MOVED_TO, fs.EVENT_TYPE_CREATE),
-    (_IN_MODIFY, fs.EVENT_TYPE_WRITE),
-    (_IN_DELETE, fs.EVENT_TYPE_REMOVE),
-    (_IN_MOVED_FROM, fs.EVENT_TYPE_RENAME),
-    (_IN_ATTRIB, fs.EVENT_TYPE_CHMOD),
-)
 _LAYER = "envd.watches"
-
-_libc = ctypes.CDLL(None, use_errno=True)
-#: The server's inotify instances held by watches now.
-_open_count = 0
-_count_lock = threading.Lock()
-
-
-def _take_one() -> None:
-    global _open_count
-    with _count_lock:
-        if _open_count >= MAX_SERVER_WATCHES:
-            raise E2BError(
-                f"the server holds {MAX_SERVER_WATCHES} watches already, the most it may; "
-                "try again when one has ended",
-                429,
-            )
-        _open_count += 1
-
-
-def _give_back() -> None:
-    global _open_count
-    with _count_lock:
-        _open_count -= 1
 
 
 class Watch:
@@ -126,8 +75,11 @@ class Watch:
         recursive: bool,
         include_entry: bool,
         owner: tuple[int, int] | None,
+        count: WatchCount,
     ) -> None:
+        """``count``: the server's count of watches, which this one joins."""
         self.id = secrets.token_hex(8)
+        self.count = count
         self.root = root
         self.relpath = relpath
         self.recursive = recursive
@@ -148,11 +100,11 @@ class Watch:
         refusal when the folder cannot be reached safely."""
         fd = walk(self.root, safe_parts(self.relpath) if self.relpath else [], self.relpath)
         try:
-            _take_one()
-            inotify = _libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+            self.count.take()
+            inotify = ino.inotify_init(os.O_NONBLOCK | os.O_CLOEXEC)
             if inotify < 0:
                 err = ctypes.get_errno()
-                _give_back()
+                self.count.give_back()
                 raise E2BError(f"no watch can be made now: {os.strerror(err)}", 429)
             self.fd = inotify
             self._add(fd, "")
@@ -168,7 +120,7 @@ class Watch:
         if len(self._folders) >= MAX_FOLDERS:
             logger.info("envd watch: more than %d folders; the rest are not watched", MAX_FOLDERS)
             return
-        wd = _libc.inotify_add_watch(self.fd, f"/proc/self/fd/{dir_fd}".encode(), _MASK)
+        wd = ino.inotify_add_watch(self.fd, f"/proc/self/fd/{dir_fd}".encode(), ino.MASK)
         if wd < 0:
             err = ctypes.get_errno()
             if err in (errno.ENOSPC, errno.ENOMEM):
@@ -247,23 +199,23 @@ class Watch:
             except BlockingIOError:
                 return out
             offset = 0
-            while offset + _EVENT.size <= len(data):
-                wd, mask, _cookie, size = _EVENT.unpack_from(data, offset)
-                raw = data[offset + _EVENT.size : offset + _EVENT.size + size]
-                offset += _EVENT.size + size
+            while offset + ino.EVENT.size <= len(data):
+                wd, mask, _cookie, size = ino.EVENT.unpack_from(data, offset)
+                raw = data[offset + ino.EVENT.size : offset + ino.EVENT.size + size]
+                offset += ino.EVENT.size + size
                 self._one(out, wd, mask, raw.rstrip(b"\0"))
         return out
 
     def _one(self, out: list[fs.FilesystemEvent], wd: int, mask: int, raw: bytes) -> None:
-        if mask & _IN_Q_OVERFLOW:
+        if mask & ino.IN_Q_OVERFLOW:
             logger.info("envd watch: events were lost (the queue overflowed)")
             return
         sub = self._folders.get(wd)
-        if mask & _IN_IGNORED:
+        if mask & ino.IN_IGNORED:
             self._folders.pop(wd, None)
         if sub is None:
             return
-        if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+        if mask & (ino.IN_DELETE_SELF | ino.IN_MOVE_SELF):
             if sub == "":
                 self.ended = True  # the watched folder itself is gone
             return
@@ -271,10 +223,10 @@ class Watch:
             return
         name = os.fsdecode(raw)
         path = f"{sub}/{name}" if sub else name
-        for bits, kind in _KINDS:
+        for bits, kind in ino.KINDS:
             if mask & bits:
                 out.append(self._event(path, kind))
-        if self.recursive and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+        if self.recursive and mask & ino.IN_ISDIR and mask & (ino.IN_CREATE | ino.IN_MOVED_TO):
             self._add_new(path, out)
 
     def _event(self, path: str, kind: fs.EventType) -> fs.FilesystemEvent:
@@ -295,7 +247,7 @@ class Watch:
             self.ended = True
         if fd >= 0:
             os.close(fd)
-            _give_back()
+            self.count.give_back()
 
     @property
     def where(self) -> str:
@@ -319,6 +271,13 @@ def watches_of(sandbox: E2BSandbox) -> dict[str, Watch]:
         sandbox.closers.append(close_all)
     assert isinstance(watches, dict)
     return watches
+
+
+def server_count(door: Door) -> WatchCount:
+    """The count of ``door``'s watches (at most :data:`MAX_SERVER_WATCHES`)."""
+    count = door.layers.setdefault(_LAYER, WatchCount(MAX_SERVER_WATCHES))
+    assert isinstance(count, WatchCount)
+    return count
 
 
 def room_for_one(sandbox: E2BSandbox) -> dict[str, Watch]:

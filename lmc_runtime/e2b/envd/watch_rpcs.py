@@ -9,11 +9,12 @@ from collections.abc import AsyncGenerator
 import anyio
 from starlette.requests import Request
 
+from ..door import door_of
 from .codes import ConnectError
 from .connect import Call, Service
 from .filesystem import run_in_thread, where
 from .proto import filesystem_pb2 as fs
-from .watch import Watch, room_for_one, watches_of
+from .watch import Watch, room_for_one, server_count, watches_of
 
 __all__ = ["add_watch_rpcs"]
 
@@ -38,6 +39,7 @@ async def _opened(call: Call, path: str, recursive: bool, include_entry: bool) -
         recursive=recursive,
         include_entry=include_entry,
         owner=work.owner,
+        count=server_count(door_of(call.request)),
     )
     await run_in_thread(sandbox, watch.open)
     watches[watch.id] = watch
