@@ -135,10 +135,8 @@ async def _parsed(request: Request, model: type[_Body]) -> _Body:
 
 async def _upload(request: Request, session: ServiceSession, relpath: str) -> FileInfo:
     """Stream the body into ``relpath``; the file as it ends up."""
-    limit = service_of(request).settings.max_upload_bytes
     file_limit = session.policy.limits.file_size_bytes
-    if file_limit is not None:
-        limit = min(limit, file_limit)
+    limit = min(service_of(request).settings.max_upload_bytes, file_limit or 1 << 62)
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
