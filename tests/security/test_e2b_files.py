@@ -25,7 +25,7 @@ import pytest
 from e2b import InvalidArgumentException, SandboxException
 from e2b_code_interpreter import Sandbox
 
-from tests.integration.e2b.conftest import E2B_TOKEN
+from tests.integration.e2b.sdk_env import E2B_TOKEN, point_sdks_at, sdk_sandbox
 from tests.integration.service.server import Server, running_server
 from tests.security.e2b_door import create, wait_until
 from tests.security.harness import serve_as, temporary_account
@@ -54,20 +54,13 @@ def server() -> Iterator[Server]:
 
 @pytest.fixture
 def env(server: Server, monkeypatch: pytest.MonkeyPatch) -> Server:
-    monkeypatch.setenv("E2B_API_KEY", E2B_TOKEN)
-    monkeypatch.setenv("E2B_API_URL", server.url)
-    monkeypatch.setenv("E2B_SANDBOX_URL", server.url)
-    monkeypatch.delenv("E2B_DOMAIN", raising=False)
-    return server
+    return point_sdks_at(server, monkeypatch)
 
 
 @pytest.fixture
 def sbx(env: Server) -> Iterator[Sandbox]:
-    sandbox = Sandbox.create(timeout=120)
-    try:
+    with sdk_sandbox(Sandbox) as sandbox:
         yield sandbox
-    finally:
-        sandbox.kill()
 
 
 def _run(sbx: Sandbox, code: str) -> str:

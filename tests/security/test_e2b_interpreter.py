@@ -24,7 +24,7 @@ import pytest
 from e2b import NotFoundException, SandboxException
 from e2b_code_interpreter import Sandbox
 
-from tests.integration.e2b.conftest import E2B_TOKEN
+from tests.integration.e2b.sdk_env import E2B_TOKEN, point_sdks_at, sdk_sandbox
 from tests.integration.service.server import Server, running_server
 from tests.waiters import process_ended
 
@@ -53,20 +53,13 @@ def server() -> Iterator[Server]:
 
 @pytest.fixture
 def env(server: Server, monkeypatch: pytest.MonkeyPatch) -> Server:
-    monkeypatch.setenv("E2B_API_KEY", E2B_TOKEN)
-    monkeypatch.setenv("E2B_API_URL", server.url)
-    monkeypatch.setenv("E2B_SANDBOX_URL", server.url)
-    monkeypatch.delenv("E2B_DOMAIN", raising=False)
-    return server
+    return point_sdks_at(server, monkeypatch)
 
 
 @pytest.fixture
 def sbx(env: Server) -> Iterator[Sandbox]:
-    sandbox = Sandbox.create(timeout=120)
-    try:
+    with sdk_sandbox(Sandbox) as sandbox:
         yield sandbox
-    finally:
-        sandbox.kill()
 
 
 def _headers(sandbox: Sandbox) -> dict[str, str]:

@@ -8,10 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.integration.e2b.sdk_env import E2B_TOKEN, point_sdks_at, sdk_sandbox
 from tests.integration.service.server import Server, running_server
-
-#: The server's token, in the shape E2B's SDKs check a key for.
-E2B_TOKEN = "e2b_" + "0123456789abcdef" * 2 + "01234567"
 
 
 @pytest.fixture(scope="module")
@@ -23,12 +21,7 @@ def e2b_server() -> Iterator[Server]:
 @pytest.fixture
 def e2b_env(e2b_server: Server, monkeypatch: pytest.MonkeyPatch) -> Server:
     """The SDKs' environment pointed at ``e2b_server``."""
-    monkeypatch.setenv("E2B_API_KEY", E2B_TOKEN)
-    monkeypatch.setenv("E2B_API_URL", e2b_server.url)
-    monkeypatch.setenv("E2B_SANDBOX_URL", e2b_server.url)
-    monkeypatch.delenv("E2B_DOMAIN", raising=False)
-    monkeypatch.delenv("E2B_ACCESS_TOKEN", raising=False)
-    return e2b_server
+    return point_sdks_at(e2b_server, monkeypatch)
 
 
 @pytest.fixture
@@ -36,8 +29,5 @@ def sandbox(e2b_env: Server) -> Iterator[object]:
     """A code-interpreter sandbox of ``e2b_server``, killed after the test."""
     from e2b_code_interpreter import Sandbox
 
-    sbx = Sandbox.create(timeout=120)
-    try:
+    with sdk_sandbox(Sandbox) as sbx:
         yield sbx
-    finally:
-        sbx.kill()
