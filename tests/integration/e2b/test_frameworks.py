@@ -4,8 +4,6 @@ environment variables alone: smolagents' ``E2BExecutor`` (a CodeAgent with
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.integration.service.server import Server
@@ -15,18 +13,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 def test_a_smolagents_code_agent_on_its_e2b_executor_runs_in_lmc_serve(e2b_env: Server) -> None:
     smolagents = pytest.importorskip("smolagents")
-    from smolagents.models import ChatMessage, MessageRole, Model
     from smolagents.monitoring import LogLevel
 
-    class Scripted(Model):  # type: ignore[misc]
-        def __init__(self, *actions: str) -> None:
-            super().__init__(model_id="scripted")
-            self.actions = list(actions)
-            self.prompts: list[str] = []
-
-        def generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> ChatMessage:
-            self.prompts.append(str(messages))
-            return ChatMessage(role=MessageRole.ASSISTANT, content=self.actions.pop(0))
+    from tests.integration.integrations.scripted_model import Scripted
 
     model = Scripted(
         "Thought: compute.\n<code>\nimport os\nx = 6 * 7\nprint('cwd', os.getcwd())\n</code>",

@@ -7,14 +7,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("smolagents", reason="the [smolagents] extra is not installed")
 
 from smolagents import CodeAgent, tool  # type: ignore[import-untyped]
-from smolagents.models import ChatMessage, MessageRole, Model  # type: ignore[import-untyped]
 from smolagents.monitoring import AgentLogger, LogLevel  # type: ignore[import-untyped]
 from smolagents.utils import AgentError  # type: ignore[import-untyped]
 
@@ -25,6 +23,7 @@ from lmc_runtime.remote import RemoteComputer
 from ..lmc_cli import import_without
 from ..service.server import TOKEN, Server
 from .frameworks import install_line
+from .scripted_model import Scripted
 
 pytestmark = pytest.mark.integration
 
@@ -46,19 +45,6 @@ def multiply(a: int, b: int) -> int:
         b: the second number
     """
     return a * b
-
-
-class Scripted(Model):  # type: ignore[misc]
-    """A model that answers with canned code actions, in order, and keeps what it was sent."""
-
-    def __init__(self, *actions: str) -> None:
-        super().__init__(model_id="scripted")
-        self.actions = list(actions)
-        self.prompts: list[str] = []
-
-    def generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> ChatMessage:
-        self.prompts.append(str(messages))
-        return ChatMessage(role=MessageRole.ASSISTANT, content=self.actions.pop(0))
 
 
 def action(code: str) -> str:
