@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -114,25 +115,30 @@ async def _messages(
         async with contexts.session_lock:
             session = sandbox.session
             claim = session.acquire()  # SessionBusy: the lmc API runs code in it
-            stream = session.stream(message, timeout, claim)
-            try:
+            async with _closed_after(session.stream(message, timeout, claim)) as stream:
                 async for out in stream:
                     yield out
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await stream.aclose()
         return
     async with context.lock:
         computer = context.computer
         if computer is None:
             raise LMCError("this context was removed")
-        stream = computer.arun(message, timeout=timeout)
-        try:
+        async with _closed_after(computer.arun(message, timeout=timeout)) as stream:
             async for out in stream:
                 yield out
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+
+
+@asynccontextmanager
+async def _closed_after(
+    stream: AsyncGenerator[Message, None],
+) -> AsyncIterator[AsyncGenerator[Message, None]]:
+    """``stream``, closed on the way out even when the caller is cancelled (its
+    ``finally`` interrupts the code and frees the session or the context)."""
+    try:
+        yield stream
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stream.aclose()
 
 
 async def run_events(
