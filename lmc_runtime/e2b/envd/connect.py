@@ -51,6 +51,8 @@ Req = TypeVar("Req", bound=Message)
 Unary = Callable[[Any, "Call"], Awaitable[Message]]
 Streaming = Callable[[Any, "Call"], AsyncGenerator[Message, None]]
 ClientStreaming = Callable[[AsyncIterator[Any], "Call"], Awaitable[Message]]
+#: One of the three kinds of handler a service registers.
+Handler = TypeVar("Handler", Unary, Streaming, ClientStreaming)
 
 #: The longest ``Connect-Timeout-Ms`` honoured as a bound (a day); 0 or none: no bound.
 _MAX_TIMEOUT_MS = 86_400_000
@@ -84,37 +86,31 @@ class Service:
         path = f"/{self.name}/{method}"
         self._routes.append(Route(path, endpoint, methods=["POST"], name=path))
 
-    def unary(self, method: str, kind: type[Req]) -> Callable[[Unary], Unary]:
-        def register(handler: Unary) -> Unary:
+    def _registrar(
+        self,
+        method: str,
+        kind: type[Req],
+        serve: Callable[[Request, type[Req], Handler], Awaitable[Response]],
+    ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
             async def endpoint(request: Request) -> Response:
-                return await _unary(request, kind, handler)
+                return await serve(request, kind, handler)
 
             self._add(method, endpoint)
             return handler
 
         return register
+
+    def unary(self, method: str, kind: type[Req]) -> Callable[[Unary], Unary]:
+        return self._registrar(method, kind, _unary)
 
     def server_stream(self, method: str, kind: type[Req]) -> Callable[[Streaming], Streaming]:
-        def register(handler: Streaming) -> Streaming:
-            async def endpoint(request: Request) -> Response:
-                return await _server_stream(request, kind, handler)
-
-            self._add(method, endpoint)
-            return handler
-
-        return register
+        return self._registrar(method, kind, _server_stream)
 
     def client_stream(
         self, method: str, kind: type[Req]
     ) -> Callable[[ClientStreaming], ClientStreaming]:
-        def register(handler: ClientStreaming) -> ClientStreaming:
-            async def endpoint(request: Request) -> Response:
-                return await _client_stream(request, kind, handler)
-
-            self._add(method, endpoint)
-            return handler
-
-        return register
+        return self._registrar(method, kind, _client_stream)
 
 
 def _timeout(request: Request) -> float | None:
