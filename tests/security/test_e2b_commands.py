@@ -259,13 +259,19 @@ def test_an_output_flood_keeps_the_servers_memory_bounded(sbx: Sandbox, env: Ser
 # -- nothing outlives its sandbox ---------------------------------------------------------
 
 
-def test_a_command_ends_with_its_sandbox_killed(env: Server) -> None:
-    sandbox = Sandbox.create(timeout=120)
+def _two_sleepers(sandbox: Sandbox) -> tuple[str, list[int]]:
+    """Two sleeps the sandbox's commands start, a background command and one escaped
+    into a session of its own: their marker and host pids once they run."""
     marker = _marker()
     sandbox.commands.run(f"sleep {marker}", background=True)
     sandbox.commands.run(f"nohup setsid sleep {marker} >/dev/null 2>&1 &", timeout=10)
     the_sleeper(marker)
-    pids = sleepers(marker)
+    return marker, sleepers(marker)
+
+
+def test_a_command_ends_with_its_sandbox_killed(env: Server) -> None:
+    sandbox = Sandbox.create(timeout=120)
+    marker, pids = _two_sleepers(sandbox)
     sandbox.kill()
     assert all_gone(pids, 20), sleepers(marker)
 
@@ -285,15 +291,8 @@ def test_a_command_ends_with_its_server_killed(monkeypatch: pytest.MonkeyPatch) 
         os.chmod(tmp, 0o711)  # sandbox users pass through to their session folders
         data_dir = Path(tmp) / "data"
         with _running(data_dir, ("--pool-size", "0"), E2B_TOKEN) as doomed:
-            monkeypatch.setenv("E2B_API_KEY", E2B_TOKEN)
-            monkeypatch.setenv("E2B_API_URL", doomed.url)
-            monkeypatch.setenv("E2B_SANDBOX_URL", doomed.url)
-            sandbox = Sandbox.create(timeout=120)
-            marker = _marker()
-            sandbox.commands.run(f"sleep {marker}", background=True)
-            sandbox.commands.run(f"nohup setsid sleep {marker} >/dev/null 2>&1 &", timeout=10)
-            the_sleeper(marker)
-            pids = sleepers(marker)
+            point_sdks_at(doomed, monkeypatch)
+            marker, pids = _two_sleepers(Sandbox.create(timeout=120))
             doomed.process.send_signal(signal.SIGKILL)
             doomed.process.wait(timeout=10)
             assert all_gone(pids, 20), sleepers(marker)
