@@ -17,6 +17,7 @@ import pytest
 
 from lmc_runtime.sysdeps import ensure_node_packages, missing_node_packages
 from tests.integration.service.server import Server
+from tests.integration.venvs import cached_venv
 
 #: The server's token, in the shape E2B's SDKs check a key for.
 E2B_TOKEN = "e2b_" + "0123456789abcdef" * 2 + "01234567"
@@ -43,9 +44,15 @@ def sdk_sandbox(cls: Any, timeout: int = 120) -> Iterator[Any]:
         sandbox.kill()
 
 
-#: The older SDKs' Python (a virtualenv of e2b 2.45.1 and e2b-code-interpreter 2.9.2,
-#: the releases E2B's stored test suites match).
-OLD_PYTHON = Path(os.environ.get("LMC_E2B_OLD_PYTHON", "/work/e2bvenvs/old/bin/python"))
+#: The older SDKs: the releases E2B's stored public test suites match.
+OLD_SDKS = ("e2b==2.45.1", "e2b-code-interpreter==2.9.2")
+
+
+def old_sdk_python() -> Path:
+    """The Python of a virtualenv of :data:`OLD_SDKS`, built with pip on first use
+    and cached (skips the test when the package index is out of reach)."""
+    return cached_venv("e2b-old-sdks", OLD_SDKS, what="the older E2B SDKs")
+
 
 #: Where E2B's JS SDK is installed, from the lock file there.
 JS_SDK = Path(__file__).parent / "js"

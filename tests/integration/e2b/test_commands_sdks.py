@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.e2b.sdk_env import OLD_PYTHON, js_sdk_folder, run_sdk_script
+from tests.integration.e2b.sdk_env import js_sdk_folder, old_sdk_python, run_sdk_script
 from tests.integration.service.server import Server
 
 pytestmark = pytest.mark.timeout(180)
@@ -64,9 +64,8 @@ print(json.dumps(seen))
 """
 
 
-@pytest.mark.skipif(not OLD_PYTHON.exists(), reason=f"no older E2B SDK at {OLD_PYTHON}")
 def test_the_older_sdk_runs_commands_and_ptys(e2b_env: Server) -> None:
-    seen = run_sdk_script([str(OLD_PYTHON), "-c", SCRIPT], timeout=150)
+    seen = run_sdk_script([str(old_sdk_python()), "-c", SCRIPT], timeout=150)
     assert seen["run"] == ["out\nmine\n", "err\n", 0]
     assert seen["exit"] == [5, "exit status 5"]
     assert "one user" in seen["root"]

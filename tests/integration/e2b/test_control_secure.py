@@ -10,18 +10,17 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 from e2b_code_interpreter import Sandbox
 
 from tests.integration.e2b.conftest import E2B_TOKEN
+from tests.integration.e2b.sdk_env import old_sdk_python
 from tests.integration.service.server import Server, running_server
 
 pytestmark = pytest.mark.timeout(300)
 
-OLD_PYTHON = Path("/work/e2bvenvs/old/bin/python")
 
 #: The older SDK, secure or not as argv[1] says; one JSON line of what it saw.
 OLD_SCRIPT = """
@@ -50,12 +49,10 @@ print(json.dumps(seen))
 
 
 def _old_sdk(server: Server, secure: bool) -> subprocess.CompletedProcess[str]:
-    if not OLD_PYTHON.exists():
-        pytest.skip(f"the older SDK's venv is not at {OLD_PYTHON}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("E2B_")}
     env.update(E2B_API_KEY=E2B_TOKEN, E2B_API_URL=server.url, E2B_SANDBOX_URL=server.url)
     return subprocess.run(
-        [str(OLD_PYTHON), "-c", OLD_SCRIPT, "secure" if secure else "open"],
+        [str(old_sdk_python()), "-c", OLD_SCRIPT, "secure" if secure else "open"],
         env=env,
         capture_output=True,
         text=True,

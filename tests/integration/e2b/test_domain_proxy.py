@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.e2b.conftest import E2B_TOKEN
+from tests.integration.e2b.sdk_env import old_sdk_python
 from tests.integration.service.server import Server, free_port, running_server
 
 pytestmark = [
@@ -37,7 +38,6 @@ pytestmark = [
 
 DOMAIN = "lmc.test"
 CONFIG = Path(__file__).parents[3] / "examples" / "deploy" / "nginx-e2b.conf"
-OLD_PYTHON = Path("/work/e2bvenvs/old/bin/python")
 
 #: What the SDK does through the proxy; prints one JSON line of what it saw.
 SCRIPT = """
@@ -219,9 +219,7 @@ def test_the_sdk_with_e2b_domain_goes_through_a_tls_proxy(
     proxied: tuple[Server, Tunnel, Path], python: str
 ) -> None:
     server, tunnel, ca = proxied
-    if python == "old" and not OLD_PYTHON.exists():
-        pytest.skip(f"the older SDK's venv is not at {OLD_PYTHON}")
-    executable = sys.executable if python == "new" else str(OLD_PYTHON)
+    executable = sys.executable if python == "new" else str(old_sdk_python())
     tunnel.asked.clear()
     seen = _sdk(executable, tunnel, ca)
     assert seen == {

@@ -11,7 +11,7 @@ import pytest
 from e2b import FileNotFoundException, FilesystemEventType, FileType
 from e2b_code_interpreter import AsyncSandbox, Sandbox
 
-from tests.integration.e2b.sdk_env import OLD_PYTHON, run_sdk_script
+from tests.integration.e2b.sdk_env import old_sdk_python, run_sdk_script
 from tests.integration.service.server import Server
 
 pytestmark = pytest.mark.timeout(300)
@@ -195,9 +195,8 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(not OLD_PYTHON.exists(), reason="the older E2B SDK's environment is missing")
 def test_the_older_sdk_files(e2b_env: Server) -> None:
-    out = run_sdk_script([str(OLD_PYTHON), "-c", _OLD_SDK_SCRIPT], timeout=240)
+    out = run_sdk_script([str(old_sdk_python()), "-c", _OLD_SDK_SCRIPT], timeout=240)
     assert out["write"] == "/home/user/old.txt"
     assert out["read"] == "from the old SDK"
     assert out["bytes"] == list(b"from")

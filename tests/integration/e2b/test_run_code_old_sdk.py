@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.e2b.sdk_env import OLD_PYTHON, run_sdk_script
+from tests.integration.e2b.sdk_env import old_sdk_python, run_sdk_script
 from tests.integration.service.server import Server
 
 pytestmark = [
     pytest.mark.timeout(300),
-    pytest.mark.skipif(not OLD_PYTHON.exists(), reason="the older E2B SDKs are not installed"),
 ]
 
 #: Run by the older SDK's Python: what it saw, as one JSON object on stdout.
@@ -66,7 +65,7 @@ print(json.dumps(seen))
 
 
 def test_the_older_sdks_run_code_and_use_contexts(e2b_env: Server) -> None:
-    seen = run_sdk_script([str(OLD_PYTHON), "-c", SCRIPT], timeout=240)
+    seen = run_sdk_script([str(old_sdk_python()), "-c", SCRIPT], timeout=240)
     assert seen["versions"][0].startswith("2.") and seen["versions"][1] != ""
     basic = seen["basic"]
     assert basic["stdout"] == ["out\n"] and basic["stderr"] == ["err\n"]
