@@ -53,6 +53,7 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("default-jdk-headless", "javac", "the Java language (javac, the JShell API)"),
     SystemPackage("haproxy", "haproxy", "the tests of lmc serve replicas behind a balancer"),
     SystemPackage("postgresql", "", "the tests of the PostgreSQL transcript store"),
+    SystemPackage("nginx-light", "nginx", "the tests of E2B's SDKs through a TLS proxy"),
 )
 
 

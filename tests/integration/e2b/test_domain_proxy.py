@@ -32,7 +32,7 @@ pytestmark = [
     pytest.mark.timeout(300),
     pytest.mark.skipif(
         shutil.which("nginx") is None or shutil.which("openssl") is None,
-        reason="needs nginx and openssl (apt-get install nginx-light openssl)",
+        reason="needs nginx and openssl (lmc setup installs nginx-light)",
     ),
 ]
 
