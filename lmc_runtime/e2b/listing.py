@@ -98,7 +98,8 @@ def _chosen(sandboxes: Iterable[E2BSandbox], request: Request) -> list[E2BSandbo
         for s in sandboxes
         if s.state in states
         and all(s.metadata.get(k) == v for k, v in metadata.items())
-        and (after is None or s.started_at > after)
+        # "at or after": the time the sandbox's info gave, to the microsecond.
+        and (after is None or s.started_at >= after - 1e-6)
         and (not template or s.template == template.split(":", 1)[0])
     ]
 

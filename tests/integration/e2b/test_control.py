@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -190,3 +191,13 @@ def test_mcp_and_volumes_are_refused_clearly(e2b_env: Server) -> None:
             "/v2/sandboxes", json={"templateID": "base", "autoResume": {"enabled": True}}
         )
         assert answer.status_code == 400 and "autoPause" in answer.json()["message"]
+
+
+def test_the_list_filters_by_start_time_at_or_after(three: list[Sandbox]) -> None:
+    """Guards startedAfter's "at or after": the sandbox's own start time lists it."""
+    info = three[0].get_info()
+    at = Sandbox.list(query=SandboxQuery(started_after=info.started_at)).next_items()
+    assert three[0].sandbox_id in [s.sandbox_id for s in at]
+    later = info.started_at + timedelta(seconds=60)
+    after = Sandbox.list(query=SandboxQuery(started_after=later)).next_items()
+    assert three[0].sandbox_id not in [s.sandbox_id for s in after]
