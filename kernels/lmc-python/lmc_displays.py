@@ -1,5 +1,5 @@
 """Displays of an lmc-runtime Python kernel: PIL's Image.show() and Image.save(),
-figures whatever matplotlib's backend, and chart data.
+figures whatever matplotlib's backend, and chart and table data.
 
 Loaded by ``lmc_startup.py``; costs next to nothing at start: it imports
 neither PIL nor matplotlib, and neither need be installed.
@@ -30,13 +30,12 @@ file (a path, not a file object) that wrote a PNG or a JPEG is displayed as
 that file's bytes, once per save. Saves made by matplotlib itself (its JPEG
 output) are left out: the figure is sent as a figure.
 
-Chart data
-----------
-A formatter for the bundle type ``application/vnd.lmc.chart+json`` is
-registered; it recognises a ``matplotlib.figure.Figure`` only once matplotlib
-is imported (it never imports it): every displayed figure carries, beside its picture, what it
-shows (``lmc_charts.py``, read the first time a figure is displayed). It never
-fails a display: a figure it cannot read gets no chart data.
+Chart and table data
+--------------------
+Formatters for ``CHART_MIME`` and ``TABLE_MIME``: a displayed matplotlib figure
+carries what it shows (``lmc_charts.py``), a pandas DataFrame its columns. Each
+recognises its type only once its library is imported (never importing it),
+and never fails a display: what it cannot read gets no data.
 """
 
 from __future__ import annotations
@@ -52,6 +51,7 @@ from collections.abc import Callable
 from typing import Any
 
 CHART_MIME = "application/vnd.lmc.chart+json"
+TABLE_MIME = "application/vnd.lmc.table+json"
 _PNG_MODES = ("1", "L", "LA", "I", "I;16", "P", "RGB", "RGBA")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -266,9 +266,34 @@ def install_charts(ip: Any) -> None:
     ip.display_formatter.formatters[CHART_MIME] = ChartFormatter(parent=ip.display_formatter)
 
 
+def install_tables(ip: Any) -> None:
+    """A pandas DataFrame's displays carry its columns as lists (``TABLE_MIME``)."""
+    from IPython.core.formatters import BaseFormatter
+    from traitlets import ObjectName, Unicode
+
+    class TableFormatter(BaseFormatter):
+        format_type = Unicode(TABLE_MIME)
+        print_method = ObjectName("_repr_lmc_table_")
+        _return_type = (dict,)
+
+        def __call__(self, obj: Any) -> dict[str, Any] | None:
+            frame = getattr(sys.modules.get("pandas"), "DataFrame", None)
+            if not self.enabled or frame is None or not isinstance(obj, frame):
+                return None
+            try:
+                iso = lambda v: v.isoformat() if hasattr(v, "isoformat") else v  # noqa: E731
+                return {str(k): list(map(iso, vs)) for k, vs in obj.to_dict("list").items()}
+            except Exception as exc:  # the frame is shown all the same
+                _log(f"lmc table data: {exc!r}")
+                return None
+
+    ip.display_formatter.formatters[TABLE_MIME] = TableFormatter(parent=ip.display_formatter)
+
+
 def install(ip: Any) -> None:
     """All of them, in the kernel whose shell is ``ip``."""
     install_image_show()
     install_image_save()
     install_charts(ip)
+    install_tables(ip)
     install_figures(ip)

@@ -45,6 +45,7 @@ __all__ = [
     "CHART_MIME",
     "DISPLAY_KEY",
     "INPUT_REQUEST_MSG_TYPE",
+    "TABLE_MIME",
     "choose",
     "mark_display",
     "strip_ansi",
@@ -59,6 +60,8 @@ ACTIVE_LINE_MSG_TYPE = "lmc_active_line"
 INPUT_REQUEST_MSG_TYPE = "lmc_input_request"
 #: The bundle type that carries a figure's chart data beside its picture.
 CHART_MIME = "application/vnd.lmc.chart+json"
+#: The bundle type that carries a pandas DataFrame's columns beside its HTML.
+TABLE_MIME = "application/vnd.lmc.table+json"
 #: The extras key of a display's messages (see :func:`mark_display`).
 DISPLAY_KEY = "display"
 #: The types a display's first message holds as they came (base64 joined); a

@@ -18,7 +18,7 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from ...backends.jupyter.translate import CHART_MIME, DISPLAY_KEY
+from ...backends.jupyter.translate import CHART_MIME, DISPLAY_KEY, TABLE_MIME
 from ...messages import Message
 
 __all__ = ["Events", "end_of_execution", "error_event", "result_event"]
@@ -38,6 +38,7 @@ _FIELDS = {
     "e2b/data": "data",
     "e2b/chart": "chart",
     CHART_MIME: "chart",
+    TABLE_MIME: "data",
 }
 #: Fields whose value is a JSON object, not text.
 _OBJECTS = frozenset({"json", "data", "chart"})
