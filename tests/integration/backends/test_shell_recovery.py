@@ -125,7 +125,7 @@ def test_regression_a_run_sent_again_reads_its_input_from_the_new_shell(tmp_path
     with Computer(cwd=tmp_path, on_input=answer, timeouts=Timeouts(interrupt_grace=1.0)) as c:
         first = run(
             c,
-            "setsid sleep 4 2>/dev/null & echo $!\n(sleep 0.3; kill -9 $$) >/dev/null 2>&1 &\n"
+            "setsid sleep 4 2>/dev/null & echo $!\n(sleep 1; kill -9 $$) >/dev/null 2>&1 &\n"
             "echo $$",
             "bash",
         )
