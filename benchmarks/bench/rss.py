@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import mmap
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -20,7 +21,7 @@ from lmc_runtime.procs import linux_procfs
 
 from .workloads import BenchError
 
-__all__ = ["SAMPLE_INTERVAL_S", "Method", "RssGrowth", "choose_method"]
+__all__ = ["SAMPLE_INTERVAL_S", "Method", "RssGrowth", "choose_method", "fresh_block"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,20 @@ def _reset_peak() -> None:
     CLEAR_REFS.write_text("5", encoding="ascii")
 
 
+def fresh_block(nbytes: int) -> mmap.mmap:
+    """A new anonymous mapping of *nbytes* with every page written: memory that is
+    surely new to this process's RSS (``close()`` gives it back).
+
+    A ``bytes`` object of the same size may not be: malloc can serve it from a free
+    chunk of a heap whose pages are already resident, which then adds nothing.
+    """
+    block = mmap.mmap(-1, nbytes)
+    page = mmap.PAGESIZE
+    for offset in range(0, nbytes, page):
+        block[offset] = 1
+    return block
+
+
 def choose_method() -> tuple[Method, str]:
     """``("vmhwm", "")`` if the peak can be reset here, else ``("sampled", why not)``.
 
@@ -74,8 +89,7 @@ def choose_method() -> tuple[Method, str]:
         _rss_kib()
         return "sampled", "there is no Linux /proc here: RSS is sampled with psutil"
     _status_kib("VmRSS")  # fails early, with the reason, if /proc misbehaves
-    probe = b"\x01" * _PROBE_BYTES
-    del probe
+    fresh_block(_PROBE_BYTES).close()
     try:
         _reset_peak()
     except OSError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -219,14 +220,13 @@ def test_language_round_trips_become_informational_rows() -> None:
 
 
 def test_rss_growth_sees_a_peak_that_is_gone_by_the_end() -> None:
-    from benchmarks.bench.rss import RssGrowth, choose_method
+    from benchmarks.bench.rss import RssGrowth, choose_method, fresh_block
 
     method, why = choose_method()
     if method != "vmhwm":
         pytest.skip(f"the RSS peak cannot be reset here: {why}")
     with RssGrowth(method) as growth:
-        block = b"\x01" * (64 << 20)
-        del block
+        fresh_block(64 << 20).close()
     assert growth.kib >= 60 * 1024
     with RssGrowth(method) as quiet:
         pass
@@ -234,9 +234,47 @@ def test_rss_growth_sees_a_peak_that_is_gone_by_the_end() -> None:
 
 
 def test_sampled_rss_growth_counts_what_is_still_held_at_the_end() -> None:
-    from benchmarks.bench.rss import RssGrowth
+    from benchmarks.bench.rss import RssGrowth, fresh_block
 
     with RssGrowth("sampled") as growth:
-        block = b"\x01" * (64 << 20)
+        block = fresh_block(64 << 20)
     assert growth.kib >= 60 * 1024
-    del block
+    block.close()
+
+
+def test_regression_fresh_block_grows_rss_where_a_bytes_object_reuses_resident_heap() -> None:
+    """Guards the CI failure where ``b"\\x01" * 64 MiB`` added 156 KiB to RSS: malloc
+    served it from a free, already resident heap chunk. Forced here in a child
+    process through glibc's ``mallopt``."""
+    import ctypes.util
+    import subprocess
+    import sys
+
+    if not ctypes.util.find_library("c") or not Path("/proc/self/status").exists():
+        pytest.skip("needs glibc and Linux's /proc")
+    script = """
+import ctypes, ctypes.util
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+# M_MMAP_MAX 0: every malloc from the heap; M_TRIM_THRESHOLD 1 GiB: a freed
+# heap stays resident, as a fragmented one does after a long test run
+if libc.mallopt(-4, 0) != 1 or libc.mallopt(-1, 1 << 30) != 1:
+    raise SystemExit(3)
+from benchmarks.bench.rss import RssGrowth, fresh_block
+warm = b"\\x01" * (80 << 20)
+del warm
+with RssGrowth("sampled") as reused:
+    block = b"\\x01" * (64 << 20)
+with RssGrowth("sampled") as fresh:
+    held = fresh_block(64 << 20)
+print(int(reused.kib), int(fresh.kib))
+"""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    if done.returncode == 3:
+        pytest.skip("this C library does not take mallopt(M_MMAP_MAX)")
+    assert done.returncode == 0, done.stderr
+    reused_kib, fresh_kib = map(int, done.stdout.split())
+    assert reused_kib < 16 * 1024  # the old probe's blind spot, reproduced
+    assert fresh_kib >= 60 * 1024
