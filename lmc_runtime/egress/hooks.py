@@ -57,9 +57,11 @@ class Interceptor(Protocol):
         session: str,
         name: str,
         port: int,
+        head: bytes,
         client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
         dial: Dial,
     ) -> None:
-        """Serve the client's connection (nothing read from it yet, TLS or not)
-        until either side ends; close both."""
+        """Serve the client's connection until either side ends; close both.
+        ``head`` is what the gateway already read from it (a TLS ClientHello, or
+        nothing after an explicit proxy's ``CONNECT``); the rest is unread."""
         ...
