@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...errors import LMCError
 from ...sandbox.fileops import MAX_ENTRIES, FileOpError, NoSuchFile, NotADirectory, Refused
+from ...sandbox.fileops._ops import lstat_path
 from ...sandbox.fileops._walk import lstat_at, open_dir, walk
 from ...sandbox.files import DIR_FLAGS, safe_parts
 from ..errors import E2BError
@@ -104,12 +105,7 @@ def _target_kind(root: Path, target: str) -> fs.FileType:
         relpath = relpath_of(target)
         if not relpath:
             return fs.FILE_TYPE_DIRECTORY
-        parts = safe_parts(relpath)
-        fd = walk(root, parts[:-1], relpath)
-        try:
-            info = lstat_at(fd, parts[-1], relpath)
-        finally:
-            os.close(fd)
+        info = lstat_path(root, relpath)
     except (E2BError, FileOpError, LMCError, OSError):
         return fs.FILE_TYPE_SYMLINK
     kind = _kind(info.st_mode)

@@ -19,7 +19,15 @@ from ..files import safe_parts
 from ._walk import FileInfo, Owner, lstat_at, open_dir, refuse_special, walk
 from .errors import AlreadyExists, FileOpError, NoSuchFile, NotADirectory, NotEmpty, Refused
 
-__all__ = ["KeptChanging", "Listing", "list_directory", "make_directory", "remove", "stat_path"]
+__all__ = [
+    "KeptChanging",
+    "Listing",
+    "list_directory",
+    "lstat_path",
+    "make_directory",
+    "remove",
+    "stat_path",
+]
 
 #: The most entries a listing returns (a folder of millions is cut, and says so).
 MAX_ENTRIES = 10_000
@@ -82,14 +90,20 @@ def list_directory(root: Path, relpath: str, *, limit: int = MAX_ENTRIES) -> Lis
     return Listing(path=relpath, entries=entries, truncated=truncated)
 
 
-def stat_path(root: Path, relpath: str) -> FileInfo:
-    """The file or folder at ``root/relpath``; a link, FIFO... is refused."""
+def lstat_path(root: Path, relpath: str) -> os.stat_result:
+    """``lstat`` of ``root/relpath`` (a plain relative path), reached without
+    following a link on the way; the last component itself is not followed."""
     parts = safe_parts(relpath)
     fd = walk(root, parts[:-1], relpath)
     try:
-        info = lstat_at(fd, parts[-1], relpath)
+        return lstat_at(fd, parts[-1], relpath)
     finally:
         os.close(fd)
+
+
+def stat_path(root: Path, relpath: str) -> FileInfo:
+    """The file or folder at ``root/relpath``; a link, FIFO... is refused."""
+    info = lstat_path(root, relpath)
     refuse_special(info, relpath)
     return FileInfo.of(relpath, info)
 
