@@ -9,8 +9,9 @@ shares, are in :mod:`lmc_runtime.errors`::
 
     ServiceError
     ├── SessionNotFound, SessionEnded, SessionLost, SessionBusy, SessionStartFailed
-    ├── CapacityExceeded, LimitTooHigh, NetworkNotAllowed
+    ├── CapacityExceeded, LimitTooHigh, NetworkNotAllowed, BadNetworkPolicy
     ├── UnknownLanguage, LanguageUnavailable, ShuttingDown, ServiceUnavailable
+    ├── UnknownEnvironment, EnvironmentBroken
     ├── InvalidRequest, MalformedRequest, RequestTooLarge
     └── BadPath, SessionFileNotFound, NotARegularFile, PathIsDirectory,
         PathRefused, DiskLimitExceeded, FileExists, DirectoryNotEmpty,
@@ -25,10 +26,12 @@ from ..errors import ServiceError
 from ..errors.runtime import templated
 
 __all__ = [
+    "BadNetworkPolicy",
     "BadPath",
     "CapacityExceeded",
     "DirectoryNotEmpty",
     "DiskLimitExceeded",
+    "EnvironmentBroken",
     "FileExists",
     "InvalidRequest",
     "LanguageUnavailable",
@@ -49,6 +52,7 @@ __all__ = [
     "SessionNotFound",
     "SessionStartFailed",
     "ShuttingDown",
+    "UnknownEnvironment",
     "UnknownLanguage",
 ]
 
@@ -117,13 +121,21 @@ class LimitTooHigh(ServiceError, ValueError):
 
 
 class NetworkNotAllowed(ServiceError):
-    """A session asked for network access on a service that gives none."""
+    """A session asked for network access on a service that gives none, or for
+    more than the server's ceiling allows (``reason`` says which entry)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reason: str | None = None) -> None:
         super().__init__(
-            "this server gives sessions no network access; its operator can allow it "
+            reason
+            or "this server gives sessions no network access; its operator can allow it "
             "with `lmc serve --allow-network`"
         )
+        self.reason = reason
+
+
+class BadNetworkPolicy(ServiceError, ValueError):
+    """A network policy (a session's, or the server's ceiling) is malformed;
+    the message names the entry and what is wrong with it."""
 
 
 class UnknownLanguage(ServiceError, ValueError):
@@ -143,6 +155,27 @@ class LanguageUnavailable(ServiceError):
     language: str
     reason: str
     template = "{language} is not available here: {reason}"
+
+
+class UnknownEnvironment(ServiceError, LookupError):
+    """No environment has this name (``known`` lists those there are)."""
+
+    def __init__(self, name: str, known: Sequence[str] = ()) -> None:
+        there = f"the environments are {', '.join(known)}" if known else "there are none"
+        super().__init__(
+            f"no environment {name[:80]!r}: {there} (the operator makes them with `lmc env create`)"
+        )
+        self.name = name
+        self.known = tuple(known)
+
+
+@templated
+class EnvironmentBroken(ServiceError):
+    """An environment cannot run sessions; ``reason`` says what is wrong with it."""
+
+    name: str
+    reason: str
+    template = "the environment {name!r} cannot be used: {reason}"
 
 
 class ShuttingDown(ServiceError):
