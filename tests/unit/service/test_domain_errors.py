@@ -19,6 +19,7 @@ from lmc_runtime.errors import (
 )
 from lmc_runtime.service import errors as refusals
 from lmc_runtime.service.errors import (
+    BadNetworkPolicy,
     BadPath,
     CapacityExceeded,
     DirectoryNotEmpty,
@@ -57,6 +58,8 @@ CASES: list[tuple[ServiceError, int, str, str]] = [
     (CapacityExceeded(4), 429, "too_many_sessions", "at most 4 sessions"),
     (LimitTooHigh("wall_seconds", 60, 99), 400, "limit_too_high", "at most 60, got 99"),
     (NetworkNotAllowed(), 403, "network_not_allowed", "--allow-network"),
+    (NetworkNotAllowed("'evil.com' is outside"), 403, "network_not_allowed", "'evil.com'"),
+    (BadNetworkPolicy("network entry 'x y': bad"), 400, "bad_request", "'x y'"),
     (UnknownLanguage("cobol", ["python", "r"]), 400, "unknown_language", "known: python, r"),
     (LanguageUnavailable("r", "no R"), 400, "language_unavailable", "r is not available here"),
     (ShuttingDown(), 503, "shutting_down", "the service is shutting down"),
