@@ -120,7 +120,13 @@ def _child(
     if os.read(go, 1) != b"1":  # the parent failed or is gone
         os._exit(127)
     os.close(go)
-    if "--bwrap-env" in options:
+    exec_bwrap("--bwrap-env" in options, argv, env, wrapper)
+
+
+def exec_bwrap(bwrap_env: bool, argv: list[str], env: dict[str, str], wrapper: ModuleType) -> None:
+    """Become bwrap (``argv``), handing it the descriptors the exec wrapper wrote
+    when ``bwrap_env`` (see ``--bwrap-env``)."""
+    if bwrap_env:
         handoff = wrapper._sibling("_handoff")
         try:
             seccomp = int(env.pop(handoff.SECCOMP_FD))
@@ -202,13 +208,8 @@ def _parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
 
 def main(args: list[str]) -> None:
     options, argv = _parse(args)
-    wrapper = _exec_wrapper()  # loaded before anything starts, so the end cannot fail
-    env = dict(os.environ)
-    names = ("LMC_SANDBOX_ENV_FD", "LMC_SANDBOX_SECCOMP_FD", "LMC_SANDBOX_ARGS_FD")
-    for name in names:  # for bwrap alone
-        if env.get(name, "").isdigit():
-            with contextlib.suppress(OSError):
-                os.set_inheritable(int(env[name]), False)
+    wrapper = exec_wrapper()  # loaded before anything starts, so the end cannot fail
+    env = bwrap_environment()
     child_ready, ready = os.pipe()
     go, parent_go = os.pipe()
     child = os.fork()
@@ -242,7 +243,19 @@ def main(args: list[str]) -> None:
     wrapper.exit_like(status)
 
 
-def _exec_wrapper() -> ModuleType:
+def bwrap_environment() -> dict[str, str]:
+    """This process's environment, with the descriptors it names for bwrap kept
+    from the programs started before it (they are inherited by bwrap alone)."""
+    env = dict(os.environ)
+    names = ("LMC_SANDBOX_ENV_FD", "LMC_SANDBOX_SECCOMP_FD", "LMC_SANDBOX_ARGS_FD")
+    for name in names:
+        if env.get(name, "").isdigit():
+            with contextlib.suppress(OSError):
+                os.set_inheritable(int(env[name]), False)
+    return env
+
+
+def exec_wrapper() -> ModuleType:
     """The exec wrapper beside this file (run with ``python -I``, so not importable
     by name): it knows how to end the way a child ended."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_exec.py")
