@@ -1,0 +1,230 @@
+"""Secrets that never enter the sandbox: the broker that puts them in on the way out.
+
+A session that asks for a secret gets a placeholder in its environment, a
+random token of its own (``lmc-secret-<name>-<32 hex>``). The gateway hands the
+broker (an :class:`~.hooks.Interceptor`) every allowed connection of such a
+session to a host the secret goes to; the broker terminates its TLS with a leaf
+certificate of the server's CA (:mod:`.ca`), which the session trusts, reads its
+HTTP/1.1 requests, replaces the session's own placeholders by the values in
+their headers, and sends them on over TLS to the real host, verifying its
+certificate. Plain HTTP (port 80) is relayed the same way, without TLS.
+Responses come back unchanged. Nothing here logs a header or a value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets as random
+import ssl
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .ca import EgressCA
+from .hooks import Dial
+from .http1 import BadRequest, Requests, error_response, relay_requests
+from .secret_specs import SecretSpec
+from .tls import Channel, StreamChannel, TlsChannel, TlsFailed
+
+__all__ = ["SecretBroker", "UnknownSecret", "placeholder", "upstream_context"]
+
+logger = logging.getLogger(__name__)
+
+#: The first byte of a TLS record carrying a handshake (a ClientHello).
+_HANDSHAKE = b"\x16"
+
+
+class UnknownSecret(LookupError):
+    """A session asked for a secret the server has not been given."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        known = sorted(known)
+        offered = ", ".join(known) if known else "none (see `lmc serve --secret`)"
+        super().__init__(f"unknown secret {name[:80]!r}; this server's secrets: {offered}")
+
+
+def placeholder(name: str) -> str:
+    """A new placeholder for the secret ``name``: it says which, and 128 random bits."""
+    return f"lmc-secret-{name.lower().replace('_', '-')}-{random.token_hex(16)}"
+
+
+def upstream_context(ca_file: Path | None = None) -> ssl.SSLContext:
+    """How the broker checks the real hosts: the system's CAs, and ``ca_file``'s."""
+    context = ssl.create_default_context()
+    if ca_file is not None:
+        context.load_verify_locations(cafile=str(ca_file))
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+@dataclass(frozen=True)
+class _Grant:
+    """A session's placeholders, by secret name."""
+
+    placeholders: Mapping[str, str]
+
+
+class SecretBroker:
+    """Puts the secrets' values in place of sessions' placeholders (an Interceptor)."""
+
+    def __init__(
+        self,
+        specs: Iterable[SecretSpec],
+        values: Mapping[str, bytes],
+        *,
+        ca: EgressCA | None = None,
+        upstream: ssl.SSLContext | None = None,
+        idle: float = 300.0,
+    ) -> None:
+        self.specs = {spec.name: spec for spec in specs}
+        missing = set(self.specs) - set(values)
+        if missing:
+            raise ValueError(f"no value for the secrets {', '.join(sorted(missing))}")
+        self._values = {name: values[name] for name in self.specs}
+        self.ca = ca or EgressCA()
+        self.upstream = upstream or upstream_context()
+        self.idle = idle
+        self._grants: dict[str, _Grant] = {}
+
+    def __repr__(self) -> str:
+        return f"SecretBroker(secrets={sorted(self.specs)}, sessions={len(self._grants)})"
+
+    # -- sessions ------------------------------------------------------------
+
+    def check(self, names: Iterable[str]) -> None:
+        """:class:`UnknownSecret` for the first of ``names`` the server has not."""
+        for name in names:
+            if name not in self.specs:
+                raise UnknownSecret(name, self.specs)
+
+    def open(self, session: str, names: Iterable[str]) -> dict[str, str]:
+        """Give ``session`` a placeholder for each of ``names``: its variables."""
+        names = list(dict.fromkeys(names))
+        self.check(names)
+        grant = _Grant({name: placeholder(name) for name in names})
+        self._grants[session] = grant
+        return dict(grant.placeholders)
+
+    def close(self, session: str) -> None:
+        """Forget ``session``'s placeholders: they mean nothing any more."""
+        self._grants.pop(session, None)
+
+    def replacements(self, session: str, name: str, port: int) -> dict[bytes, bytes]:
+        """What the requests of ``session`` to ``name:port`` have replaced: its
+        own placeholders of the secrets that go there, by their values."""
+        grant = self._grants.get(session)
+        if grant is None:
+            return {}
+        return {
+            token.encode(): self._values[secret]
+            for secret, token in grant.placeholders.items()
+            if self.specs[secret].goes_to(name, port)
+        }
+
+    # -- the Interceptor -----------------------------------------------------
+
+    def wants(self, session: str, name: str, port: int) -> bool:
+        return bool(self.replacements(session, name, port))
+
+    async def serve(
+        self,
+        session: str,
+        name: str,
+        port: int,
+        head: bytes,
+        client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+        dial: Dial,
+    ) -> None:
+        raw = StreamChannel(*client, head=head, idle=self.idle)
+        channels: list[Channel] = [raw]
+        try:
+            await self._serve(session, name, port, raw, dial, channels)
+        except (OSError, TimeoutError, BadRequest, TlsFailed) as exc:
+            logger.info("session %s: the connection to %s:%d ended: %s", session, name, port, exc)
+        finally:
+            for channel in channels:
+                channel.close()
+
+    async def _serve(
+        self,
+        session: str,
+        name: str,
+        port: int,
+        raw: StreamChannel,
+        dial: Dial,
+        channels: list[Channel],
+    ) -> None:
+        first = await raw.read(1)
+        if not first:
+            return
+        raw.unread(first)
+        tls = first == _HANDSHAKE
+        client: Channel = raw
+        if tls:
+            server = TlsChannel(raw, self.ca.server_context(name))
+            try:
+                await server.handshake()
+            except TlsFailed as exc:
+                logger.info("session %s: TLS from the sandbox to %s failed: %s", session, name, exc)
+                return
+            client = server
+        try:
+            reader, writer = await dial(name, port)
+        except OSError as exc:
+            logger.info("session %s: cannot reach %s:%d: %s", session, name, port, exc)
+            await client.write(error_response(502, "Bad Gateway", f"cannot reach {name}"))
+            return
+        up_raw = StreamChannel(reader, writer, idle=self.idle)
+        channels.append(up_raw)
+        upstream: Channel = up_raw
+        if tls:
+            upstream = TlsChannel(up_raw, self.upstream, server_hostname=name)
+            try:
+                await upstream.handshake()
+            except TlsFailed as exc:
+                logger.warning("session %s: TLS to %s:%d failed: %s", session, name, port, exc)
+                message = f"{name}'s certificate was not accepted: {exc}"
+                await client.write(error_response(502, "Bad Gateway", message))
+                return
+        await self._relay(session, name, port, client, upstream)
+
+    async def _relay(
+        self, session: str, name: str, port: int, client: Channel, upstream: Channel
+    ) -> None:
+        """Requests one way (placeholders replaced), responses the other, until
+        the upstream ends, or the client has ended and the upstream answered."""
+        responses = asyncio.create_task(_pipe(upstream, client))
+        requests = asyncio.create_task(self._requests(session, name, port, client, upstream))
+        try:
+            done, _ = await asyncio.wait({requests, responses}, return_when=asyncio.FIRST_COMPLETED)
+            if requests in done and requests.exception() is None and not responses.done():
+                await upstream.finish()
+                await responses
+            for task in done:
+                task.result()
+        finally:
+            for task in (requests, responses):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.gather(requests, responses, return_exceptions=True)
+
+    async def _requests(
+        self, session: str, name: str, port: int, client: Channel, upstream: Channel
+    ) -> None:
+        try:
+            # Looked up once: a session that ends takes its placeholders' meaning with it.
+            replacements = self.replacements(session, name, port)
+            await relay_requests(Requests(client), upstream, replacements)
+        except BadRequest as exc:
+            logger.info("session %s: a request to %s refused: %s", session, name, exc)
+            await client.write(error_response(400, "Bad Request", str(exc)))
+            raise
+
+
+async def _pipe(source: Channel, sink: Channel) -> None:
+    """Copy ``source`` to ``sink`` until its end, then end ``sink``'s writing."""
+    while data := await source.read():
+        await sink.write(data)
+    await sink.finish()
