@@ -110,12 +110,16 @@ class Entry:
     network: Network | None = None
     port: int | None = None
 
-    def port_matches(self, port: int) -> bool:
-        return self.port is None or self.port == port
+    def port_matches(self, port: int | None, *, strict: bool = False) -> bool:
+        """Whether this entry holds for ``port``. ``None``: some port (any
+        entry holds), or with ``strict``, every port (only an entry without one)."""
+        if self.port is None:
+            return True
+        return port == self.port or (port is None and not strict)
 
-    def matches_name(self, name: str, port: int) -> bool:
+    def matches_name(self, name: str, port: int | None, *, strict: bool = False) -> bool:
         """Whether this entry names ``name`` (normalized) at ``port``."""
-        if not self.port_matches(port):
+        if not self.port_matches(port, strict=strict):
             return False
         if self.kind == "any":
             return True
@@ -125,13 +129,13 @@ class Entry:
             return name.endswith("." + str(self.name))
         return False
 
-    def matches_address(self, address: Address, port: int) -> bool:
+    def matches_address(self, address: Address, port: int | None, *, strict: bool = False) -> bool:
         """Whether this entry's network holds ``address`` (or an IPv4 address it carries)."""
-        if self.network is None or not self.port_matches(port):
+        if self.network is None or not self.port_matches(port, strict=strict):
             return False
         return any(one in self.network for one in (address, *embedded_ipv4(address)))
 
-    def names_internal(self, address: Address, port: int) -> bool:
+    def names_internal(self, address: Address, port: int | None) -> bool:
         """Whether this entry lists ``address`` explicitly enough to reach it though
         it is internal: the entry is that address, or a network wholly inside one
         of the non-global ranges (``10.0.0.0/8`` is; ``0.0.0.0/0`` is not)."""

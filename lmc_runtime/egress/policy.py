@@ -80,19 +80,20 @@ class EgressPolicy:
     def _host(self) -> frozenset[Address]:
         return host_addresses() if self.host is None else self.host
 
-    def allows_name(self, name: str, port: int) -> bool:
-        """Whether connections to ``name:port`` are allowed (before resolving it)."""
+    def allows_name(self, name: str, port: int | None) -> bool:
+        """Whether connections to ``name:port`` are allowed (before resolving it).
+        ``port`` None: at some port (what the session's DNS asks)."""
         normal = normalize_name(name)
         if normal is None:
             return False
-        if any(entry.matches_name(normal, port) for entry in self.deny):
+        if any(entry.matches_name(normal, port, strict=True) for entry in self.deny):
             return False
         return any(entry.matches_name(normal, port) for entry in self.allow)
 
-    def _denied(self, address: Address, port: int) -> bool:
-        return any(entry.matches_address(address, port) for entry in self.deny)
+    def _denied(self, address: Address, port: int | None) -> bool:
+        return any(entry.matches_address(address, port, strict=True) for entry in self.deny)
 
-    def _named_internal(self, address: Address, port: int) -> bool:
+    def _named_internal(self, address: Address, port: int | None) -> bool:
         return any(entry.names_internal(address, port) for entry in self.allow)
 
     def allows_address(self, address: str | Address, port: int) -> bool:
@@ -104,7 +105,7 @@ class EgressPolicy:
             return self._named_internal(ip, port)
         return any(entry.matches_address(ip, port) for entry in self.allow)
 
-    def allows_resolved(self, name: str, address: str | Address, port: int) -> bool:
+    def allows_resolved(self, name: str, address: str | Address, port: int | None) -> bool:
         """Whether an allowed ``name`` may be dialled at ``address`` (one of its
         DNS answers): not denied, and internal only if listed explicitly."""
         ip = _address(address)

@@ -274,3 +274,12 @@ def test_session_network_values() -> None:
     for bad in ("yes", 1, {"allow": "pypi.org"}, {"allow": [], "other": 1}, {"allow": ["x y"]}):
         with pytest.raises(BadNetworkPolicy):
             parse_session_network(bad, ceiling, True)
+
+
+def test_some_port_is_what_dns_asks() -> None:
+    p = policy(["pypi.org:443", "db.internal", "10.0.0.5:5432"], deny=["db.internal:22"])
+    assert p.allows_name("pypi.org", None)
+    assert p.allows_name("db.internal", None)  # denied at one port only
+    assert p.allows_resolved("db.internal", "10.0.0.5", None)
+    assert not p.allows_resolved("db.internal", "10.0.0.6", None)
+    assert not policy(["pypi.org"], deny=["pypi.org"]).allows_name("pypi.org", None)
