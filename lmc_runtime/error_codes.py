@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     # Languages and interpreters.
     UNKNOWN_LANGUAGE = "unknown_language"
     LANGUAGE_UNAVAILABLE = "language_unavailable"
+    UNKNOWN_ENVIRONMENT = "unknown_environment"
+    ENVIRONMENT_BROKEN = "environment_broken"
     KERNEL_START_FAILED = "kernel_start_failed"
     KERNEL_DIED = "kernel_died"
     BACKEND_ERROR = "backend_error"

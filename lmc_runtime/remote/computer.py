@@ -50,7 +50,8 @@ class RemoteComputer(SyncLayer, FileMethods):
 
     ``token`` defaults to ``$LMC_TOKEN``. ``languages``, ``cwd`` (relative to the
     session's working directory), ``env``, ``network``, ``limits`` (a mapping of
-    the server's limit names) and ``title`` describe the session it creates;
+    the server's limit names), ``title`` and ``environment`` (the name of one of
+    the server's environments) describe the session it creates;
     ``session=`` attaches to an existing session instead, which ``close`` leaves
     alive unless ``delete_on_close=True``. ``transport`` is ``"http"`` (one
     streamed request per run) or ``"websocket"`` (one connection for every run).
@@ -73,6 +74,7 @@ class RemoteComputer(SyncLayer, FileMethods):
         session: str | None = None,
         delete_on_close: bool | None = None,
         timeouts: RemoteTimeouts | None = None,
+        environment: str | None = None,
     ) -> None:
         if isinstance(languages, str) or not all(isinstance(n, str) for n in languages or ()):
             raise ArgumentTypeError(f"languages must be a list of names, not {languages!r}")
@@ -91,6 +93,8 @@ class RemoteComputer(SyncLayer, FileMethods):
             self._spec["network"] = network
         if limits:
             self._spec["limits"] = dict(limits)
+        if environment is not None:
+            self._spec["environment"] = environment
         self._session_id = session
         self._delete = delete_on_close if delete_on_close is not None else session is None
         self.info: dict[str, Any] = {}

@@ -56,6 +56,8 @@ BY_STATUS = frozenset(
         ErrorCode.CLIENT_DISCONNECTED,
         ErrorCode.TOO_MANY_CONNECTIONS,
         ErrorCode.NETWORK_NOT_ALLOWED,
+        ErrorCode.UNKNOWN_ENVIRONMENT,
+        ErrorCode.ENVIRONMENT_BROKEN,
         ErrorCode.SESSION_FAILED,
         ErrorCode.CONFLICT,
         ErrorCode.LIMIT_TOO_HIGH,

@@ -45,12 +45,24 @@ _ZYGOTE_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "PATH")
 _ANSWER = 30.0
 
 
+def _venv_of(python: str) -> str | None:
+    """The virtualenv whose interpreter ``python`` is (by the ``pyvenv.cfg`` that
+    Python itself looks for beside it or one folder up), or None."""
+    folder = os.path.dirname(os.path.abspath(python))
+    for candidate in (folder, os.path.dirname(folder)):
+        if os.path.isfile(os.path.join(candidate, "pyvenv.cfg")):
+            return candidate
+    return None
+
+
 def forkable(argv: Sequence[str]) -> bool:
     """Whether ``argv`` is ``python SCRIPT.py ...`` with this interpreter, which
-    the fork server can run."""
+    the fork server can run: the same binary and the same virtualenv (a venv's
+    ``python`` is a link to the same binary, with other packages)."""
     return (
         len(argv) >= 2
         and os.path.realpath(argv[0]) == os.path.realpath(sys.executable)
+        and _venv_of(argv[0]) == _venv_of(sys.executable)
         and argv[1].endswith(".py")
         and not argv[1].startswith("-")
     )

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
+from ..environments.model import Environment
 from .bwrap import SANDBOX_GID, SANDBOX_UID
 from .identity import Identity
 from .view import SandboxView, user_site, write_commands
@@ -29,13 +30,18 @@ class OnDisk:
 
 
 def make_disk_layout(
-    disk: Path, view: SandboxView, output_dir: Path, identity: Identity | None
+    disk: Path,
+    view: SandboxView,
+    output_dir: Path,
+    identity: Identity | None,
+    environment: Environment | None = None,
 ) -> None:
     """Inside the session's ``disk``: the code's folders (its home and the shared
     one), owned by its user (``identity``, when it has a host uid of its own);
     the host-only folder of spill files (``output_dir``); the control folder,
     which the session's group may read and nobody else may enter, with the
-    accounts and the commands the code sees; the runtime folder. Blocking."""
+    accounts and the commands the code sees (``environment``'s Python, if given);
+    the runtime folder. Blocking."""
     os.chmod(disk, 0o711 if identity is not None else 0o700)
     for path in (view.home, view.shared):
         if path is None:
@@ -51,6 +57,10 @@ def make_disk_layout(
         os.chown(control, 0, identity.gid)
     # The user site folder exists from the start, so every Python puts it on sys.path.
     owner = (identity.uid, identity.gid) if identity is not None else None
-    view.make_runtime(owner, ["ipython", user_site("local")])
+    version = environment.version if environment is not None else None
+    view.make_runtime(owner, ["ipython", user_site("local", version)])
     view.write_accounts(SANDBOX_UID, SANDBOX_GID)
-    write_commands(control / "bin")
+    if environment is None:
+        write_commands(control / "bin")
+    else:
+        write_commands(control / "bin", str(environment.python), environment.path_entries())

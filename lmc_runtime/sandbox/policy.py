@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from ..environments.model import Environment
 from ._handoff import SET_PREFIX
 
 __all__ = [
@@ -92,6 +93,8 @@ class SandboxPolicy:
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: Host variables passed through (shell patterns).
     env_allowlist: tuple[str, ...] = ENV_ALLOWLIST
+    #: What the session's interpreters and packages come from (None: the server's Python).
+    environment: Environment | None = None
 
 
 def allowed(name: str, patterns: tuple[str, ...]) -> bool:

@@ -151,7 +151,8 @@ class Sandbox:
             logger.warning("cleaning up the stale session directory %s", self.root)
             await clean_session_dir(self.root)
         if self.enabled and os.geteuid() == 0:
-            blocked = await anyio.to_thread.run_sync(unreachable_paths, [*host.system, self.root])
+            reached = [*host.system, *self._environment_paths(), self.root]
+            blocked = await anyio.to_thread.run_sync(unreachable_paths, reached)
             if blocked:
                 raise SandboxUnavailable(
                     f"sandbox users cannot pass through {blocked[0]} to reach their files: "
@@ -181,7 +182,7 @@ class Sandbox:
             rlimits=rlimits,
             env_allowlist=self.policy.env_allowlist,
             session_names=frozenset(env),
-            readonly=host.system,
+            readonly=(*host.system, *self._environment_paths()),
             hidden=host.hidden,
             # With bubblewrap, the view binds them where the code sees them.
             writable=() if self.enabled else (self.work_dir, self.shared_dir),
@@ -189,9 +190,20 @@ class Sandbox:
             network=self.policy.network,
             identity=self.identity,
             tmp_bytes=limits.disk_bytes,
-            forks=self._forks if bwrap is not None and self.identity is not None else None,
+            forks=self._forks if self._may_fork(bwrap) else None,
             view=self.view if self.enabled else None,
         )
+
+    def _environment_paths(self) -> list[Path]:
+        """The environment's folder, bound read-only where it is on the host."""
+        environment = self.policy.environment
+        return [environment.root] if environment is not None else []
+
+    def _may_fork(self, bwrap: str | None) -> bool:
+        """Whether kernels may be forked: the fork server's are the server's
+        Python's, so never in a session of an environment."""
+        own = self.policy.environment is None
+        return own and bwrap is not None and self.identity is not None
 
     def _make_layout(self) -> None:
         """The session root, owned by the host; others may only pass through."""
@@ -200,7 +212,8 @@ class Sandbox:
             os.chmod(self.root, 0o711)
 
     def _make_disk_layout(self) -> None:
-        make_disk_layout(self._disk.path, self.view, self.output_dir, self.identity)
+        layout = (self._disk.path, self.view, self.output_dir, self.identity)
+        make_disk_layout(*layout, self.policy.environment)
 
     def code_env(self) -> dict[str, str]:
         """The environment the session's processes start with."""

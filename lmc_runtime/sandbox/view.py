@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -48,10 +49,11 @@ SANDBOX_CONTROL = "/run/control"
 SANDBOX_SHARED = "/run/shared"
 
 
-def user_site(userbase: str) -> str:
-    """The site-packages folder of Python's user scheme under ``userbase``."""
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    return f"{userbase}/lib/{version}/site-packages"
+def user_site(userbase: str, version: str | None = None) -> str:
+    """The site-packages folder of Python's user scheme under ``userbase``, for
+    Python ``version`` (``major.minor``; None: this one)."""
+    version = version or f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return f"{userbase}/lib/python{version}/site-packages"
 
 
 def runtime_env(runtime: str, path: str, *, network: bool = True) -> dict[str, str]:
@@ -99,8 +101,15 @@ def view_env(
     the runtime folder's variables, then the policy's own (which win).
     ``commands``: a folder put first on ``PATH`` (see :func:`write_commands`)."""
     env = session_env(host, policy, Path(home))
-    path = env["PATH"] if commands is None else f"{commands}:{env['PATH']}"
-    extra = runtime_env(runtime, path, network=policy.network)
+    path = env["PATH"]
+    environment = policy.environment
+    if environment is not None:  # its commands before the host's, after the session's own
+        path = ":".join([*environment.path_entries(), path])
+    path = path if commands is None else f"{commands}:{path}"
+    extra = runtime_env(runtime, path, network=policy.network is not False)
+    if environment is not None:
+        extra.pop("PIP_USER", None)
+        extra.update(environment.variables(runtime))
     if commands is not None:
         extra["BASH_ENV"] = str(PurePosixPath(commands).parent / PROFILE_NAME)
     env.update((name, value) for name, value in extra.items() if name not in policy.env)
@@ -115,23 +124,33 @@ _PIP_NAMES = ("pip", "pip3")
 PROFILE_NAME = "profile.sh"
 
 
-def write_commands(folder: Path) -> None:
+def write_commands(folder: Path, python: str | None = None, path: Iterable[str] = ()) -> None:
     """Make ``folder`` (the host's; read-only inside) hold ``python``, ``python3``,
-    ``pip`` and ``pip3``: the Python the session's kernels run on, so that a shell
-    command (``python script.py``, ``pip install``) gets the same interpreter and
-    packages as the code. Blocking."""
+    ``pip`` and ``pip3``: the Python the session's kernels run on (``python``; None:
+    this one), so that a shell command (``python script.py``, ``pip install``) gets
+    the same interpreter and packages as the code. ``path``: folders a login
+    shell's ``PATH`` gets after it (an environment's). Blocking."""
     folder.mkdir(mode=0o755, exist_ok=True)
-    pip = Path(sys.executable).with_name("pip")
-    targets = dict.fromkeys(_PYTHON_NAMES, sys.executable)
+    own = python is None
+    python = python or sys.executable
+    pip = Path(python).with_name("pip")
+    targets = dict.fromkeys(_PYTHON_NAMES, python)
     if pip.is_file():
         targets.update(dict.fromkeys(_PIP_NAMES, str(pip)))
     for name, target in targets.items():
         link = folder / name
-        if not link.is_symlink():
+        if own and not link.is_symlink():
             link.symlink_to(target)
+        elif not own and not os.path.lexists(link):
+            # A script, not a link: Python finds a virtualenv by the path it was
+            # started at, and a link to the venv's own link would resolve past it.
+            fd = os.open(link, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755)
+            with os.fdopen(fd, "w", encoding="utf-8") as script:
+                script.write(f'#!/bin/sh\nexec {shlex.quote(target)} "$@"\n')
     # A login shell takes PATH from /etc/profile: this puts these first again.
     profile = folder.parent / PROFILE_NAME
-    profile.write_text(f'PATH="{SANDBOX_RUNTIME}/local/bin:{SANDBOX_CONTROL}/bin:$PATH"\n')
+    first = [f"{SANDBOX_RUNTIME}/local/bin", f"{SANDBOX_CONTROL}/bin", *path]
+    profile.write_text(f'PATH="{":".join(first)}:$PATH"\n')
     profile.chmod(0o644)
 
 

@@ -144,6 +144,19 @@ def _limits(values: Mapping[str, object]) -> SessionLimits:
     )
 
 
+def _check_environment(settings: ServiceSettings) -> None:
+    """The default environment exists and can run sessions, else a :class:`ConfigError`."""
+    if settings.environment is None:
+        return
+    from ..environments.store import find_environment
+    from .errors import EnvironmentBroken, UnknownEnvironment
+
+    try:
+        find_environment(settings.data_dir, settings.environment)
+    except (UnknownEnvironment, EnvironmentBroken) as exc:
+        raise ConfigError(f"--environment: {exc}") from None
+
+
 def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
     """The configuration of ``lmc serve``; :class:`ConfigError` for the first bad value."""
     values = resolve(args, environ)
@@ -184,9 +197,11 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             e2b=not values["no_e2b"],
             e2b_domain=_v(values, "e2b_domain"),
             e2b_require_secure=bool(values["e2b_require_secure"]),
+            environment=_v(values, "environment"),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    _check_environment(settings)
     return ServeConfig(
         settings=settings,
         log_level=str(values["log_level"]),

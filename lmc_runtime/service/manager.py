@@ -33,7 +33,7 @@ from .models import CreateSession
 from .pool import Pool
 from .replicas import issued_by, new_session_id
 from .session import ServiceSession, service_gateway
-from .session_request import checked_cwd, session_languages, session_policy
+from .session_request import checked_cwd, session_environment, session_languages, session_policy
 from .settings import ServiceSettings
 from .transcript import Transcripts
 from .write_ahead import close_lost_runs
@@ -93,8 +93,11 @@ class SessionManager:
         self._task_group: TaskGroup | None = None
         #: The data directory's lock, when the caller already holds it.
         self.data_lock: DataDirLock | None = None
+        # Warm sessions are of the default environment only (see docs/environments.md).
         self._default_policy = SandboxPolicy(
-            network=settings.network_default, limits=settings.limits
+            network=settings.network_default,
+            limits=settings.limits,
+            environment=session_environment(settings, None),
         )
 
     @property
@@ -259,6 +262,7 @@ class SessionManager:
             "pooled": session.pooled,
             "cwd": cwd,
             "env": sorted(policy.env),
+            "environment": policy.environment.name if policy.environment else None,
         }
         await self.transcripts.open(session.id, title=request.title, metadata=metadata)
         return session

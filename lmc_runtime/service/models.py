@@ -105,6 +105,13 @@ class CreateSession(BaseModel):
         "GLIBC_TUNABLES, MALLOC_*, ...). They reach only the processes inside the sandbox.",
     )
 
+    environment: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The environment the session runs in, by name (`lmc env create`); "
+        "none: the server's default (`lmc serve --environment`).",
+    )
+
     @field_validator("env")
     @classmethod
     def check_env(cls, env: dict[str, str]) -> dict[str, str]:

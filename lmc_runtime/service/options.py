@@ -129,6 +129,14 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         "sessions get network access unless they ask for none (implies --allow-network)",
         switch=True,
     ),
+    Option(
+        "environment",
+        text,
+        None,
+        "the environment sessions run in unless they ask for another (`lmc env create`)",
+        show="none: the server's own Python",
+        metavar="NAME",
+    ),
     Option("no_sandbox", boolean, False, "run sessions without bubblewrap (unsafe)", switch=True),
     Option(
         "no_fork_server",

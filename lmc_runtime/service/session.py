@@ -208,11 +208,14 @@ class ServiceSession:
         return {"cwd": work_dir / self.cwd}
 
     def _kernels(self) -> dict[str, Any]:
-        """The Computer's registry when its kernels run on a gateway."""
+        """The Computer's registry when its kernels run on a gateway, or its Python
+        is an environment's (which keeps Python here, on that interpreter)."""
+        environment = self.policy.environment
+        python = str(environment.python) if environment is not None else None
         if self._gateway is None:
-            return {}
+            return {"python": python} if python is not None else {}
         gateway = replace(self._gateway, env=dict(self.policy.env))
-        return {"registry": Registry(gateway=gateway)}
+        return {"registry": Registry(python=python, gateway=gateway)}
 
     async def _watch(self) -> None:
         while not self._stop.is_set():

@@ -10,6 +10,8 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from ..backends.registry import Registry
+from ..environments.model import Environment
+from ..environments.store import find_environment
 from ..errors import UnsafePath
 from ..sandbox import SandboxPolicy, SessionLimits
 from ..sandbox.files import safe_parts
@@ -17,7 +19,7 @@ from .errors import BadPath, LanguageUnavailable, LimitTooHigh, NetworkNotAllowe
 from .models import CreateSession
 from .settings import ServiceSettings
 
-__all__ = ["checked_cwd", "session_languages", "session_policy"]
+__all__ = ["checked_cwd", "session_environment", "session_languages", "session_policy"]
 
 
 def session_policy(settings: ServiceSettings, request: CreateSession) -> SandboxPolicy:
@@ -33,10 +35,19 @@ def session_policy(settings: ServiceSettings, request: CreateSession) -> Sandbox
     network = settings.network_default if request.network is None else request.network
     if network and not settings.allow_network:
         raise NetworkNotAllowed()
+    environment = session_environment(settings, request.environment)
     if request.env:
         env = MappingProxyType(dict(request.env))
-        return SandboxPolicy(network=network, limits=limits, env=env)
-    return SandboxPolicy(network=network, limits=limits)
+        return SandboxPolicy(network=network, limits=limits, env=env, environment=environment)
+    return SandboxPolicy(network=network, limits=limits, environment=environment)
+
+
+def session_environment(settings: ServiceSettings, name: str | None) -> Environment | None:
+    """The environment ``name`` (None: the server's default, if it has one), read
+    from the data directory now: :class:`~.errors.UnknownEnvironment` or
+    :class:`~.errors.EnvironmentBroken` saying what is wrong."""
+    name = name or settings.environment
+    return find_environment(settings.data_dir, name) if name else None
 
 
 def session_languages(registry: Registry, names: list[str]) -> list[str]:

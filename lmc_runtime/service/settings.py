@@ -85,6 +85,8 @@ class ServiceSettings:
     e2b: bool = True
     e2b_domain: str | None = None
     e2b_require_secure: bool = False
+    #: The environment sessions run in unless they ask for another (None: the server's Python).
+    environment: str | None = None
 
     def __post_init__(self) -> None:
         check_token_rules(self.host, self.token, no_auth=self.no_auth)
