@@ -26,6 +26,7 @@ import anyio
 from ..errors import ForkFailed
 from ._exec import RLIMITS
 from .bwrap import SANDBOX_GID, SANDBOX_UID, bwrap_args
+from .egress_netns import egress_netns_command, require_egress_tools
 from .forks import ForkedKernel, ForkServer, forkable
 from .holder import HOLDER, end_holder, start_holder
 from .identity import Identity
@@ -61,6 +62,9 @@ class SandboxLauncher:
     #: Host-only folders bound read-only (see :func:`~.bwrap.bwrap_args`).
     control: tuple[Path, ...] = ()
     network: bool = False
+    #: Under an egress policy (with ``network``): where the helper hands the
+    #: namespace's sockets to the server (see :mod:`.egress_netns`).
+    egress_handover: Path | None = None
     #: The host user the sandbox runs as (None: the server's own user).
     identity: Identity | None = None
     #: The size of each memory-backed folder the code can write (None: no cap).
@@ -174,6 +178,10 @@ class SandboxLauncher:
         if info_fd is not None:
             sandbox += ["--info-fd", str(info_fd)]
         supervise = ["--supervise", str(os.getpid())]
+        if self.network and self.egress_handover is not None:  # no way out but the gateway
+            helper = egress_netns_command(require_egress_tools(), self.egress_handover)
+            supervised = [*outer, "--sigint", "ignore", *supervise]
+            return [*supervised, "--", *helper, "--", *sandbox, "--", *inner]
         if self.network:  # a namespace of its own, set up by a helper that starts bwrap
             helper = netns_command(require_network_tools())
             supervised = [*outer, "--sigint", "ignore", *supervise]
