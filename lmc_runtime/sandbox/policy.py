@@ -7,9 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ..environments.model import Environment
 from ._handoff import SET_PREFIX
+
+if TYPE_CHECKING:
+    from ..egress.policy import EgressPolicy
 
 __all__ = [
     "ENV_ALLOWLIST",
@@ -84,17 +88,51 @@ class SessionLimits:
             _check(name, getattr(self, name))
 
 
+#: Where distributions keep the bundle of the system's CAs (a session that trusts
+#: the egress CA sees a bundle with it there, in place of the host's).
+SYSTEM_BUNDLES: tuple[str, ...] = (
+    "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Alpine, Arch
+    "/etc/pki/tls/certs/ca-bundle.crt",  # Fedora, RHEL
+    "/etc/ssl/ca-bundle.pem",  # openSUSE
+    "/etc/ssl/cert.pem",
+)
+
+
+@dataclass(frozen=True)
+class EgressTrust:
+    """The server's egress CA (see lmc_runtime.egress.ca) as host files a
+    session's sandbox binds read-only: ``ca`` alone, and ``bundle``, the
+    system's CAs with it."""
+
+    ca: Path
+    bundle: Path
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """Network opt-in, limits and the extra environment of one session."""
+    """Network opt-in, limits and the extra environment of one session.
 
-    network: bool = False
+    ``network``: False (none), True (everything but the host, see
+    :mod:`.network`) or an egress policy (what the server's gateway lets
+    through, see :mod:`.egress_netns`)."""
+
+    network: bool | EgressPolicy = False
     limits: SessionLimits = field(default_factory=SessionLimits)
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: Host variables passed through (shell patterns).
     env_allowlist: tuple[str, ...] = ENV_ALLOWLIST
+    #: The secrets the session asked for, by name: its ``env`` holds their
+    #: placeholders (see lmc_runtime.egress.secrets), never their values.
+    secrets: tuple[str, ...] = ()
+    #: The egress CA the session trusts (its TLS to the secrets' hosts ends there).
+    trust: EgressTrust | None = None
     #: What the session's interpreters and packages come from (None: the server's Python).
     environment: Environment | None = None
+
+
+def shown_network(network: bool | EgressPolicy) -> bool | dict[str, list[str]]:
+    """A session's ``network`` as the API and its transcript show it."""
+    return network if isinstance(network, bool) else network.describe()
 
 
 def allowed(name: str, patterns: tuple[str, ...]) -> bool:

@@ -14,12 +14,14 @@ import anyio
 
 from ..computer import Computer
 from ..config import Limits, Timeouts
+from ..egress.handover import EgressAttacher, Handover
 from ..errors import SandboxUnavailable, UsageError
 from ..hostfs import remove_tree
 from .bwrap import exposed_by
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer
 from .disk import WorkDisk
+from .egress_netns import PROXY_ENV
 from .forks import ForkServer
 from .guard import Guard
 from .hostprep import unreachable_paths
@@ -74,11 +76,13 @@ class Sandbox:
         uids: UidRange | None = None,
         forks: ForkServer | None = None,
         host: HostView | None = None,
+        egress: EgressAttacher | None = None,
     ) -> None:
         """``uids``: where a server running as root leases the session's host uid
         (by default the range ``lmc setup`` reserved); ``forks``: the fork server
         that starts its Python kernels (None: they start the usual way); ``host``:
-        where it finds what sandboxes on this host share (None: looked up anew)."""
+        where it finds what sandboxes on this host share (None: looked up anew);
+        ``egress``: the gateway that serves a session under an egress policy."""
         self.root = Path(root).absolute()
         self.policy = policy
         self.enabled = enabled
@@ -91,6 +95,8 @@ class Sandbox:
         self._limits_by = "not started"
         self._launcher: SandboxLauncher | None = None
         self._computers: list[Computer] = []
+        self._egress = egress
+        self._handover: Handover | None = None
 
     # The layout: everything the code can write lives on the session's disk
     # (the size-capped image when running as root), so the disk limit counts it
@@ -164,6 +170,7 @@ class Sandbox:
                 uids = await anyio.to_thread.run_sync(UidRange.reserved)
             self._lease = await anyio.to_thread.run_sync(uids.lease)
         await anyio.to_thread.run_sync(self._make_layout)
+        self._start_handover()
         await self._disk.setup()
         await anyio.to_thread.run_sync(self._make_disk_layout)
         limits = self.policy.limits
@@ -187,7 +194,8 @@ class Sandbox:
             # With bubblewrap, the view binds them where the code sees them.
             writable=() if self.enabled else (self.work_dir, self.shared_dir),
             control=() if self.enabled else (self.control_dir,),
-            network=self.policy.network,
+            network=self.policy.network is not False,
+            egress_handover=self._handover.path if self._handover is not None else None,
             identity=self.identity,
             tmp_bytes=limits.disk_bytes,
             forks=self._forks if self._may_fork(bwrap) else None,
@@ -205,6 +213,22 @@ class Sandbox:
         own = self.policy.environment is None
         return own and bwrap is not None and self.identity is not None
 
+    def _start_handover(self) -> None:
+        """Under an egress policy: where the session's namespaces hand their
+        sockets to the gateway (in the session's folder, which the sandbox never
+        sees; only the session's own user may connect)."""
+        policy = self.policy.network
+        if isinstance(policy, bool):
+            return
+        if self._egress is None or not self.enabled:
+            raise SandboxUnavailable(
+                "an egress policy needs the sandbox and the server's egress gateway"
+            )
+        path = self.root / "egress.sock"
+        handover = Handover(path, self._egress, self.root.name, policy, self.owner)
+        handover.start()
+        self._handover = handover
+
     def _make_layout(self) -> None:
         """The session root, owned by the host; others may only pass through."""
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -217,6 +241,11 @@ class Sandbox:
 
     def code_env(self) -> dict[str, str]:
         """The environment the session's processes start with."""
+        if not isinstance(self.policy.network, bool):  # its gateway's explicit proxy
+            return {**self._code_env(), **PROXY_ENV}
+        return self._code_env()
+
+    def _code_env(self) -> dict[str, str]:
         if self.enabled:  # as the code sees its folders (see .view)
             commands = f"{SANDBOX_CONTROL}/bin"
             return view_env(os.environ, self.policy, SANDBOX_HOME, SANDBOX_RUNTIME, commands)
@@ -270,7 +299,7 @@ class Sandbox:
             disk_bytes=disk,
             disk_limit_bytes=self.policy.limits.disk_bytes,
             sandboxed=self.enabled,
-            network=self.policy.network,
+            network=self.policy.network is not False,
             limits_by=self._limits_by,
             disk_by=self._disk.mechanism,
         )
@@ -284,6 +313,9 @@ class Sandbox:
                     await computer.aclose()
                 except Exception:
                     logger.warning("closing a sandboxed Computer failed", exc_info=True)
+            handover, self._handover = self._handover, None
+            if handover is not None:
+                await handover.aclose()
             cgroup, self._cgroup = self._cgroup, None
             if cgroup is not None and not await remove_cgroup(cgroup):
                 logger.warning("the cgroup of %s could not be removed", self.root)

@@ -17,6 +17,7 @@ from ..backends.registry import Registry
 from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.forks import ForkServer
 from ..sandbox.hostview import HostView
+from ..sandbox.policy import shown_network
 from ..sandbox.stale import clean_stale_sessions
 from .datadir import DataDirLock
 from .demand import Demand
@@ -258,7 +259,7 @@ class SessionManager:
             self._starting -= 1
         metadata = {
             "languages": languages,
-            "network": policy.network,
+            "network": shown_network(policy.network),
             "pooled": session.pooled,
             "cwd": cwd,
             "env": sorted(policy.env),

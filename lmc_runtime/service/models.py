@@ -174,11 +174,12 @@ class Usage(BaseModel):
 
 
 class SessionInfo(BaseModel):
-    """One session as the API shows it."""
+    """One session as the API shows it (``network``: its egress policy as
+    ``{"allow": [...], "deny": [...]}`` when it has one)."""
 
     id: str
     languages: list[str]
-    network: bool
+    network: bool | dict[str, list[str]]
     limits: dict[str, Any]
     state: Literal["starting", "idle", "busy", "closing"]
     created_at: float

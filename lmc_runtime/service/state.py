@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from starlette.requests import HTTPConnection
 
+from ..sandbox.policy import shown_network
 from ..web.auth import Authenticator
 from .manager import SessionManager
 from .metrics import ServiceMetrics
@@ -39,7 +40,7 @@ def info(session: ServiceSession, *, with_usage: bool = False) -> SessionInfo:
     return SessionInfo(
         id=session.id,
         languages=session.languages,
-        network=session.policy.network,
+        network=shown_network(session.policy.network),
         limits=session.limits,
         state=session.state,  # type: ignore[arg-type]
         created_at=session.created_at,
