@@ -20,6 +20,7 @@ PAGES: dict[str, str] = {
     "setup": "cli.md#lmc-setup",
     "bench": "performance.md#benchmark",
     "repl": "cli.md#lmc-repl",
+    "env": "service/environments.md",
     "serve": "service/index.md",
     "mcp": "integrations.md#lmc-mcp-a-model-context-protocol-server",
 }

@@ -15,6 +15,7 @@ from ..options.timeouts import add_timeout_option
 from .batch import MAX_LINE_BYTES
 from .bench import cmd_bench
 from .commands import cmd_languages
+from .environments import ENV_DESCRIPTION, add_env_commands
 from .pages import docs_link
 from .running import cmd_demo, cmd_run
 from .setup import SETUP_DESCRIPTION, add_setup_options, cmd_setup
@@ -159,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_setup_options(setup)
     setup.set_defaults(func=cmd_setup)
+    env = sub.add_parser(
+        "env",
+        help="make, list and remove environments sessions run in",
+        description=ENV_DESCRIPTION,
+    )
+    add_env_commands(env)
     bench = sub.add_parser("bench", help="measure against raw jupyter-client")
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")

@@ -54,7 +54,7 @@ DoorDep = Annotated[Door, Depends(_door)]
 
 async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
     settings = door.service.settings
-    template = template_of(body.template_id)
+    template, environment = template_of(body.template_id, settings.data_dir)
     secure = bool(body.secure)
     if settings.e2b_require_secure and not secure:
         raise E2BError("this server only makes secure sandboxes: create it with secure=True", 400)
@@ -83,6 +83,7 @@ async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
         network=network if network is not None else None,
         env=env,
         title=f"E2B sandbox ({template})",
+        environment=environment,
     )
     session = await door.service.manager.create(request)
     now = time.time()

@@ -1,14 +1,17 @@
-"""E2B's templates, as this server maps them: until operators can make
-environments, every known E2B template name means the server's own sandbox,
-with every language it runs."""
+"""E2B's templates, as this server maps them: every known E2B template name
+means the server's own sandbox (in its default environment, if it has one),
+with every language it runs; any other template is an environment's name
+(``lmc env create NAME``), whose sandbox runs in that environment."""
 
 from __future__ import annotations
 
 import weakref
+from pathlib import Path
 
 import anyio
 
 from ..backends.registry import Registry
+from ..environments.store import known_names
 from .errors import E2BError
 
 __all__ = ["KNOWN_TEMPLATES", "e2b_languages", "languages_for", "template_of"]
@@ -20,13 +23,18 @@ KNOWN_TEMPLATES = ("base", "code-interpreter-v1", "code-interpreter", "code-inte
 _E2B_LANGUAGES = ("python", "javascript", "typescript", "r", "java", "bash")
 
 
-def template_of(name: str) -> str:
-    """``name`` if it is a template this server serves; a 404 naming them otherwise."""
+def template_of(name: str, data_dir: Path | None = None) -> tuple[str, str | None]:
+    """The template ``name`` names and the environment it runs in (None: the
+    server's default): a known E2B template, or an environment of ``data_dir``;
+    a 404 naming them otherwise."""
     base = name.split(":", 1)[0]  # "name:tag"
-    if base not in KNOWN_TEMPLATES:
-        known = ", ".join(KNOWN_TEMPLATES)
-        raise E2BError(f"template {name[:100]!r} was not found; this server has {known}", 404)
-    return base
+    if base in KNOWN_TEMPLATES:
+        return base, None
+    environments = known_names(data_dir) if data_dir is not None else []
+    if base in environments:
+        return base, base
+    known = ", ".join([*KNOWN_TEMPLATES, *environments])
+    raise E2BError(f"template {name[:100]!r} was not found; this server has {known}", 404)
 
 
 #: What :func:`languages_for` found, per registry: a server's languages are
