@@ -22,15 +22,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["SYSTEM_BUNDLES", "EgressCA", "system_bundle"]
+from ..sandbox.policy import SYSTEM_BUNDLES
 
-#: Where distributions keep the bundle of the system's CAs, the first found is read.
-SYSTEM_BUNDLES: tuple[str, ...] = (
-    "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Alpine, Arch
-    "/etc/pki/tls/certs/ca-bundle.crt",  # Fedora, RHEL
-    "/etc/ssl/ca-bundle.pem",  # openSUSE
-    "/etc/ssl/cert.pem",
-)
+__all__ = ["SYSTEM_BUNDLES", "EgressCA", "system_bundle"]
 
 #: How long a leaf certificate is valid, and how long before its end a new one is made.
 LEAF_VALIDITY = datetime.timedelta(days=1)

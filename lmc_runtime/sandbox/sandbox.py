@@ -116,7 +116,15 @@ class Sandbox:
         """The home, runtime folder and accounts the code sees inside the sandbox."""
         control = self.control_dir
         passwd, group = control / "passwd", control / "group"
-        return SandboxView(self.work_dir, self.runtime_dir, passwd, group, control, self.shared_dir)
+        return SandboxView(
+            self.work_dir,
+            self.runtime_dir,
+            passwd,
+            group,
+            control,
+            self.shared_dir,
+            trust=self.policy.trust,
+        )
 
     #: The host's files for the session: connection files, cells, pages, FIFOs,
     #: logs, and the kernels' sockets once adopted (so on the same filesystem as

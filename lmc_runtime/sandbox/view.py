@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .policy import SandboxPolicy, session_env
+from .policy import SYSTEM_BUNDLES, EgressTrust, SandboxPolicy, session_env
 
 __all__ = [
     "SANDBOX_CONTROL",
@@ -47,6 +47,10 @@ SANDBOX_RUNTIME = "/run/lmc"
 #: Where the host's files of the session are (read-only), and the interpreters' sockets.
 SANDBOX_CONTROL = "/run/control"
 SANDBOX_SHARED = "/run/shared"
+#: Where a session that trusts the egress CA sees its certificate, and a bundle
+#: of the system's CAs with it (which is also bound over the system's bundle).
+SANDBOX_CA = "/run/egress/ca.pem"
+SANDBOX_CA_BUNDLE = "/run/egress/ca-bundle.pem"
 
 
 def user_site(userbase: str, version: str | None = None) -> str:
@@ -90,6 +94,19 @@ def runtime_env(runtime: str, path: str, *, network: bool = True) -> dict[str, s
     return env
 
 
+def trust_env(trust: EgressTrust, *, inside: bool) -> dict[str, str]:
+    """The variables that make a session's tools trust the egress CA: ``inside``
+    the sandbox, its files where it binds them; else (no sandbox) the host's."""
+    ca, bundle = (SANDBOX_CA, SANDBOX_CA_BUNDLE) if inside else (str(trust.ca), str(trust.bundle))
+    return {
+        "SSL_CERT_FILE": bundle,  # OpenSSL's: Python's ssl, curl, git...
+        "REQUESTS_CA_BUNDLE": bundle,
+        "CURL_CA_BUNDLE": bundle,
+        "PIP_CERT": bundle,
+        "NODE_EXTRA_CA_CERTS": ca,  # added to node's own
+    }
+
+
 def view_env(
     host: Mapping[str, str],
     policy: SandboxPolicy,
@@ -112,6 +129,8 @@ def view_env(
         extra.update(environment.variables(runtime))
     if commands is not None:
         extra["BASH_ENV"] = str(PurePosixPath(commands).parent / PROFILE_NAME)
+    if policy.trust is not None:
+        extra.update(trust_env(policy.trust, inside=runtime == SANDBOX_RUNTIME))
     env.update((name, value) for name, value in extra.items() if name not in policy.env)
     return env
 
@@ -175,6 +194,8 @@ class SandboxView:
     group: Path
     control: Path | None = None
     shared: Path | None = None
+    #: The egress CA's files, when the session trusts it.
+    trust: EgressTrust | None = None
 
     def _places(self) -> list[tuple[str, str]]:
         """(host folder, where it is seen) for each bound folder, the host's by
@@ -222,7 +243,21 @@ class SandboxView:
             *options,
             *("--ro-bind", str(self.passwd), "/etc/passwd"),
             *("--ro-bind", str(self.group), "/etc/group"),
+            *self._trust_options(),
         ]
+
+    def _trust_options(self) -> list[str]:
+        """Binds of the egress CA's files at their places, and of its bundle over
+        the system's (where the host has one, a plain file): tools that read only
+        the system's bundle trust it too."""
+        if self.trust is None:
+            return []
+        options = ["--ro-bind", str(self.trust.ca), SANDBOX_CA]
+        options += ["--ro-bind", str(self.trust.bundle), SANDBOX_CA_BUNDLE]
+        for system in SYSTEM_BUNDLES:
+            if os.path.isfile(system) and not os.path.islink(system):
+                options += ["--ro-bind", str(self.trust.bundle), system]
+        return options
 
     def write_accounts(self, uid: int, gid: int) -> None:
         """Write ``passwd`` and ``group`` (readable by all): the code's user and

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..egress.secret_specs import SecretError, load_values
 from ..errors import LMCError
 from ..sandbox import SessionLimits
 from ..web.connections import ConnectionLimits
@@ -68,6 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             described = f"{option.help} (default: {option.shown}; env {option.env_names[0]})"
             if option.switch:
                 group.add_argument(option.flag, action="store_true", default=None, help=described)
+            elif option.repeat:
+                group.add_argument(
+                    option.flag, action="append", metavar=option.metavar, help=described
+                )
             else:
                 group.add_argument(option.flag, metavar=option.metavar, help=described)
 
@@ -157,6 +162,15 @@ def _check_environment(settings: ServiceSettings) -> None:
         raise ConfigError(f"--environment: {exc}") from None
 
 
+def _check_secrets(settings: ServiceSettings, environ: Mapping[str, str]) -> None:
+    """Every secret has a usable value, else a :class:`ConfigError` (naming it,
+    never showing it)."""
+    try:
+        load_values(settings.secrets, environ)
+    except SecretError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
     """The configuration of ``lmc serve``; :class:`ConfigError` for the first bad value."""
     values = resolve(args, environ)
@@ -197,11 +211,14 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             e2b=not values["no_e2b"],
             e2b_domain=_v(values, "e2b_domain"),
             e2b_require_secure=bool(values["e2b_require_secure"]),
+            secrets=_v(values, "secret"),
+            egress_ca_file=_v(values, "egress_ca_file"),
             environment=_v(values, "environment"),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     _check_environment(settings)
+    _check_secrets(settings, environ)
     return ServeConfig(
         settings=settings,
         log_level=str(values["log_level"]),

@@ -33,6 +33,7 @@ from .errors import (
 from .models import CreateSession
 from .pool import Pool
 from .replicas import issued_by, new_session_id
+from .secret_sessions import secrets_policy, server_secrets
 from .session import ServiceSession, service_gateway
 from .session_request import checked_cwd, session_environment, session_languages, session_policy
 from .settings import ServiceSettings
@@ -95,6 +96,8 @@ class SessionManager:
         #: The data directory's lock, when the caller already holds it.
         self.data_lock: DataDirLock | None = None
         # Warm sessions are of the default environment only (see docs/environments.md).
+        #: The secrets sessions may ask for, and their broker (None: the server has none).
+        self.secrets = server_secrets(settings)
         self._default_policy = SandboxPolicy(
             network=settings.network_default,
             limits=settings.limits,
@@ -174,6 +177,8 @@ class SessionManager:
         self, policy: SandboxPolicy, languages: list[str], *, pooled: bool, cwd: str = ""
     ) -> ServiceSession:
         session_id = new_session_id(self.settings.replica)
+        if self.secrets is not None:  # the placeholders of this session's secrets
+            policy = self.secrets.open(session_id, policy)
         root, enabled = self.sessions_dir / session_id, self.settings.sandbox
         sandbox = Sandbox(root, policy, enabled=enabled, forks=self.forks, host=self.host)
         return ServiceSession(
@@ -200,6 +205,8 @@ class SessionManager:
         self, session: ServiceSession, warm: bool, *, task_status: TaskStatus[None]
     ) -> None:
         await session.run(warm=warm, gate=self._start_gate, task_status=task_status)
+        if self.secrets is not None:
+            self.secrets.close(session.id)
         if self.sessions.pop(session.id, None) is not None:
             self._record_end(session.id, session.end_reason or "it was closed")
         self.pool.wake()
@@ -220,6 +227,7 @@ class SessionManager:
         if self.shutting_down:
             raise ShuttingDown()
         policy = session_policy(self.settings, request)
+        policy = secrets_policy(self.secrets, policy, request.secrets)
         languages = session_languages(self.registry, request.languages)
         cwd = checked_cwd(request.cwd)
         pooled = policy == self._default_policy and not cwd

@@ -112,6 +112,14 @@ class CreateSession(BaseModel):
         "none: the server's default (`lmc serve --environment`).",
     )
 
+    secrets: list[str] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Secrets of the server (`lmc serve --secret`), by name: each variable "
+        "holds a placeholder, which the server replaces by the value in the headers of the "
+        "session's HTTP requests to the secret's hosts. The value never enters the sandbox.",
+    )
+
     @field_validator("env")
     @classmethod
     def check_env(cls, env: dict[str, str]) -> dict[str, str]:

@@ -28,6 +28,9 @@ class Option:
     #: Environment variables read after ``LMC_SERVE_<NAME>``.
     also_env: tuple[str, ...] = ()
     metavar: str | None = None
+    #: The flag may be given more than once (a list); the environment variable
+    #: separates its items with ';', the file gives a list.
+    repeat: bool = False
 
     @property
     def flag(self) -> str:

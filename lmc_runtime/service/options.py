@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..egress.secret_specs import parse_secrets
 from ..web.connections import ConnectionLimits
 from .limit_options import LIMIT_OPTIONS, size_option
 from .option import Option
@@ -136,6 +137,27 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         "the environment sessions run in unless they ask for another (`lmc env create`)",
         show="none: the server's own Python",
         metavar="NAME",
+    ),
+    Option(
+        "secret",
+        parse_secrets,
+        (),
+        'a secret sessions may ask for ({"secrets": ["NAME"]}): they see a placeholder '
+        "in their variable NAME, which the server replaces by the value in the headers of "
+        "their HTTP requests to HOST (only; and on the network's way out, never inside the "
+        "sandbox). The value is the server's variable NAME, or FILE's contents; repeat the "
+        "flag for more (see docs/secrets.md)",
+        show="none",
+        metavar="NAME:HOST[,HOST...][@FILE]",
+        repeat=True,
+    ),
+    Option(
+        "egress_ca_file",
+        path,
+        None,
+        "CA certificates (PEM) trusted, besides the system's, for the hosts secrets go to",
+        show="the system's CAs only",
+        metavar="FILE",
     ),
     Option("no_sandbox", boolean, False, "run sessions without bubblewrap (unsafe)", switch=True),
     Option(

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..egress.secret_specs import SecretSpec
 from ..sandbox import SessionLimits
 from ..web.auth import check_token_rules
 from ..web.sockets import is_loopback
@@ -85,6 +86,10 @@ class ServiceSettings:
     e2b: bool = True
     e2b_domain: str | None = None
     e2b_require_secure: bool = False
+    #: Secrets sessions may ask for (their values are read when the server starts).
+    secrets: tuple[SecretSpec, ...] = ()
+    #: CA certificates trusted, besides the system's, for the hosts secrets go to.
+    egress_ca_file: Path | None = None
     #: The environment sessions run in unless they ask for another (None: the server's Python).
     environment: str | None = None
 
