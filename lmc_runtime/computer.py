@@ -33,6 +33,7 @@ from anyio.from_thread import BlockingPortal
 from .arguments import MessageInput, RunOptions, check_run, registry_of
 from .backends.base import Launcher, Session, SessionSettings
 from .backends.registry import Registry
+from .branching import Branching, mark_checkpoint
 from .budget import BudgetFilter
 from .config import InputCallback, Limits, Timeouts
 from .errors import LMCError, UsageError
@@ -49,7 +50,7 @@ __all__ = ["Computer", "LanguageStatus", "MessageInput", "RunOptions"]
 logger = logging.getLogger(__name__)
 
 
-class Computer(PortalHost):
+class Computer(Branching, PortalHost):
     """Runs LMC code messages and streams computer-role messages back.
 
     Async use::
@@ -85,6 +86,8 @@ class Computer(PortalHost):
         r: str | PathLike[str] | None = None,
         gateway_url: str | None = None,
         gateway_token: str | None = None,
+        checkpoints: str | None = None,
+        keep: int = 1,
     ) -> None:
         """``python``, ``node`` and ``r`` choose the interpreters code runs in: the
         user's own environment, with its packages. ``python`` is a path
@@ -112,7 +115,13 @@ class Computer(PortalHost):
         sockets, screenshots); by default the ``work_dir``. A sandbox gives a
         folder it can write there and keeps ``work_dir`` read-only to the code,
         so that the host never follows a path the code could have planted.
+
+        ``checkpoints="every_run"`` takes a checkpoint of the interpreter before
+        every run (of a language that has them), keeping the last ``keep``; the
+        run's final message carries its id in ``extras["checkpoint"]``, for
+        :meth:`rollback` (see :mod:`lmc_runtime.branching`).
         """
+        self._init_branching(checkpoints, keep)
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
@@ -219,7 +228,8 @@ class Computer(PortalHost):
             yield request
             return
         run = prepare(request, self, self._task_group, timeout, env)
-        source = session_messages(self._sessions, run)
+        taken = await self._before_run(run.language)
+        source = mark_checkpoint(session_messages(self._sessions, run), taken)
         # Closed here, at once, when the caller stops early: the session's own
         # stream then stops the code, instead of whenever it is collected.
         async with aclosing(filtered(self.filters, run, source)) as outs:
@@ -237,6 +247,7 @@ class Computer(PortalHost):
             launcher=self.launcher,
             # A launcher whose processes end with this one needs no watcher (a sandbox's).
             lifeline=None if getattr(self.launcher, "supervises", False) else self._owned.lifeline,
+            origin=self._origins.pop(name, None),
         )
         return await self.registry.get(name).start(self._task_group, settings)
 

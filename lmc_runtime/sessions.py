@@ -37,6 +37,10 @@ class Sessions:
     def __contains__(self, name: object) -> bool:
         return name in self._sessions
 
+    def running(self, name: str) -> Session | None:
+        """The session for ``name`` if it was started, else None (nothing is started)."""
+        return self._sessions.get(name)
+
     async def get(self, name: str) -> Session | None:
         """The session for ``name``, started if need be; None if an interrupt
         came while it started."""

@@ -165,7 +165,7 @@ def _lmc_install_modules() -> None:
     if ip is None or getattr(ip, "kernel", None) is None:
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("lmc_displays", "lmc_pip"):
+    for name in ("lmc_displays", "lmc_pip", "lmc_checkpoint"):
         spec = importlib.util.spec_from_file_location(f"_{name}", os.path.join(here, f"{name}.py"))
         if spec is None or spec.loader is None:
             continue

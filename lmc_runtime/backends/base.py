@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from anyio.abc import TaskGroup
 
@@ -15,6 +15,9 @@ from ..config import DEFAULT_INPUT_SECONDS, DEFAULT_INTERRUPT_GRACE, InputCallba
 from ..lifeline import Lifeline
 from ..media.launch import Launch
 from ..messages import Message
+
+if TYPE_CHECKING:
+    from .checkpoints import Origin
 
 __all__ = [
     "Availability",
@@ -143,6 +146,8 @@ class SessionSettings:
     launcher: Launcher | None = None
     shared_dir: Path | None = None
     lifeline: Lifeline | None = None
+    #: Where the first interpreter comes from, if not from nothing (a fork's checkpoint).
+    origin: Origin | None = None
 
     @property
     def host_cwd(self) -> Path:
@@ -205,6 +210,8 @@ class ExecutionOptions:
     on_input: InputCallback | None = None
     track_lines: bool = True
     env: Mapping[str, str] = field(default_factory=dict)
+    #: A run of the runtime's own, out of the interpreter's history (a checkpoint's).
+    hidden: bool = False
 
 
 @runtime_checkable

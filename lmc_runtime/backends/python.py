@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from .jupyter.backend import JupyterBackend, probe
+from .jupyter.branching import CheckpointingSession
 from .jupyter.gateway.rest import Gateway
 from .jupyter.gateway.startup import python_startup
 
@@ -23,6 +24,7 @@ class PythonBackend(JupyterBackend):
     ``gateway``, kernels are the gateway's Python kernels instead."""
 
     kernel_name = "lmc-python"
+    session = CheckpointingSession
     announces_input = True
     gateway_language = "python"
 

@@ -10,7 +10,9 @@ misuse of its API; they live by audience (:mod:`.runtime` for the library's user
     ├── MessageError          a message is malformed (carries a precise reason)
     ├── UsageError            the API was used wrongly (closed Computer, wrong loop)
     │   ├── ArgumentTypeError     an argument of the wrong type (also a TypeError)
-    │   └── ArgumentValueError    an argument with a value it does not take (a ValueError)
+    │   ├── ArgumentValueError    an argument with a value it does not take (a ValueError)
+    │   ├── CheckpointsUnsupported  checkpoints asked of a language that has none
+    │   └── CheckpointNotFound    no checkpoint has that id, or it is gone
     ├── MissingExtra          an optional part's packages are not installed (an ImportError)
     ├── SandboxError          a session's sandbox could not be set up or used
     │   ├── ForkFailed            a kernel could not be forked into its sandbox
@@ -24,6 +26,7 @@ misuse of its API; they live by audience (:mod:`.runtime` for the library's user
     │   ├── BackendUnavailable    the language cannot run on this machine
     │   ├── KernelStartError      a kernel or process did not come up in time
     │   ├── KernelDied            a kernel or process ended unexpectedly
+    │   ├── CheckpointFailed      an interpreter did not take a checkpoint
     │   └── GatewayError          a Jupyter gateway refused, failed or went away
     └── ServiceError          ``lmc serve`` or ``lmc mcp`` refuses a request
         └── TokenRejected, OriginNotAllowed, HostNotAllowed

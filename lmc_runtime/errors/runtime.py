@@ -12,6 +12,9 @@ __all__ = [
     "ArgumentValueError",
     "BackendError",
     "BackendUnavailable",
+    "CheckpointFailed",
+    "CheckpointNotFound",
+    "CheckpointsUnsupported",
     "ForkFailed",
     "GatewayError",
     "InvalidThreadId",
@@ -67,6 +70,15 @@ class UsageError(LMCError, RuntimeError):
     """The API was used in a way it does not support."""
 
 
+class CheckpointsUnsupported(UsageError):
+    """Checkpoints, rollback and fork were asked of a language whose interpreter
+    cannot be copied (shell, JavaScript, ...), or of one running where it cannot."""
+
+
+class CheckpointNotFound(UsageError, LookupError):
+    """No checkpoint has that id, or its frozen process is gone."""
+
+
 class MissingExtra(LMCError, ImportError):
     """``what`` needs an optional extra of the package that is not installed.
 
@@ -107,6 +119,10 @@ class BackendUnavailable(BackendError):
 
 class KernelStartError(BackendError):
     """A kernel or interpreter process did not start, or did not become ready."""
+
+
+class CheckpointFailed(BackendError):
+    """The interpreter did not take a checkpoint (its copy did not come up)."""
 
 
 class KernelStalled(KernelStartError):

@@ -59,18 +59,23 @@ class Supervisor:
         async with self._lifecycle:
             await self._launch()
 
-    async def _launch(self) -> None:
+    @property
+    def factory(self) -> InterpreterFactory:
+        """What makes this session's interpreters."""
+        return self._factory
+
+    async def _launch(self, factory: InterpreterFactory | None = None) -> None:
         """Launch an interpreter; one that stalled while starting is replaced once."""
         try:
-            interpreter = await self._launch_one()
+            interpreter = await self._launch_one(factory)
         except KernelStalled as exc:
             logger.warning("%s stalled while starting; starting another: %s", self.who, exc)
-            interpreter = await self._launch_one()
+            interpreter = await self._launch_one(factory)
         self.current = interpreter
         self._task_group.start_soon(self._watch, interpreter)
 
-    async def _launch_one(self) -> Interpreter:
-        interpreter = self._factory()
+    async def _launch_one(self, factory: InterpreterFactory | None = None) -> Interpreter:
+        interpreter = (factory or self._factory)()
         try:
             await interpreter.launch(self._task_group, self.deliver)
         except BaseException:
@@ -79,10 +84,10 @@ class Supervisor:
             raise
         return interpreter
 
-    async def _relaunch(self) -> None:
+    async def _relaunch(self, factory: InterpreterFactory | None = None) -> None:
         """Launch under the lock (held by the caller), keeping a failure for later."""
         try:
-            await self._launch()
+            await self._launch(factory)
             self.start_failure = None
         except KernelStartError as exc:
             logger.error("starting %s again failed: %s", self.who, exc)
@@ -94,9 +99,13 @@ class Supervisor:
         self._task_group.start_soon(func)
 
     async def restart(
-        self, reason: str = "restarted on request", status: Status = Status.RESTARTED
+        self,
+        reason: str = "restarted on request",
+        status: Status = Status.RESTARTED,
+        factory: InterpreterFactory | None = None,
     ) -> None:
-        """Replace the interpreter; an open run ends with ``reason`` and ``status``."""
+        """Replace the interpreter (by one ``factory`` makes, if given); an open run
+        ends with ``reason`` and ``status``."""
         async with self._lifecycle:
             if self._closing:
                 raise KernelStartError("the session is closed")
@@ -104,7 +113,7 @@ class Supervisor:
             if old is not None:
                 await old.kill()
             self._end_route(Gone.on_purpose(reason, status))
-            await self._relaunch()
+            await self._relaunch(factory)
 
     @property
     def settled(self) -> bool:

@@ -71,6 +71,7 @@ class JupyterSession(SupervisedSession):
     and renders SVG displays as the session's own processes (``svg``)."""
 
     svg: SvgRenderer | None = None
+    settings: SessionSettings | None = None
 
     def route(self, key: object, tag: str) -> Route:
         return KernelRoute(f"{uuid.uuid4().hex}-{key}", tag, self.svg)
@@ -145,6 +146,7 @@ class JupyterBackend(SupervisedBackend):
         session = await super().start(task_group, settings)
         if isinstance(session, JupyterSession):
             session.svg = SvgRenderer(launch=settings.launch())
+            session.settings = settings
         return session
 
     def interpreter(self, settings: SessionSettings, env: Mapping[str, str]) -> Interpreter:

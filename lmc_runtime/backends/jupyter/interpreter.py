@@ -20,6 +20,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from ...errors import KernelStalled, KernelStartError
 from ...procs import describe_exit
 from ..base import ExecutionOptions, ForkingLauncher, SessionSettings
+from ..checkpoints import StartFrom
 from ..core import Deliver, Gone, Output, Route
 from ..core.native import NativeOutput
 from .channels import Channels
@@ -73,17 +74,22 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         self._shared, self._work_dir = shared_dir, work_dir
         wrap = settings.command if settings.launcher is not None else None
         fork = settings.launcher.fork if isinstance(settings.launcher, ForkingLauncher) else None
+        origin = settings.origin.start_once() if settings.origin is not None else None
         self._launch_args = {
             "cwd": str(settings.host_cwd),
             "env": dict(env),
             "wrap_command": wrap,
-            "fork_command": fork,
+            "fork_command": origin or fork,
             "lifeline": settings.lifeline,
         }
         self._startup_timeout = settings.timeouts.startup
         self._native_output = native_output
         self._native: NativeOutput | None = None
         self._ready = self._shut = False
+
+    def start_with(self, start: StartFrom) -> None:
+        """Start the kernel with ``start`` (from a checkpoint), not from nothing."""
+        self._launch_args["fork_command"] = start
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         conversation = self._converse(deliver)

@@ -34,8 +34,8 @@ def execute_request(code: str, options: ExecutionOptions) -> tuple[dict[str, Any
     """The content and metadata of the ``execute_request`` that runs ``code``."""
     content = {
         "code": code,
-        "silent": False,
-        "store_history": True,
+        "silent": options.hidden,
+        "store_history": not options.hidden,
         "user_expressions": {},
         "allow_stdin": options.on_input is not None,
         "stop_on_error": True,

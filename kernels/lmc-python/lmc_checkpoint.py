@@ -1,0 +1,259 @@
+"""Checkpoints of a live kernel: a frozen copy-on-write image of its interpreter.
+
+``__lmc_checkpoint__(path)`` (a builtin, called by the runtime in a hidden run,
+between two cells) forks the kernel. The copy leaves the kernel's session,
+connects to the runtime's unix socket at ``path``, keeps no other descriptor
+and waits there, frozen: it runs nothing and costs only the pages the kernel
+writes after it. Each request the runtime sends on that socket brings a socket
+of its own and the new kernel's stdout and stderr: the frozen copy forks a
+*monitor*, which forks a kernel revived from the image (the same objects,
+modules, functions, generators and ``random`` state) on fresh ZMQ sockets, as
+the command line in the request says (``lmc_kernel.py -f CONNECTION ...``);
+the monitor reports how it ended, and kills it if the runtime goes first. The
+frozen copy ends when its own socket closes: the runtime dropped it or ended.
+
+Threads other than the main one, child processes and open sockets are not in
+the copy: the first cell of a revived kernel says which were left behind.
+"""
+
+import builtins
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import traceback
+
+#: The threads and socket descriptors the kernel itself has (set by install).
+_OWN: dict = {"threads": set(), "sockets": set()}
+_MAX_REQUEST = 1 << 17
+
+
+def _sockets() -> set[str]:
+    """The inodes of this process's network sockets (TCP and UDP)."""
+    network = set()
+    for table in ("tcp", "tcp6", "udp", "udp6"):
+        with contextlib.suppress(OSError), open(f"/proc/self/net/{table}") as rows:
+            network.update(row.split()[9] for row in rows.readlines()[1:] if len(row.split()) > 9)
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{name}")
+            if target.startswith("socket:[") and target[8:-1] in network:
+                found.add(target[8:-1])
+    return found
+
+
+def _children() -> int:
+    count = 0
+    for task in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as file:
+            count += len(file.read().split())
+    return count
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def left_behind() -> str:
+    """What the image will not have: user threads, child processes, open sockets."""
+    threads = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and t.ident not in _OWN["threads"]
+    ]
+    parts = []
+    count = len(threads)
+    if threads:
+        names = ", ".join(repr(t.name) for t in threads[:5])
+        parts.append(f"{_plural(len(threads), 'thread')} ({names})")
+    children = _children()
+    count += children
+    if children:
+        parts.append(_plural(children, "subprocess"))
+    sockets = len(_sockets() - _OWN["sockets"])
+    count += sockets
+    if sockets:
+        parts.append(_plural(sockets, "network socket"))
+    if not parts:
+        return ""
+    return f"{' and '.join(parts)} {'was' if count == 1 else 'were'} not carried"
+
+
+def checkpoint(path: str) -> None:
+    """Fork the frozen copy (see the module), which connects to ``path``; print
+    its pid and what it left behind as one JSON line."""
+    left = left_behind()
+    # ``random`` reseeds itself in a forked child: its state is put back in the copy.
+    rand = sys.modules.get("random")
+    _OWN["random"] = rand.getstate() if rand is not None else None
+    ready_read, ready_write = os.pipe()
+    first = os.fork()
+    if first == 0:
+        try:
+            os.close(ready_read)
+            os.setsid()
+            if os.fork() != 0:
+                os._exit(0)  # the frozen copy is nobody's child but init's
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            conn.connect(path)
+            os.write(ready_write, b"%d" % os.getpid())
+        except BaseException:
+            os._exit(1)
+        _frozen(conn, ready_write, left)
+    os.close(ready_write)
+    os.waitpid(first, 0)
+    with os.fdopen(ready_read, "rb") as ready:
+        pid = ready.read().decode()
+    if not pid:
+        raise RuntimeError("the checkpoint's process did not connect to the runtime")
+    print(json.dumps({"pid": int(pid), "left": left}))
+
+
+def _keep_only(*kept: int) -> None:
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd not in kept:
+            os.dup2(null, fd)
+    keep = {0, 1, 2, *kept}
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) not in keep:
+            with contextlib.suppress(OSError):
+                os.close(int(name))
+
+
+def _frozen(conn: socket.socket, ready: int, left: str) -> None:
+    """Wait for requests on ``conn``: each forks a monitor. Never returns."""
+    try:
+        os.close(ready)
+        _keep_only(conn.fileno())
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the system
+        while True:
+            data, fds, _, _ = socket.recv_fds(conn, _MAX_REQUEST, 3)
+            if not data:
+                os._exit(0)
+            if len(fds) != 3:
+                for fd in fds:
+                    os.close(fd)
+                continue
+            if os.fork() == 0:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                conn.close()
+                _monitor(json.loads(data), *fds, left)
+            for fd in fds:
+                os.close(fd)
+    except BaseException:
+        os._exit(1)
+
+
+def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> None:
+    """Fork the revived kernel; say its pid and how it ended on ``reply``."""
+    channel = socket.socket(fileno=reply)
+    try:
+        child = os.fork()
+        if child == 0:
+            channel.close()
+            _revive(request, stdout, stderr, left)
+        os.close(stdout)
+        os.close(stderr)
+        pidfd = os.pidfd_open(child)
+        socket.send_fds(channel, [json.dumps({"pid": child}).encode()], [pidfd])
+        import select
+
+        poller = select.poll()
+        poller.register(channel.fileno(), select.POLLIN)
+        poller.register(pidfd, select.POLLIN)
+        while True:
+            ready = [fd for fd, _ in poller.poll()]
+            if pidfd in ready:
+                break
+            if not channel.recv(1):  # the runtime gave it up, or ended
+                with contextlib.suppress(OSError):
+                    os.killpg(child, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)
+                break
+        _, status = os.waitpid(child, 0)
+        with contextlib.suppress(OSError):
+            channel.send(json.dumps({"status": status}).encode())
+    except BaseException:
+        pass
+    os._exit(0)
+
+
+def _revive(request: dict, stdout: int, stderr: int, left: str) -> None:
+    """Become a kernel again, on the image's namespace. Never returns."""
+    code = 1
+    try:
+        os.setsid()
+        os.dup2(stdout, 1)
+        os.dup2(stderr, 2)
+        _keep_only(1, 2)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        sys.displayhook = sys.__displayhook__
+        rand = sys.modules.get("random")
+        if rand is not None and _OWN.get("random") is not None:
+            rand.setstate(_OWN["random"])
+        code = _new_kernel([str(part) for part in request["argv"]], left)
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    os._exit(code)
+
+
+def _new_kernel(argv: list, left: str) -> int:
+    import asyncio
+    import contextvars
+
+    from ipykernel.ipkernel import IPythonKernel
+    from ipykernel.kernelapp import IPKernelApp
+    from ipykernel.zmqshell import ZMQInteractiveShell
+
+    old = IPKernelApp.instance()
+    shell = old.shell
+    # Kept referenced: the image's ZMQ objects must never be closed or collected here.
+    builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), old]
+    user_ns, count = shell.user_ns, shell.execution_count
+    inputs, outputs = list(shell.history_manager.input_hist_parsed), dict(shell.user_ns_hidden)
+    for singleton in (IPKernelApp, IPythonKernel, ZMQInteractiveShell):
+        singleton.clear_instance()
+    asyncio.events._set_running_loop(None)
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    builtins.__lmc_checkpoint_note__ = left
+    sys.argv = argv[1:]
+    app = IPKernelApp.instance(user_ns=user_ns)
+    app.initialize(argv[2:])
+    new = app.shell
+    new.execution_count = count
+    new.history_manager.input_hist_parsed[:] = inputs
+    new.history_manager.input_hist_raw[:] = inputs
+    del outputs
+    contextvars.Context().run(app.start)
+    return 0
+
+
+def _note_once(ip: object) -> None:
+    note = builtins.__dict__.pop("__lmc_checkpoint_note__", None)
+    if not note:
+        return
+
+    def pre_run_cell(info: object = None) -> None:
+        ip.events.unregister("pre_run_cell", pre_run_cell)  # type: ignore[attr-defined]
+        sys.stderr.write(f"[lmc] {note} into this copy of the interpreter\n")
+
+    ip.events.register("pre_run_cell", pre_run_cell)  # type: ignore[attr-defined]
+
+
+def install(ip: object) -> None:
+    """``__lmc_checkpoint__`` in builtins; what the kernel has of its own now."""
+    _OWN["threads"] = {t.ident for t in threading.enumerate()}
+    _OWN["sockets"] = _sockets()
+    builtins.__lmc_checkpoint__ = checkpoint  # type: ignore[attr-defined]
+    _note_once(ip)

@@ -1,0 +1,174 @@
+"""A Python kernel's session with checkpoints (:class:`~..checkpoints.Checkpointing`).
+
+A checkpoint is taken between runs, in a hidden run of its own (out of the
+kernel's history), by the kernel's ``__lmc_checkpoint__`` (see
+:mod:`.frozen`). A rollback is a restart whose new kernel is started from the
+checkpoint instead of from nothing; the checkpoint stays. A fork hands another
+session an :class:`~..checkpoints.Origin` for its first kernel.
+
+The kernel's working directory and environment are the checkpoint's: they are
+part of the interpreter's state. Files are not: a Computer's folder is its
+user's, and a rollback leaves it as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import anyio
+
+from ...errors import CheckpointFailed, CheckpointNotFound, CheckpointsUnsupported
+from ...replies import Status
+from ..base import ExecutionOptions, SessionSettings
+from ..checkpoints import CheckpointInfo, StartFrom, private_bytes
+from .backend import JupyterSession
+from .frozen import Frozen
+from .interpreter import JupyterInterpreter
+
+__all__ = ["CheckpointingSession", "FrozenOrigin"]
+
+#: How long the frozen copy may take to connect once the kernel forked it.
+_CONNECT = 10.0
+
+
+@dataclass
+class _Checkpoint:
+    info: CheckpointInfo
+    frozen: Frozen
+
+
+class FrozenOrigin:
+    """A forked session's first kernel, started once from a checkpoint."""
+
+    def __init__(self, frozen: Frozen) -> None:
+        self._frozen: Frozen | None = frozen
+
+    def start_once(self) -> StartFrom | None:
+        frozen, self._frozen = self._frozen, None
+        return frozen.start if frozen is not None else None
+
+
+class CheckpointingSession(JupyterSession):
+    """A local kernel's session that keeps checkpoints; ``settings`` is set by its backend."""
+
+    language = "python"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._checkpoints: dict[str, _Checkpoint] = {}
+
+    def _usable(self) -> SessionSettings:
+        settings = self.settings
+        if settings is None or not isinstance(self.supervisor.current, JupyterInterpreter):
+            raise CheckpointsUnsupported(
+                f"checkpoints are not supported for {self.language} on a Jupyter gateway"
+            )
+        if settings.launcher is not None:
+            raise CheckpointsUnsupported(
+                f"checkpoints are not supported for {self.language} under a launcher (a sandbox)"
+            )
+        return settings
+
+    async def checkpoint(self) -> CheckpointInfo:
+        settings = self._usable()
+        cid = uuid.uuid4().hex[:12]
+        path = settings.work_dir / f"checkpoint-{cid}.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            listener.bind(str(path))
+            listener.listen(1)
+            listener.setblocking(False)
+            reported = await self._fork_frozen(settings.inside(path))
+            with anyio.move_on_after(_CONNECT):
+                await anyio.wait_readable(listener)  # it connected before the run's end
+            try:
+                conn, _ = listener.accept()
+            except OSError as exc:
+                raise CheckpointFailed(f"the frozen copy did not connect: {exc}") from exc
+        finally:
+            listener.close()
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        conn.setblocking(True)
+        pid = _peer_pid(conn)
+        if pid != reported.get("pid"):
+            conn.close()
+            raise CheckpointFailed("the frozen copy that connected is not the kernel's")
+        frozen = Frozen(pid, conn)
+        left = str(reported.get("left") or "")
+        info = CheckpointInfo(cid, self.language, time.time(), 0, True, left)
+        self._checkpoints[cid] = _Checkpoint(info, frozen)
+        return info
+
+    async def _fork_frozen(self, path: str) -> dict[str, object]:
+        """Run the kernel's ``__lmc_checkpoint__`` hidden; what it printed, as a dict."""
+        options = ExecutionOptions(reply_to="lmc-checkpoint", track_lines=False, hidden=True)
+        said: list[str] = []
+        async for message in self.execute(f"__lmc_checkpoint__({path!r})", options):
+            if message.type == "console" and isinstance(message.content, str):
+                said.append(message.content)
+        for line in "".join(said).splitlines():
+            with contextlib.suppress(ValueError):
+                reported = json.loads(line)
+                if isinstance(reported, dict) and isinstance(reported.get("pid"), int):
+                    return reported
+        tail = "".join(said).strip()[-500:] or "nothing"
+        raise CheckpointFailed(f"the kernel did not take the checkpoint: {tail}")
+
+    def _get(self, checkpoint_id: str) -> _Checkpoint:
+        found = self._checkpoints.get(checkpoint_id)
+        if found is None:
+            raise CheckpointNotFound(f"no checkpoint {checkpoint_id!r}")
+        if not found.frozen.alive:
+            raise CheckpointNotFound(f"checkpoint {checkpoint_id!r} is gone (its process ended)")
+        return found
+
+    async def rollback(self, checkpoint_id: str) -> None:
+        frozen = self._get(checkpoint_id).frozen
+        supervisor = self.supervisor
+        factory = supervisor.factory
+
+        def revived() -> JupyterInterpreter:
+            interpreter = factory()
+            assert isinstance(interpreter, JupyterInterpreter)
+            interpreter.start_with(frozen.start)
+            return interpreter
+
+        reason = f"rolled back to checkpoint {checkpoint_id}"
+        await supervisor.restart(reason, Status.RESTARTED, factory=revived)
+
+    def checkpoints(self) -> Sequence[CheckpointInfo]:
+        return [
+            replace(c.info, bytes=private_bytes(c.frozen.pid), alive=c.frozen.alive)
+            for c in self._checkpoints.values()
+        ]
+
+    async def drop_checkpoint(self, checkpoint_id: str) -> None:
+        found = self._checkpoints.pop(checkpoint_id, None)
+        if found is None:
+            raise CheckpointNotFound(f"no checkpoint {checkpoint_id!r}")
+        found.frozen.close()
+
+    def origin(self, checkpoint_id: str) -> FrozenOrigin:
+        return FrozenOrigin(self._get(checkpoint_id).frozen)
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            for found in self._checkpoints.values():
+                found.frozen.close()
+            self._checkpoints.clear()
+
+
+def _peer_pid(conn: socket.socket) -> int:
+    """The pid of the process at the other end of unix socket ``conn``."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    return int.from_bytes(creds[:4], "little", signed=True)

@@ -1,0 +1,153 @@
+"""A Python kernel's checkpoints, on the host: the frozen copy of the kernel
+(``kernels/lmc-python/lmc_checkpoint.py``) and the kernels started from it.
+
+:func:`freeze` asks the kernel, in a hidden run, to fork its frozen copy, which
+connects to a socket the host listens on for it in the session's folder (one
+only the host writes). The connection is the copy's lifeline: when the host
+closes it (the checkpoint dropped, its Computer closed, its process ended
+however it ended), the copy ends. :class:`Frozen` starts kernels from it, as the
+kernel provisioner forks one (:class:`~..base.ForkingLauncher`): each request
+carries a socket of its own, on which the copy's monitor of that kernel sends
+its pid, a pidfd of it and, once it ended, its wait status; the monitor kills
+it if the host's end closes first. :class:`RevivedKernel` stands for it where
+the provisioner keeps a ``Popen``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from ...errors import KernelStartError
+from ...procs import wait_readable
+
+__all__ = ["Frozen", "RevivedKernel"]
+
+#: How long the frozen copy may take to answer a request, in seconds.
+_ANSWER = 30.0
+
+
+class RevivedKernel:
+    """A kernel started from a checkpoint, as the provisioner uses a ``Popen``.
+    It leads a session of its own: the provisioner's kill ends what it started."""
+
+    ends_its_tree = False
+
+    def __init__(self, pid: int, pidfd: int, monitor: socket.socket) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd = pidfd
+        self._monitor = monitor
+        #: Set when the task reading the monitor stops (one task reads; the others wait).
+        self._reading: anyio.Event | None = None
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None and self._pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signum)
+
+    async def ended(self) -> None:
+        """Wait until the monitor says how the kernel ended (any number of tasks at once)."""
+        while self.returncode is None:
+            if self._reading is not None:
+                await self._reading.wait()
+                continue
+            self._reading = reading = anyio.Event()
+            try:
+                await anyio.wait_readable(self._monitor)
+                self._read_status()
+            finally:
+                self._reading = None
+                reading.set()
+
+    def poll(self) -> int | None:
+        idle = self.returncode is None and self._reading is None
+        if idle and wait_readable(self._monitor.fileno(), 0):
+            self._read_status()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        while self.returncode is None:
+            if not wait_readable(self._monitor.fileno(), timeout):
+                raise subprocess.TimeoutExpired(["revived kernel"], timeout or 0)
+            self._read_status()
+        return self.returncode
+
+    def _read_status(self) -> None:
+        try:
+            data = self._monitor.recv(4096)
+            status = int(json.loads(data)["status"]) if data else None
+        except (OSError, ValueError, KeyError, TypeError):
+            status = None
+        if status is None:  # the monitor is gone without a word: the kernel goes too
+            self.send_signal(signal.SIGKILL)
+            self.returncode = -signal.SIGKILL
+        else:
+            self.returncode = os.waitstatus_to_exitcode(status)
+        self._monitor.close()
+        with contextlib.suppress(OSError):
+            os.close(self._pidfd)
+        self._pidfd = -1
+
+
+class Frozen:
+    """The frozen copy of a kernel (process ``pid``), on its connection ``conn``."""
+
+    def __init__(self, pid: int, conn: socket.socket) -> None:
+        self.pid = pid
+        self._conn = conn
+        self._pidfd = os.pidfd_open(pid)
+        self._lock = anyio.Lock()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the frozen process is still there (its pidfd is readable once it ended)."""
+        return self._pidfd >= 0 and not wait_readable(self._pidfd, 0)
+
+    async def start(
+        self, argv: Sequence[str], *, env: Any = None, cwd: Any = None, stdout: int, stderr: int
+    ) -> RevivedKernel:
+        """Start kernel command line ``argv`` from this copy: its environment and
+        working directory are the copy's (they are part of the interpreter's state)."""
+        if not self.alive:
+            raise KernelStartError(f"the checkpoint's process {self.pid} is gone")
+        payload = json.dumps({"argv": [str(part) for part in argv]}).encode()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            async with self._lock:
+                socket.send_fds(self._conn, [payload], [theirs.fileno(), stdout, stderr])
+            theirs.close()
+            with anyio.fail_after(_ANSWER):
+                await anyio.wait_readable(ours)
+            data, fds, _, _ = socket.recv_fds(ours, 4096, 1)
+            pid = json.loads(data)["pid"] if data else None
+            if len(fds) != 1 or not isinstance(pid, int):
+                for fd in fds:
+                    os.close(fd)
+                raise KernelStartError("the checkpoint did not start a kernel")
+        except (OSError, ValueError, KeyError, TimeoutError) as exc:
+            theirs.close()
+            ours.close()
+            raise KernelStartError(f"the checkpoint did not start a kernel: {exc}") from exc
+        except BaseException:
+            theirs.close()
+            ours.close()
+            raise
+        return RevivedKernel(pid, fds[0], ours)
+
+    def close(self) -> None:
+        """End the frozen process (the kernels started from it stay); idempotent."""
+        self._conn.close()
+        if self._pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            os.close(self._pidfd)
+            self._pidfd = -1
