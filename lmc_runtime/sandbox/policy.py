@@ -110,26 +110,6 @@ class EgressTrust:
     bundle: Path
 
 
-#: Where distributions keep the bundle of the system's CAs (a session that trusts
-#: the egress CA sees a bundle with it there, in place of the host's).
-SYSTEM_BUNDLES: tuple[str, ...] = (
-    "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Alpine, Arch
-    "/etc/pki/tls/certs/ca-bundle.crt",  # Fedora, RHEL
-    "/etc/ssl/ca-bundle.pem",  # openSUSE
-    "/etc/ssl/cert.pem",
-)
-
-
-@dataclass(frozen=True)
-class EgressTrust:
-    """The server's egress CA (see lmc_runtime.egress.ca) as host files a
-    session's sandbox binds read-only: ``ca`` alone, and ``bundle``, the
-    system's CAs with it."""
-
-    ca: Path
-    bundle: Path
-
-
 @dataclass(frozen=True)
 class SandboxPolicy:
     """Network opt-in, limits and the extra environment of one session.
@@ -143,11 +123,6 @@ class SandboxPolicy:
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: Host variables passed through (shell patterns).
     env_allowlist: tuple[str, ...] = ENV_ALLOWLIST
-    #: The secrets the session asked for, by name: its ``env`` holds their
-    #: placeholders (see lmc_runtime.egress.secrets), never their values.
-    secrets: tuple[str, ...] = ()
-    #: The egress CA the session trusts (its TLS to the secrets' hosts ends there).
-    trust: EgressTrust | None = None
     #: The secrets the session asked for, by name: its ``env`` holds their
     #: placeholders (see lmc_runtime.egress.secrets), never their values.
     secrets: tuple[str, ...] = ()
