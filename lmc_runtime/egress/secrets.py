@@ -114,7 +114,8 @@ class SecretBroker:
     def replacements(self, session: str, name: str, port: int) -> dict[bytes, bytes]:
         """What the requests of ``session`` to ``name:port`` have replaced: its
         own placeholders of the secrets that go there, by their values."""
-        grant = self._grants.get(session)
+        # The gateway keys each network namespace of a session "<session>/<n>".
+        grant = self._grants.get(session) or self._grants.get(session.partition("/")[0])
         if grant is None:
             return {}
         return {

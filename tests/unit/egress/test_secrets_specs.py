@@ -81,6 +81,8 @@ def test_the_broker_gives_each_session_its_own_placeholders() -> None:
     assert broker.replacements("s1", "b.test", 443) == {}
     assert broker.replacements("s2", "b.test", 443) == {two["OTHER"].encode(): b"other"}
     assert broker.wants("s2", "a.test", 80) and not broker.wants("s3", "a.test", 443)
+    assert broker.wants("s2/1", "b.test", 443)  # a namespace of the session, as the gateway keys it
+    assert not broker.wants("s", "a.test", 443) and not broker.wants("s2x/1", "a.test", 443)
     with pytest.raises(UnknownSecret, match="KEY, OTHER"):
         broker.open("s4", ["NOPE"])
     with pytest.raises(ValueError, match="no value"):
