@@ -1,0 +1,249 @@
+"""The test internet: HTTPS, HTTP, UDP and DNS servers in network namespaces of
+their own, with their own certificate authority, and listeners on the host
+that record whether anything reached them.
+
+Addresses (``N`` a free ``10.203.X.0/24``, ``P`` a free ``10.204.Y.0/24``):
+
+* ``N.2`` ``allowed.test``, ``N.3`` ``other.test``, ``N.4`` ``*.wild.test``:
+  HTTPS on 443, HTTP on 80 and on the probe port, UDP echo on 7007;
+* ``N.5``: the DNS server (UDP 53), TTL 0 for every answer;
+* ``P.2``: an HTTP server on a private network outside the ceiling;
+* the host: TCP listeners on the probe port of 127.0.0.1, ::1, the host's
+  outward address and ``N.1`` (the host's end of the veth pair).
+
+The DNS names under ``wild.test`` point where attacks want them to: see
+:meth:`TestInternet.zone`. ``rebind-*.wild.test`` answers ``N.4`` to its
+first A query and 127.0.0.1 after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import select
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from .netns import PREFIX, add_namespace, free_subnet, remove_namespace, remove_stale
+from .pki import make_pki
+
+__all__ = ["ALLOWED", "OTHER", "WILD", "TestInternet"]
+
+ALLOWED, OTHER, WILD = "allowed.test", "other.test", "wild.test"
+_ROOT = Path(__file__).resolve().parents[2]
+_READY_S = 30
+
+
+def _outward_address() -> str | None:
+    """The host's address towards the outside (no packet is sent), if it has a route."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        return str(probe.getsockname()[0])
+
+
+def _free_port(hosts: list[str]) -> int:
+    """A port free on every one of ``hosts``."""
+    for _ in range(200):
+        port = 20000 + secrets.randbelow(20000)
+        with contextlib.ExitStack() as stack:
+            try:
+                for host in hosts:
+                    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                    sock = stack.enter_context(socket.socket(family, socket.SOCK_STREAM))
+                    sock.bind((host, port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no port free on every host address")
+
+
+class TestInternet:
+    """The servers, their addresses and what reached them. ``start`` then ``stop``."""
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.tag = f"{PREFIX}-{os.getpid()}-{secrets.token_hex(2)}"
+        self._namespaces: list[str] = []
+        self._processes: list[subprocess.Popen[bytes]] = []
+        self._logs: list[Path] = []
+        self.outward = _outward_address()
+
+    # -- addresses and names --------------------------------------------------
+
+    def start(self) -> TestInternet:
+        remove_stale()
+        pid = os.getpid()
+        net = free_subnet("10.203", pid % 256)
+        hosts = [str(net.network_address + i) for i in range(2, 6)]
+        self.allowed, self.other, self.wild, self.dns_ip = hosts
+        self.cidr = str(net)
+        try:
+            self.net_host = self._namespace("net", net, hosts)
+            private = free_subnet("10.204", pid % 256)
+            self.private = str(private.network_address + 2)
+            self.private_cidr = str(private)
+            self._namespace("prv", private, [self.private])
+            host_side = ["127.0.0.1", "::1", self.net_host, *([self.outward] if self.outward else [])]
+            self.probe_port = _free_port(host_side)
+            self.ca_path = make_pki(
+                self.folder,
+                {"allowed": [ALLOWED], "other": [OTHER], "wild": [f"*.{WILD}", WILD]},
+            )
+            self._serve(f"{self.tag}-net", self._net_listeners(), zone=self.zone())
+            self._serve(f"{self.tag}-prv", self._plain("private", self.private, 80))
+            self._serve(None, [self._tcp(host) for host in host_side])
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def zone(self) -> dict[str, Any]:
+        names: dict[str, list[str]] = {
+            ALLOWED: [self.allowed],
+            OTHER: [self.other],
+            f"*.{WILD}": [self.wild],
+            f"loop.{WILD}": ["127.0.0.1"],
+            f"veth.{WILD}": [self.net_host],
+            f"private.{WILD}": [self.private],
+            f"meta.{WILD}": ["169.254.169.254"],
+            f"v6.{WILD}": ["::1"],
+            f"v6mapped.{WILD}": ["::ffff:127.0.0.1"],
+            f"both.{WILD}": [self.wild, "::ffff:127.0.0.1"],
+        }
+        if self.outward:
+            names[f"hostaddr.{WILD}"] = [self.outward]
+        rebind = {"prefix": "rebind-", "suffix": WILD, "first": [self.wild], "then": ["127.0.0.1"]}
+        return {"names": names, "rebind": rebind}
+
+    @property
+    def ceiling(self) -> str:
+        """What ``lmc serve --allow-network`` is given: the test names and the subnet."""
+        return f"{ALLOWED},{OTHER},*.{WILD},{self.cidr}"
+
+    @property
+    def dns(self) -> str:
+        """What ``lmc serve --egress-dns`` is given."""
+        return f"{self.dns_ip}:53"
+
+    @property
+    def ca_pem(self) -> str:
+        return self.ca_path.read_text()
+
+    # -- what reached the servers ---------------------------------------------
+
+    def events(self, kind: str | None = None, at: str | None = None) -> list[dict[str, Any]]:
+        """The events logged so far; ``at``: an address, or ``address:port``."""
+        found = []
+        for path in self._logs:
+            with contextlib.suppress(FileNotFoundError):
+                for line in path.read_text().splitlines():
+                    event = json.loads(line)
+                    if kind is not None and event["kind"] != kind:
+                        continue
+                    if at is not None and at not in (event["at"], event["at"].rsplit(":", 1)[0]):
+                        continue
+                    found.append(event)
+        return found
+
+    def connections(self, at: str) -> int:
+        """How many TCP connections reached ``at`` (an address or ``address:port``)."""
+        return len(self.events("connect", at))
+
+    def dns_names(self) -> list[str]:
+        """The names the DNS server was asked for, in order."""
+        return [event["name"] for event in self.events("dns")]
+
+    # -- making and ending ----------------------------------------------------
+
+    def _namespace(self, suffix: str, subnet: Any, inner: list[str]) -> str:
+        name = f"{self.tag}-{suffix}"
+        host_if = f"lti{os.getpid() % 100000}{self.tag[-4:]}{suffix[0]}"[:15]
+        host = add_namespace(name, host_if, subnet, inner)
+        self._namespaces.append(name)
+        return host
+
+    def _plain(self, label: str, host: str, port: int) -> list[dict[str, Any]]:
+        return [
+            {"kind": "http", "label": label, "host": host, "port": port},
+            {"kind": "http", "label": label, "host": host, "port": self.probe_port},
+        ]
+
+    def _tcp(self, host: str) -> dict[str, Any]:
+        return {"kind": "tcp", "label": "host", "host": host, "port": self.probe_port}
+
+    def _net_listeners(self) -> list[dict[str, Any]]:
+        listeners: list[dict[str, Any]] = [
+            {"kind": "dns", "label": "dns", "host": self.dns_ip, "port": 53}
+        ]
+        for label, host in (("allowed", self.allowed), ("other", self.other), ("wild", self.wild)):
+            cert = str(self.folder / f"{label}.pem")
+            listeners.append({"kind": "https", "label": label, "host": host, "port": 443, "cert": cert})
+            listeners += self._plain(label, host, 80)
+            listeners.append({"kind": "udp", "label": label, "host": host, "port": 7007})
+        return listeners
+
+    def _serve(self, namespace: str | None, listeners: list[Any], zone: Any = None) -> None:
+        index = len(self._processes)
+        log = self.folder / f"events-{index}.jsonl"
+        config = {"log": str(log), "listeners": listeners, **({"zone": zone} if zone else {})}
+        path = self.folder / f"servers-{index}.json"
+        path.write_text(json.dumps(config))
+        argv = [sys.executable, "-m", "benchmarks.internet.serve", str(path)]
+        if namespace is not None:
+            argv = ["ip", "netns", "exec", namespace, *argv]
+        errors = (self.folder / f"servers-{index}.err").open("wb")
+        process = subprocess.Popen(
+            argv, cwd=_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors
+        )
+        errors.close()
+        self._processes.append(process)
+        self._logs.append(log)
+        if not _ready(process.stdout):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=5)
+            detail = (self.folder / f"servers-{index}.err").read_text()[-2000:]
+            raise RuntimeError(f"the test internet's servers did not start: {detail}")
+
+    def stop(self) -> None:
+        for process in self._processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self._processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+            if process.stdout is not None:
+                process.stdout.close()
+        for name in self._namespaces:
+            remove_namespace(name)
+        self._processes.clear()
+        self._namespaces.clear()
+
+
+def _ready(stream: IO[bytes] | None) -> bool:
+    """Whether the servers' process printed ``ready`` within the bound."""
+    assert stream is not None
+    deadline = time.monotonic() + _READY_S
+    line = b""
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([stream], [], [], left)[0]:
+            return False
+        piece = os.read(stream.fileno(), 64)
+        if not piece:
+            return False
+        line += piece
+    return line.strip() == b"ready"
