@@ -17,6 +17,7 @@ import logging
 import socket
 import struct
 from collections import OrderedDict
+from typing import cast
 
 from .dnswire import (
     AAAA,
@@ -57,8 +58,8 @@ class _Udp(asyncio.DatagramProtocol):
         self.transport: asyncio.DatagramTransport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.DatagramTransport)
-        self.transport = transport
+        # Python 3.11's selector transport for UDP is no DatagramTransport subclass.
+        self.transport = cast(asyncio.DatagramTransport, transport)
 
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
         self.dns.spawn(self._reply(data, addr))

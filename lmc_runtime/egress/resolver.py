@@ -98,7 +98,9 @@ class DnsResolver:
                     data = await self._tcp(query)
                     parsed = parse_response(data, ident, qtype)
             except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
-                logger.info("DNS server %s:%d: %s for %s", *self.server, exc or "timeout", name)
+                logger.info(
+                    "DNS server %s:%d: %s for %s", *self.server, str(exc) or "timed out", name
+                )
                 continue
             if parsed is not None:
                 return parsed[2] if parsed[0] == 0 else []

@@ -180,11 +180,11 @@ def sniff(data: bytes) -> Sniffed | Incomplete:
 
 
 async def read_head(
-    reader: asyncio.StreamReader, timeout: float, limit: int = MAX_HEAD
+    reader: asyncio.StreamReader, timeout: float, limit: int = MAX_HEAD, initial: bytes = b""
 ) -> tuple[bytes, Sniffed]:
     """Read until :func:`sniff` has an answer, ``limit`` bytes, EOF or ``timeout``
-    seconds (then: what was read, and None)."""
-    data = b""
+    seconds (then: what was read, and None); ``initial``: bytes already read."""
+    data = initial
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while len(data) < limit:
