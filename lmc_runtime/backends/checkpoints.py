@@ -28,14 +28,16 @@ StartFrom = Callable[..., Awaitable[KernelProcess | None]]
 class CheckpointInfo:
     """A checkpoint: its ``id``, when it was taken (Unix seconds), the private
     memory its frozen process holds (``bytes``: what the interpreter changed
-    since, copied on write), whether that process is still there, and what it
-    could not carry (``left_behind``: threads, subprocesses, sockets; empty if none)."""
+    since, copied on write), whether that process (``pid``) is still there, and
+    what it could not carry (``left_behind``: threads, subprocesses, sockets;
+    empty if none)."""
 
     id: str
     language: str
     created_at: float
     bytes: int
     alive: bool
+    pid: int
     left_behind: str = ""
 
     def as_dict(self) -> dict[str, object]:
@@ -45,6 +47,7 @@ class CheckpointInfo:
             "created_at": self.created_at,
             "bytes": self.bytes,
             "alive": self.alive,
+            "pid": self.pid,
             "left_behind": self.left_behind,
         }
 

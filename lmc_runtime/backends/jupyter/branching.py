@@ -103,7 +103,7 @@ class CheckpointingSession(JupyterSession):
             raise CheckpointFailed("the frozen copy that connected is not the kernel's")
         frozen = Frozen(pid, conn)
         left = str(reported.get("left") or "")
-        info = CheckpointInfo(cid, self.language, time.time(), 0, True, left)
+        info = CheckpointInfo(cid, self.language, time.time(), 0, True, pid, left)
         self._checkpoints[cid] = _Checkpoint(info, frozen)
         return info
 
