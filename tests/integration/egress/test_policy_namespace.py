@@ -5,7 +5,10 @@ connections reach only allowed upstreams, transparently and through HTTP_PROXY."
 from __future__ import annotations
 
 import http.server
+import os
 import shutil
+import socket
+import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -16,7 +19,11 @@ import pytest
 from lmc_runtime import Computer
 from lmc_runtime.egress.policy import EgressPolicy, parse_entries
 from lmc_runtime.sandbox import Sandbox, SandboxPolicy, sandbox_available
-from lmc_runtime.sandbox.egress_netns import egress_available
+from lmc_runtime.sandbox.egress_netns import (
+    egress_available,
+    egress_netns_command,
+    require_egress_tools,
+)
 from lmc_runtime.sandbox.network import host_addresses
 
 from .local_gateway import LocalGateway, MapResolver
@@ -166,3 +173,41 @@ async def test_a_policy_session_reaches_only_what_its_policy_allows(
     assert set(gateway.dialled) == {(address, port)}, gateway.dialled
     assert keys and gateway.attached == {} and sorted(gateway.detached) == sorted(keys)
     assert not (sandbox.root / "egress.sock").exists()
+
+
+def _helper_against(answer: bytes | None, folder: Path) -> subprocess.CompletedProcess[bytes]:
+    """The helper run against a server that answers ``answer`` (None: nothing)."""
+    tools = require_egress_tools()
+    path = folder / "handover.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        argv = [*egress_netns_command(tools, path, bwrap_env=False), "--timeout", "2"]
+        process = subprocess.Popen([*argv, "--", "/bin/true"], stderr=subprocess.PIPE)
+        listener.settimeout(30)
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(30)
+            _, fds, _, _ = socket.recv_fds(conn, 256, 8)
+            for fd in fds:
+                os.close(fd)
+            if answer is not None:
+                conn.send(answer)
+            _, stderr = process.communicate(timeout=30)
+    return subprocess.CompletedProcess(process.args, process.returncode, b"", stderr)
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [(b"no: the gateway cannot serve it", b"cannot serve it"), (None, b"no answer in time")],
+)
+def test_a_helper_the_server_refuses_or_ignores_fails_clearly(
+    sessions: Path, answer: bytes | None, said: bytes
+) -> None:
+    available = egress_available()
+    if not available.available:
+        pytest.skip(available.reason or "no egress namespace here")
+    done = _helper_against(answer, sessions)
+    assert done.returncode == 127
+    assert b"lmc sandbox: network: the server's egress gateway refused" in done.stderr
+    assert said in done.stderr, done.stderr
