@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..egress.policy import EgressPolicy
 from ..egress.secret_specs import SecretError, load_values
 from ..errors import LMCError
 from ..sandbox import SessionLimits
@@ -69,6 +70,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             described = f"{option.help} (default: {option.shown}; env {option.env_names[0]})"
             if option.switch:
                 group.add_argument(option.flag, action="store_true", default=None, help=described)
+            elif option.bare is not None:
+                group.add_argument(
+                    option.flag,
+                    nargs="?",
+                    const=option.bare,
+                    metavar=option.metavar,
+                    help=described,
+                )
             elif option.repeat:
                 group.add_argument(
                     option.flag, action="append", metavar=option.metavar, help=described
@@ -149,6 +158,11 @@ def _limits(values: Mapping[str, object]) -> SessionLimits:
     )
 
 
+def _ceiling(value: object) -> EgressPolicy | None:
+    """The ceiling of ``--allow-network LIST`` (None for the bare switch)."""
+    return value if isinstance(value, EgressPolicy) else None
+
+
 def _check_environment(settings: ServiceSettings) -> None:
     """The default environment exists and can run sessions, else a :class:`ConfigError`."""
     if settings.environment is None:
@@ -191,7 +205,9 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             no_auth=no_auth,
             sandbox=not values["no_sandbox"],
             fork_server=not values["no_fork_server"],
-            allow_network=bool(values["allow_network"] or values["network_default"]),
+            allow_network=values["allow_network"] is not False or bool(values["network_default"]),
+            network_ceiling=_ceiling(values["allow_network"]),
+            egress_dns=_v(values, "egress_dns"),
             network_default=bool(values["network_default"]),
             max_sessions=_v(values, "max_sessions"),
             idle_timeout=_v(values, "idle_timeout") or None,

@@ -31,6 +31,8 @@ class Option:
     #: The flag may be given more than once (a list); the environment variable
     #: separates its items with ';', the file gives a list.
     repeat: bool = False
+    #: The flag may also be given without a value, which then means this.
+    bare: object = None
 
     @property
     def flag(self) -> str:

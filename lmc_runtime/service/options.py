@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..egress.policy import EgressPolicy, parse_ceiling
+from ..egress.resolver import parse_server
 from ..egress.secret_specs import parse_secrets
 from ..web.connections import ConnectionLimits
 from .limit_options import LIMIT_OPTIONS, size_option
@@ -57,6 +59,22 @@ def _port(raw: object) -> int:
     return port
 
 
+def _network_allowance(raw: object) -> bool | EgressPolicy:
+    """``--allow-network``: a switch, or the ceiling's comma list of entries."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, list):
+        raw = ",".join(str(item) for item in raw)
+    try:
+        return boolean(raw)
+    except ValueError:
+        return parse_ceiling(text(raw))  # BadNetworkPolicy is a ValueError naming the entry
+
+
+def _dns_server(raw: object) -> tuple[str, int]:
+    return parse_server(text(raw))
+
+
 ALLOW_NETWORK_HELP = (
     'let sessions ask for network access ({"network": true}; refused with 403 '
     "otherwise). Such a session gets a network namespace of its own whose traffic "
@@ -66,7 +84,11 @@ ALLOW_NETWORK_HELP = (
     "sessions' users (mode 0666; as root, sessions run as uids of their own); the "
     "server refuses to start if they are missing. As root it also adds (once, and "
     "leaves) a host firewall rule rejecting traffic from the sandboxes' uid range "
-    "to the host's own addresses"
+    "to the host's own addresses. With ENTRIES, a comma list of names (*.example.org: "
+    "any name below), addresses and networks with optional ports, e.g. "
+    "'pypi.org,*.pythonhosted.org', sessions get at most that: their egress goes "
+    'through the server\'s gateway, and they may narrow it ({"network": {"allow": '
+    '[...], "deny": [...]}}), never widen it (403)'
 )
 
 
@@ -122,7 +144,23 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         show="none",
         metavar="ORIGINS",
     ),
-    Option("allow_network", boolean, False, ALLOW_NETWORK_HELP, switch=True),
+    Option(
+        "allow_network",
+        _network_allowance,
+        False,
+        ALLOW_NETWORK_HELP,
+        metavar="[ENTRIES]",
+        bare=True,
+    ),
+    Option(
+        "egress_dns",
+        _dns_server,
+        None,
+        "the DNS server that resolves the names sessions' egress policies allow "
+        "(only those names are ever asked)",
+        show="the host's resolver",
+        metavar="HOST:PORT",
+    ),
     Option(
         "network_default",
         boolean,

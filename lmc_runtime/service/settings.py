@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..egress.policy import EgressPolicy
 from ..egress.secret_specs import SecretSpec
 from ..sandbox import SessionLimits
 from ..web.auth import check_token_rules
@@ -90,11 +91,19 @@ class ServiceSettings:
     secrets: tuple[SecretSpec, ...] = ()
     #: CA certificates trusted, besides the system's, for the hosts secrets go to.
     egress_ca_file: Path | None = None
+    #: ``--allow-network LIST``: the most a session's egress policy may allow
+    #: (None: sessions asking for ``true`` get everything but the host).
+    network_ceiling: EgressPolicy | None = None
+    #: ``--egress-dns``: the DNS server (host, port) the egress gateway asks
+    #: (None: the host's resolver).
+    egress_dns: tuple[str, int] | None = None
     #: The environment sessions run in unless they ask for another (None: the server's Python).
     environment: str | None = None
 
     def __post_init__(self) -> None:
         check_token_rules(self.host, self.token, no_auth=self.no_auth)
+        if self.network_ceiling is not None and not self.allow_network:
+            raise ValueError("network_ceiling needs allow_network")
         if self.network_default and not self.allow_network:
             raise ValueError("network_default needs allow_network")
         if self.max_sessions < 1:
