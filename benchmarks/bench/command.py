@@ -1,5 +1,5 @@
 """What ``lmc bench`` runs once it has found this folder: the benchmark, or one part
-of it (``--only memory|service|e2b``), printed as a table or as one JSON object."""
+of it (``--only memory|service|e2b|density``), printed as a table or as one JSON object."""
 
 from __future__ import annotations
 
@@ -61,6 +61,19 @@ def _memory(args: argparse.Namespace) -> int:
     return 0
 
 
+def _density(args: argparse.Namespace) -> int:
+    """Only the density rows: PSS per idle session, cold starts, the burst."""
+    from .density import density_phase
+    from .density_figures import format_density
+
+    figures = density_phase(quick=args.quick)
+    if args.json:
+        write_json(sys.stdout, {"density": asdict(figures), "passed": figures.passed})
+    else:
+        sys.stdout.write(format_density(figures))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """The benchmark; its plot row needs matplotlib in the kernel, which runs on this
     Python (the ``[plot]`` extra)."""
@@ -70,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         return _memory(args)
     if args.only == "e2b":
         return _e2b(args)
+    if args.only == "density":
+        return _density(args)
     require_extra("lmc bench", "plot")
     report = run_benchmark(quick=args.quick)
     if args.json:

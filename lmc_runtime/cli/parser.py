@@ -171,8 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     bench.add_argument(
         "--only",
-        choices=["memory", "service", "e2b"],
-        help="one section: flat memory, RemoteComputer on lmc serve, or E2B's SDK on it",
+        choices=["memory", "service", "e2b", "density"],
+        help="one section: flat memory, RemoteComputer on lmc serve, E2B's SDK on it, or"
+        " density (memory per idle sandboxed session, cold starts, a burst)",
     )
     bench.add_argument(
         "--benchmarks",
