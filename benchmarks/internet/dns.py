@@ -10,7 +10,7 @@ import ipaddress
 import struct
 from dataclasses import dataclass
 
-__all__ = ["A", "AAAA", "Question", "answer", "parse_question", "query"]
+__all__ = ["AAAA", "A", "Question", "answer", "parse_question", "query"]
 
 A, AAAA = 1, 28
 _NXDOMAIN = 3
@@ -27,7 +27,7 @@ class Question:
 
 
 def _read_name(message: bytes, offset: int) -> tuple[str, int]:
-    labels = []
+    labels: list[str] = []
     while True:
         if offset >= len(message):
             raise ValueError("truncated name")

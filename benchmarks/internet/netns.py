@@ -26,9 +26,7 @@ PREFIX = "lmcti"
 
 
 def _ip(*args: str, check: bool = True) -> str:
-    done = subprocess.run(
-        ["ip", *args], capture_output=True, text=True, timeout=30, check=False
-    )
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
     if check and done.returncode != 0:
         raise RuntimeError(f"ip {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout

@@ -28,7 +28,7 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
 def make_pki(folder: Path, names: dict[str, list[str]]) -> Path:
     """Write ``ca.pem`` and, for each ``label: [dns names]``, ``label.pem`` (the
     certificate, then its key) into ``folder``; returns the CA's path."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=2)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("lmc test internet CA")

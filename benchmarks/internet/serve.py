@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any
 
-from .dns import parse_question, answer
+from .dns import answer, parse_question
 
 logger = logging.getLogger(__name__)
 _CHUNK = 1 << 16
@@ -77,7 +77,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     server: _HTTPServer
     protocol_version = "HTTP/1.1"
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         server = self.server
         server.log("request", server.at, host=self.headers.get("Host"), path=self.path)
         if self.path.startswith("/bytes/"):
@@ -97,7 +97,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         logger.debug(format, *args)
 
 
@@ -169,7 +169,8 @@ def _udp(sock: socket.socket, spec: dict[str, Any], log: Log, zone: Zone | None)
 
 
 def main(config_path: str) -> None:
-    config = json.loads(open(config_path, encoding="utf-8").read())
+    with open(config_path, encoding="utf-8") as file:
+        config = json.load(file)
     log = Log(config["log"])
     zone = Zone(config["zone"]) if "zone" in config else None
     threads = []

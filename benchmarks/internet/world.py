@@ -94,7 +94,12 @@ class TestInternet:
             self.private = str(private.network_address + 2)
             self.private_cidr = str(private)
             self._namespace("prv", private, [self.private])
-            host_side = ["127.0.0.1", "::1", self.net_host, *([self.outward] if self.outward else [])]
+            self.host_side = host_side = [
+                "127.0.0.1",
+                "::1",
+                self.net_host,
+                *([self.outward] if self.outward else []),
+            ]
             self.probe_port = _free_port(host_side)
             self.ca_path = make_pki(
                 self.folder,
@@ -102,7 +107,7 @@ class TestInternet:
             )
             self._serve(f"{self.tag}-net", self._net_listeners(), zone=self.zone())
             self._serve(f"{self.tag}-prv", self._plain("private", self.private, 80))
-            self._serve(None, [self._tcp(host) for host in host_side])
+            self._serve(None, [self._tcp(host) for host in self.host_side])
         except BaseException:
             self.stop()
             raise
@@ -142,27 +147,39 @@ class TestInternet:
 
     # -- what reached the servers ---------------------------------------------
 
-    def events(self, kind: str | None = None, at: str | None = None) -> list[dict[str, Any]]:
-        """The events logged so far; ``at``: an address, or ``address:port``."""
+    def mark(self) -> tuple[int, ...]:
+        """Where the logs end now: pass it as ``since`` to see only what came after."""
+        return tuple(len(self._lines(path)) for path in self._logs)
+
+    def events(
+        self, kind: str | None = None, at: str | None = None, since: tuple[int, ...] = ()
+    ) -> list[dict[str, Any]]:
+        """The events logged (after ``since``); ``at``: an address, or ``address:port``."""
         found = []
-        for path in self._logs:
-            with contextlib.suppress(FileNotFoundError):
-                for line in path.read_text().splitlines():
-                    event = json.loads(line)
-                    if kind is not None and event["kind"] != kind:
-                        continue
-                    if at is not None and at not in (event["at"], event["at"].rsplit(":", 1)[0]):
-                        continue
-                    found.append(event)
+        for index, path in enumerate(self._logs):
+            for line in self._lines(path)[since[index] if index < len(since) else 0 :]:
+                event = json.loads(line)
+                if kind is not None and event["kind"] != kind:
+                    continue
+                if at is not None and at not in (event["at"], event["at"].rsplit(":", 1)[0]):
+                    continue
+                found.append(event)
         return found
 
-    def connections(self, at: str) -> int:
-        """How many TCP connections reached ``at`` (an address or ``address:port``)."""
-        return len(self.events("connect", at))
+    @staticmethod
+    def _lines(path: Path) -> list[str]:
+        try:
+            return path.read_text().splitlines()
+        except FileNotFoundError:
+            return []
 
-    def dns_names(self) -> list[str]:
+    def connections(self, at: str, since: tuple[int, ...] = ()) -> int:
+        """How many TCP connections reached ``at`` (an address or ``address:port``)."""
+        return len(self.events("connect", at, since))
+
+    def dns_names(self, since: tuple[int, ...] = ()) -> list[str]:
         """The names the DNS server was asked for, in order."""
-        return [event["name"] for event in self.events("dns")]
+        return [event["name"] for event in self.events("dns", since=since)]
 
     # -- making and ending ----------------------------------------------------
 
@@ -188,7 +205,9 @@ class TestInternet:
         ]
         for label, host in (("allowed", self.allowed), ("other", self.other), ("wild", self.wild)):
             cert = str(self.folder / f"{label}.pem")
-            listeners.append({"kind": "https", "label": label, "host": host, "port": 443, "cert": cert})
+            listeners.append(
+                {"kind": "https", "label": label, "host": host, "port": 443, "cert": cert}
+            )
             listeners += self._plain(label, host, 80)
             listeners.append({"kind": "udp", "label": label, "host": host, "port": 7007})
         return listeners

@@ -8,8 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from lmc_runtime.sandbox import sandbox_available
+from tests.integration.egress.internet import internet
 
 from .harness import ROOT, Account, temporary_account
+
+__all__ = ["internet"]  # the egress tests' internet, a fixture
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
