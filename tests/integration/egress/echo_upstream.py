@@ -83,15 +83,17 @@ class Upstream:
 
 
 @contextmanager
-def echo_upstream(name: str, folder: Path, *, tls: bool = True) -> Iterator[Upstream]:
-    """The server for ``name`` on a free loopback port; with ``tls``, its CA's
-    certificate is written to ``folder/upstream-ca.pem``."""
-    server = _EchoServer(("127.0.0.1", 0), _Echo)
+def echo_upstream(
+    name: str, folder: Path, *, tls: bool = True, host: str = "127.0.0.1"
+) -> Iterator[Upstream]:
+    """The server for ``name`` on a free port of ``host``; with ``tls``, its CA's
+    certificate is written to ``folder/<name>-ca.pem``."""
+    server = _EchoServer((host, 0), _Echo)
     server.seen = Seen()
     ca_file = None
     if tls:
         ca = EgressCA("echo upstream CA")
-        ca_file = folder / "upstream-ca.pem"
+        ca_file = folder / f"{name}-ca.pem"
         ca_file.write_bytes(ca.pem)
         context: ssl.SSLContext = ca.server_context(name)
         server.socket = context.wrap_socket(server.socket, server_side=True)

@@ -25,6 +25,12 @@ def test_only_header_values_are_rewritten() -> None:
     assert (b"authorization", b"Bearer " + VALUE) in fields
 
 
+def test_a_proxys_absolute_form_goes_on_as_the_origins() -> None:
+    head = b"GET http://a.test/x?y=1 HTTP/1.1\r\nHost: a.test\r\n\r\n"
+    assert rewrite_head(head, {})[0].startswith(b"GET /x?y=1 HTTP/1.1\r\n")
+    assert rewrite_head(b"GET http://a.test HTTP/1.0\r\n\r\n", {})[0] == b"GET / HTTP/1.0\r\n\r\n"
+
+
 @pytest.mark.parametrize(
     "head",
     [
