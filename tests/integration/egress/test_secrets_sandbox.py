@@ -1,0 +1,228 @@
+"""A secret end to end in a real sandbox under an egress policy, with the real
+gateway and the broker: the session's code sends its placeholder with curl
+and Python's urllib; the secret's host receives the value, another host the
+placeholder; the value is nowhere in the sandbox's processes' memory (read
+from the host, /proc/<pid>/mem), its files, or the server's logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lmc_runtime import Computer
+from lmc_runtime.egress.gateway import EgressGateway, GatewayLimits
+from lmc_runtime.egress.hooks import SessionSockets
+from lmc_runtime.egress.policy import EgressPolicy
+from lmc_runtime.egress.secret_specs import parse_secret
+from lmc_runtime.egress.secrets import SecretBroker, upstream_context
+from lmc_runtime.sandbox import Sandbox, SandboxPolicy, sandbox_available
+from lmc_runtime.sandbox.egress_netns import egress_available
+from lmc_runtime.sandbox.network import host_addresses
+from lmc_runtime.sandbox.policy import EgressTrust
+
+from .echo_upstream import Upstream, echo_upstream
+from .harness import StaticResolver, policy
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.anyio,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(
+        not sandbox_available().available, reason=f"no sandbox: {sandbox_available().reason}"
+    ),
+]
+
+VALUE = "sk-sandbox-7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29"
+API, OTHER = "api.test", "other.test"
+_OUTSIDE = [a for a in host_addresses() if not a.startswith("127.") and not a.endswith(".255")]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _reachable_tmp_path(tmp_path: Path) -> None:
+    """Sandboxes run as host uids of their own: they pass through tmp_path's parents."""
+    for folder in [tmp_path, *tmp_path.parents]:
+        mode = folder.stat().st_mode
+        if not mode & 0o001:
+            folder.chmod((mode & 0o7777) | 0o001)
+
+
+@pytest.fixture
+def upstreams(tmp_path: Path) -> Iterator[dict[str, Upstream]]:
+    if not _OUTSIDE:
+        pytest.skip("the host has no address but loopback")
+    with (
+        echo_upstream(API, tmp_path, host=_OUTSIDE[0]) as api,
+        echo_upstream(OTHER, tmp_path, host=_OUTSIDE[0]) as other,
+    ):
+        yield {API: api, OTHER: other}
+
+
+class BrokeredGateway:
+    """The server's gateway as the handover sees it, with the broker as its interceptor."""
+
+    def __init__(self, gateway: EgressGateway, broker: SecretBroker) -> None:
+        self.gateway, self.broker = gateway, broker
+
+    async def attach(self, key: str, policy: EgressPolicy, sockets: SessionSockets) -> None:
+        await self.gateway.attach(key, policy, sockets, self.broker)
+
+    async def detach(self, key: str) -> None:
+        await self.gateway.detach(key)
+
+
+CODE = """
+import json, os, ssl, subprocess, urllib.request
+token = os.environ["API_KEY"]
+def curl(url, *extra):
+    done = subprocess.run(
+        ["curl", "-sS", "--max-time", "30", *extra, "-H", "Authorization: Bearer " + token, url],
+        capture_output=True, text=True, timeout=60,
+    )
+    return done.stdout + done.stderr
+def python(url):
+    request = urllib.request.Request(url, headers={{"X-Api-Key": token}})
+    try:
+        return urllib.request.urlopen(request, timeout=30).read().decode()
+    except Exception as exc:
+        return "FAILED " + repr(exc)
+result = {{
+    "api": curl("https://{api}:{api_port}/quiet"),
+    "python": python("https://{api}:{api_port}/quiet/python"),
+    "other": curl("https://{other}:{other_port}/quiet", "--cacert", "other-ca.pem"),
+    "trust": [os.environ.get(n) for n in ("SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")],
+    "system_bundle_has_ca": open("/run/egress/ca.pem").read().strip()
+        in open("/etc/ssl/certs/ca-certificates.crt").read(),
+}}
+print("RESULT" + json.dumps(result))
+"""
+
+
+def sandbox_pids(sandbox: Sandbox) -> list[int]:
+    """The processes of the sandbox: its user's on the host (or its cgroup's)."""
+    identity = sandbox.identity
+    if identity is None:
+        cgroup = sandbox._cgroup
+        return cgroup.pids() if cgroup is not None else []
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == identity.uid:
+                    pids.append(int(entry))
+            except FileNotFoundError:
+                continue
+    return pids
+
+
+def memory_holds(pid: int, needles: list[bytes]) -> set[bytes]:
+    """Which of ``needles`` are in the readable memory of ``pid``."""
+    found: set[bytes] = set()
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            match = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+            if match is None or "[vvar]" in line or "[vsyscall]" in line:
+                continue
+            start, end = int(match.group(1), 16), int(match.group(2), 16)
+            try:
+                mem.seek(start)
+                data = mem.read(end - start)
+            except (OSError, OverflowError, ValueError):
+                continue
+            found.update(needle for needle in needles if needle in data)
+    return found
+
+
+def files_holding(folder: Path, needle: bytes) -> list[str]:
+    hits = []
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as file:
+                    if needle in file.read():
+                        hits.append(path)
+            except OSError:
+                continue
+    return hits
+
+
+async def _run(computer: Computer, code: str) -> str:
+    out = []
+    async for message in computer.arun("python", code):
+        if (message.type == "console" and message.format == "output") or message.type == "error":
+            out.append(str(message.content))
+    return "".join(out)
+
+
+async def test_the_value_reaches_its_host_and_never_the_sandbox(
+    tmp_path: Path, upstreams: dict[str, Upstream], caplog: pytest.LogCaptureFixture
+) -> None:
+    available = egress_available()
+    if not available.available:
+        pytest.skip(available.reason or "no egress namespace here")
+    caplog.set_level(logging.DEBUG)
+    api, other = upstreams[API], upstreams[OTHER]
+    assert api.ca_file is not None and other.ca_file is not None
+    trusted = tmp_path / "upstream-cas.pem"
+    trusted.write_bytes(api.ca_file.read_bytes())
+    spec = parse_secret(f"API_KEY:{API}:{api.port}")
+    broker = SecretBroker([spec], {"API_KEY": VALUE.encode()}, upstream=upstream_context(trusted))
+    trust = EgressTrust(*broker.ca.write_files(tmp_path / "egress"))
+    address = _OUTSIDE[0]
+    allowed = policy([API, OTHER, f"{address}/32"])
+    gateway = EgressGateway(
+        StaticResolver({API: [address], OTHER: [address]}),  # type: ignore[arg-type]
+        limits=GatewayLimits(head_timeout=10.0, dial_timeout=10.0, idle_timeout=60.0),
+    )
+    root = tmp_path / "session"
+    token = broker.open(root.name, ["API_KEY"])["API_KEY"]
+    session_policy = SandboxPolicy(
+        network=allowed, env={"API_KEY": token}, secrets=("API_KEY",), trust=trust
+    )
+    sandbox = Sandbox(root, session_policy, egress=BrokeredGateway(gateway, broker))
+    await sandbox.start()
+    try:
+        shutil.copy(other.ca_file, sandbox.work_dir / "other-ca.pem")
+        os.chmod(sandbox.work_dir / "other-ca.pem", 0o644)
+        async with sandbox.computer() as computer:
+            code = CODE.format(api=API, api_port=api.port, other=OTHER, other_port=other.port)
+            output = await _run(computer, code)
+            lines = [line for line in output.splitlines() if line.startswith("RESULT")]
+            assert lines, output
+            result = json.loads(lines[0][len("RESULT") :])
+            pids = sandbox_pids(sandbox)
+            held = [memory_holds(pid, [token.encode(), VALUE.encode()]) for pid in pids]
+            files = files_holding(sandbox.root / "disk", VALUE.encode())
+    finally:
+        await sandbox.aclose()
+        await gateway.aclose()
+    assert result["api"] == "nothing to see\n", result
+    assert result["python"] == "nothing to see\n", result
+    assert result["other"] == "nothing to see\n", result
+    assert result["trust"] == ["/run/egress/ca-bundle.pem", "/run/egress/ca.pem"], result
+    assert result["system_bundle_has_ca"] is True, result
+    # The secret's host got the value from curl and from Python; the other, the placeholder.
+    assert api.seen.all().count(f"Bearer {VALUE}".encode()) == 1
+    assert api.seen.all().count(f"X-Api-Key: {VALUE}".encode()) == 1
+    assert token.encode() not in api.seen.all()
+    assert f"Bearer {token}".encode() in other.seen.all()
+    assert VALUE.encode() not in other.seen.all()
+    # The scan reads the sandbox's memory (the placeholder is there), and the value is not.
+    assert pids and any(token.encode() in found for found in held), (pids, held)
+    assert not any(VALUE.encode() in found for found in held), (pids, held)
+    assert files == []
+    assert not [r for r in caplog.records if VALUE in r.getMessage()]
