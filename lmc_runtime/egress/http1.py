@@ -129,10 +129,10 @@ def rewrite_head(
     lines = head[:-4].split(b"\r\n")
     if any(b"\n" in line or b"\r" in line or b"\0" in line for line in lines):
         raise BadRequest("a bare CR, LF or NUL in a request's head")
-    line = _REQUEST_LINE.fullmatch(lines[0])
-    if line is None:
+    request_line = _REQUEST_LINE.fullmatch(lines[0])
+    if request_line is None:
         raise BadRequest("not an HTTP/1.x request line")
-    method, target, minor = line.groups()
+    method, target, minor = request_line.groups()
     if target.lower().startswith(b"http://"):  # a proxy's absolute form: the origin's
         target = b"/" + target[7:].partition(b"/")[2]
     out, fields = [b"%s %s HTTP/1.%s" % (method, target, minor)], []
