@@ -154,13 +154,19 @@ def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> 
     """Fork the revived kernel; say its pid and how it ended on ``reply``."""
     channel = socket.socket(fileno=reply)
     try:
+        bound_read, bound_write = os.pipe()
         child = os.fork()
         if child == 0:
             channel.close()
-            _revive(request, stdout, stderr, left)
-        os.close(stdout)
-        os.close(stderr)
+            os.close(bound_read)
+            _revive(request, stdout, stderr, bound_write, left)
+        for fd in (stdout, stderr, bound_write):
+            os.close(fd)
         pidfd = os.pidfd_open(child)
+        # Said once the kernel has bound its sockets (or ended): the runtime's
+        # client then connects at once, not after a reconnection's delay.
+        with os.fdopen(bound_read, "rb") as bound:
+            bound.read(1)
         socket.send_fds(channel, [json.dumps({"pid": child}).encode()], [pidfd])
         import select
 
@@ -185,14 +191,14 @@ def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> 
     os._exit(0)
 
 
-def _revive(request: dict, stdout: int, stderr: int, left: str) -> None:
+def _revive(request: dict, stdout: int, stderr: int, bound: int, left: str) -> None:
     """Become a kernel again, on the image's namespace. Never returns."""
     code = 1
     try:
         os.setsid()
         os.dup2(stdout, 1)
         os.dup2(stderr, 2)
-        _keep_only(1, 2)
+        _keep_only(1, 2, bound)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
@@ -201,14 +207,14 @@ def _revive(request: dict, stdout: int, stderr: int, left: str) -> None:
         rand = sys.modules.get("random")
         if rand is not None and _OWN.get("random") is not None:
             rand.setstate(_OWN["random"])
-        code = _new_kernel([str(part) for part in request["argv"]], left)
+        code = _new_kernel([str(part) for part in request["argv"]], bound, left)
     except BaseException:
         with contextlib.suppress(BaseException):
             traceback.print_exc()
     os._exit(code)
 
 
-def _new_kernel(argv: list, left: str) -> int:
+def _new_kernel(argv: list, bound: int, left: str) -> int:
     import asyncio
     import contextvars
 
@@ -230,6 +236,8 @@ def _new_kernel(argv: list, left: str) -> int:
     sys.argv = argv[1:]
     app = IPKernelApp.instance(user_ns=user_ns)
     app.initialize(argv[2:])
+    os.write(bound, b"1")
+    os.close(bound)
     new = app.shell
     new.execution_count = count
     new.history_manager.input_hist_parsed[:] = inputs

@@ -134,7 +134,7 @@ def test_every_run_takes_a_checkpoint_its_final_message_names(tmp_path: Path) ->
         ids = []
         for step in (1, 2, 3):
             result = run(computer, f"step = {step}")
-            ids.append((result.final.extras or {}).get("checkpoint"))
+            ids.append(str((result.final.extras or {}).get("checkpoint") or ""))
         assert all(ids) and len(set(ids)) == 3
         assert [c.id for c in computer.checkpoints()] == ids[1:]
         computer.rollback(ids[2])  # undo the last step
