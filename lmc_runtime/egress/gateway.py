@@ -112,17 +112,20 @@ class EgressGateway:
     """Serves the sockets of sessions with a policy (see the module's text).
 
     ``resolver``: how allowed names are resolved (the host's resolver unless
-    given). ``original_destination``: where a redirected connection was going
-    (``SO_ORIGINAL_DST``; tests replace it)."""
+    given). ``interceptor``: the one sessions attached without their own get
+    (the server's secrets broker). ``original_destination``: where a redirected
+    connection was going (``SO_ORIGINAL_DST``; tests replace it)."""
 
     def __init__(
         self,
         resolver: Resolver | None = None,
         *,
+        interceptor: Interceptor | None = None,
         limits: GatewayLimits | None = None,
         original_destination: Callable[[socket.socket], tuple[str, int]] = original_destination,
     ) -> None:
         self.resolver: Resolver = resolver or SystemResolver()
+        self.interceptor = interceptor
         self.limits = limits or GatewayLimits()
         self.original_destination = original_destination
         self._sessions: dict[str, SessionEgress] = {}
@@ -156,7 +159,8 @@ class EgressGateway:
         if key in self._sessions:
             raise ValueError(f"session {key} is attached already")
         dns = SessionDns(key, policy, self.resolver)
-        egress = SessionEgress(key, policy, sockets, interceptor, dns, self)
+        chosen = interceptor if interceptor is not None else self.interceptor
+        egress = SessionEgress(key, policy, sockets, chosen, dns, self)
         self._sessions[key] = egress
         try:
             await dns.start(sockets.dns_udp, sockets.dns_tcp)

@@ -14,6 +14,8 @@ from fastapi import FastAPI, Request, Response
 
 from .. import __version__
 from ..closing import closing_task_group
+from ..egress.gateway import EgressGateway
+from ..egress.resolver import DnsResolver
 from ..errors import MissingExtra, StoreError
 from ..store import ThreadStore, open_store
 from ..web.auth import Authenticator
@@ -60,6 +62,7 @@ def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) 
     # Read at every scrape (and once now, as the registry describes it).
     metrics = ServiceMetrics(manager.states)
     manager.metrics = metrics
+    manager.egress = _egress_gateway(settings, manager)
     service = Service(
         settings=settings,
         manager=manager,
@@ -97,6 +100,14 @@ def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) 
     return app
 
 
+def _egress_gateway(settings: ServiceSettings, manager: SessionManager) -> EgressGateway:
+    """The server's egress gateway: it asks ``--egress-dns`` (else the host's
+    resolver), and hands connections the secrets broker wants to it."""
+    resolver = DnsResolver(settings.egress_dns) if settings.egress_dns is not None else None
+    broker = manager.secrets.broker if manager.secrets is not None else None
+    return EgressGateway(resolver, interceptor=broker)
+
+
 def _open_store(settings: ServiceSettings) -> ThreadStore:
     """The transcripts' store ``settings.store`` names; StartRefused, in one line
     and without a password, when it is unknown, cannot be reached or lacks its extra."""
@@ -131,6 +142,8 @@ def _lifespan(
                 )
                 yield
         finally:
+            if manager.egress is not None:  # the sessions have let it go; this is what is left
+                await manager.egress.aclose()
             await transcripts.aclose()
             logger.info("lmc serve stopped; every session closed")
 

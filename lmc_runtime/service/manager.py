@@ -14,6 +14,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
+from ..egress.gateway import EgressGateway
 from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.forks import ForkServer
 from ..sandbox.hostview import HostView
@@ -98,6 +99,8 @@ class SessionManager:
         # Warm sessions are of the default environment only (see docs/environments.md).
         #: The secrets sessions may ask for, and their broker (None: the server has none).
         self.secrets = server_secrets(settings)
+        #: The egress gateway that serves sessions under a policy (the application sets it).
+        self.egress: EgressGateway | None = None
         self._default_policy = SandboxPolicy(
             network=settings.network_default,
             limits=settings.limits,
@@ -180,7 +183,9 @@ class SessionManager:
         if self.secrets is not None:  # the placeholders of this session's secrets
             policy = self.secrets.open(session_id, policy)
         root, enabled = self.sessions_dir / session_id, self.settings.sandbox
-        sandbox = Sandbox(root, policy, enabled=enabled, forks=self.forks, host=self.host)
+        sandbox = Sandbox(
+            root, policy, enabled=enabled, forks=self.forks, host=self.host, egress=self.egress
+        )
         return ServiceSession(
             session_id,
             sandbox,
