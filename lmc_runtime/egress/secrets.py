@@ -15,20 +15,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import secrets as random
 import ssl
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from .ca import EgressCA
-from .hooks import Dial
+from .hooks import Dial, Interceptor, SessionSockets
 from .http1 import BadRequest, Requests, error_response, relay_requests
 from .secret_specs import SecretSpec
 from .tls import Channel, StreamChannel, TlsChannel, TlsFailed
 
-__all__ = ["SecretBroker", "UnknownSecret", "placeholder", "upstream_context"]
+__all__ = [
+    "BrokeredGateway",
+    "SecretBroker",
+    "UnknownSecret",
+    "placeholder",
+    "upstream_context",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -222,6 +230,33 @@ class SecretBroker:
             logger.info("session %s: a request to %s refused: %s", session, name, exc)
             await client.write(error_response(400, "Bad Request", str(exc)))
             raise
+
+
+class _Gateway(Protocol):
+    def attach(
+        self, key: str, policy: Any, sockets: SessionSockets, interceptor: Interceptor | None
+    ) -> object: ...
+
+    def detach(self, key: str) -> object: ...
+
+
+class BrokeredGateway:
+    """``gateway`` as a session's handover attaches to it, every session with
+    ``broker`` as its interceptor (it takes only the connections of sessions
+    holding secrets, to their hosts)."""
+
+    def __init__(self, gateway: _Gateway, broker: SecretBroker) -> None:
+        self.gateway, self.broker = gateway, broker
+
+    async def attach(self, key: str, policy: Any, sockets: SessionSockets) -> None:
+        result = self.gateway.attach(key, policy, sockets, self.broker)
+        if inspect.isawaitable(result):
+            await result
+
+    async def detach(self, key: str) -> None:
+        result = self.gateway.detach(key)
+        if inspect.isawaitable(result):
+            await result
 
 
 async def _pipe(source: Channel, sink: Channel) -> None:

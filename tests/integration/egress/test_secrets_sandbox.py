@@ -18,10 +18,8 @@ import pytest
 
 from lmc_runtime import Computer
 from lmc_runtime.egress.gateway import EgressGateway, GatewayLimits
-from lmc_runtime.egress.hooks import SessionSockets
-from lmc_runtime.egress.policy import EgressPolicy
 from lmc_runtime.egress.secret_specs import parse_secret
-from lmc_runtime.egress.secrets import SecretBroker, upstream_context
+from lmc_runtime.egress.secrets import BrokeredGateway, SecretBroker, upstream_context
 from lmc_runtime.sandbox import Sandbox, SandboxPolicy, sandbox_available
 from lmc_runtime.sandbox.egress_netns import egress_available
 from lmc_runtime.sandbox.network import host_addresses
@@ -67,19 +65,6 @@ def upstreams(tmp_path: Path) -> Iterator[dict[str, Upstream]]:
         echo_upstream(OTHER, tmp_path, host=_OUTSIDE[0]) as other,
     ):
         yield {API: api, OTHER: other}
-
-
-class BrokeredGateway:
-    """The server's gateway as the handover sees it, with the broker as its interceptor."""
-
-    def __init__(self, gateway: EgressGateway, broker: SecretBroker) -> None:
-        self.gateway, self.broker = gateway, broker
-
-    async def attach(self, key: str, policy: EgressPolicy, sockets: SessionSockets) -> None:
-        await self.gateway.attach(key, policy, sockets, self.broker)
-
-    async def detach(self, key: str) -> None:
-        await self.gateway.detach(key)
 
 
 CODE = """
