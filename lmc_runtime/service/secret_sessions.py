@@ -60,11 +60,16 @@ def server_secrets(
     settings: ServiceSettings, environ: Mapping[str, str] | None = None
 ) -> ServerSecrets | None:
     """The server's secrets (None: it has none), their values read from
-    ``environ`` (the server's environment) or their files, the CA's certificate
-    written to :func:`trust_folder`. Blocking (it writes files)."""
+    ``environ`` (None: the server's environment, from which they are then
+    removed) or their files, the CA's certificate written to
+    :func:`trust_folder`. Blocking (it writes files)."""
     if not settings.secrets:
         return None
     values = load_values(settings.secrets, os.environ if environ is None else environ)
+    if environ is None:  # no process the server starts inherits them
+        for spec in settings.secrets:
+            if spec.file is None:
+                os.environ.pop(spec.name, None)
     upstream = upstream_context(settings.egress_ca_file)
     broker = SecretBroker(settings.secrets, values, upstream=upstream)
     trust = EgressTrust(*broker.ca.write_files(trust_folder(settings.data_dir)))

@@ -4,6 +4,7 @@ configuration, the session's policy and environment, and what its sandbox binds.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -79,6 +80,17 @@ def test_a_session_asks_for_known_secrets_only(data: Path) -> None:
     with pytest.raises(InvalidRequest, match="no secrets"):
         secrets_policy(None, SandboxPolicy(), ["K"])
     assert secrets_policy(None, SandboxPolicy(), []) == SandboxPolicy()
+
+
+def test_the_servers_environment_loses_the_value(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("K_FROM_ENV", VALUE)
+    spec = parse_secret("K_FROM_ENV:a.test")
+    secrets = server_secrets(ServiceSettings(data_dir=data, no_auth=True, secrets=(spec,)))
+    assert secrets is not None and "K_FROM_ENV" not in os.environ
+    token = secrets.broker.open("s1", ["K_FROM_ENV"])["K_FROM_ENV"]
+    assert secrets.broker.replacements("s1", "a.test", 443) == {token.encode(): VALUE.encode()}
 
 
 def test_the_sandbox_trusts_the_egress_ca(data: Path, tmp_path: Path) -> None:
