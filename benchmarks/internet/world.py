@@ -2,7 +2,7 @@
 their own, with their own certificate authority, and listeners on the host
 that record whether anything reached them.
 
-Addresses (``N`` a free ``10.203.X.0/24``, ``P`` a free ``10.204.Y.0/24``):
+Addresses (``N`` a free ``11.203.X.0/24``, ``P`` a free ``10.204.Y.0/24``):
 
 * ``N.2`` ``allowed.test``, ``N.3`` ``other.test``, ``N.4`` ``*.wild.test``:
   HTTPS on 443, HTTP on 80 and on the probe port, UDP echo on 7007;
@@ -10,6 +10,12 @@ Addresses (``N`` a free ``10.203.X.0/24``, ``P`` a free ``10.204.Y.0/24``):
 * ``P.2``: an HTTP server on a private network outside the ceiling;
 * the host: TCP listeners on the probe port of 127.0.0.1, ::1, the host's
   outward address and ``N.1`` (the host's end of the veth pair).
+
+``N`` is a globally routable range (11.0.0.0/8 is not announced on the public
+internet), as real servers' addresses are: an egress policy treats private,
+loopback and link-local addresses (and the host's own) apart, and the test
+internet must have both kinds. The host's route to ``N`` goes to the namespace,
+so no packet for it leaves the host.
 
 The DNS names under ``wild.test`` point where attacks want them to: see
 :meth:`TestInternet.zone`. ``rebind-*.wild.test`` answers ``N.4`` to its
@@ -84,7 +90,7 @@ class TestInternet:
     def start(self) -> TestInternet:
         remove_stale()
         pid = os.getpid()
-        net = free_subnet("10.203", pid % 256)
+        net = free_subnet("11.203", pid % 256)
         hosts = [str(net.network_address + i) for i in range(2, 6)]
         self.allowed, self.other, self.wild, self.dns_ip = hosts
         self.cidr = str(net)
