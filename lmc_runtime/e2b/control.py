@@ -26,6 +26,7 @@ from .ids import new_sandbox_id, new_token
 from .listing import listing
 from .metrics import sample_while_running
 from .models import ConnectSandbox, NewSandbox, TimeoutBody, detail, summary
+from .network import session_network
 from .registry import MAX_TIMEOUT, E2BSandbox
 from .templates import e2b_languages, template_of
 from .unsupported import install_unsupported
@@ -63,14 +64,13 @@ async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
         checked_env(env)
     except ValueError as exc:
         raise E2BError(f"envVars: {exc}") from None
-    # E2B's SDKs ask for the internet unless told otherwise: a sandbox gets it as
-    # far as the server's policy allows (the server's default when it allows none).
-    asked = body.allow_internet_access
-    network = asked and settings.allow_network if asked is not None else None
-    if body.network is not None and (body.network.allow_out or body.network.deny_out):
-        raise E2BError(
-            "network allow/deny lists are not supported yet: use allow_internet_access", 400
-        )
+    lists = body.network
+    network = session_network(
+        body.allow_internet_access,
+        lists.allow_out if lists is not None else None,
+        lists.deny_out if lists is not None else None,
+        settings.allow_network,
+    )
     if body.mcp:
         raise NotImplementedInLmc("MCP servers in a sandbox", "this server runs none")
     if body.volume_mounts:
@@ -80,7 +80,7 @@ async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
         raise E2BError("autoResume needs autoPause: a sandbox that is never paused", 400)
     request = CreateSession(
         languages=await e2b_languages(door.service.manager.registry),
-        network=network if network is not None else None,
+        network=network,
         env=env,
         title=f"E2B sandbox ({template})",
         environment=environment,
@@ -97,7 +97,7 @@ async def _create(door: Door, body: NewSandbox) -> E2BSandbox:
         end_at=now,
         secure=secure,
         access_token=new_token() if secure else None,
-        allow_internet=network,
+        allow_internet=network if network is None else network is not False,
         auto_pause=body.auto_pause,
         auto_resume=auto_resume,
         timeout=float(body.timeout),

@@ -24,7 +24,8 @@ _FEATURES: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
         ("PUT",),
         "/sandboxes/{sandbox_id}/network",
         "changing a sandbox's network",
-        "a sandbox's network is set when it is made (allow_internet_access) and stays so",
+        "a sandbox's network is set when it is made (allow_internet_access, network's "
+        "allowOut and denyOut) and stays so",
     ),
     (
         ("GET",),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any, Literal, TypeVar, Unpack
 
@@ -49,7 +49,9 @@ class RemoteComputer(SyncLayer, FileMethods):
     """Runs LMC code messages in a session of a remote ``lmc serve``.
 
     ``token`` defaults to ``$LMC_TOKEN``. ``languages``, ``cwd`` (relative to the
-    session's working directory), ``env``, ``network``, ``limits`` (a mapping of
+    session's working directory), ``env``, ``network`` (``True``, ``False``, or an
+    egress policy: ``{"allow": [...], "deny": [...]}`` within the server's
+    ``--allow-network`` list), ``limits`` (a mapping of
     the server's limit names), ``title`` and ``environment`` (the name of one of
     the server's environments) describe the session it creates;
     ``session=`` attaches to an existing session instead, which ``close`` leaves
@@ -67,7 +69,7 @@ class RemoteComputer(SyncLayer, FileMethods):
         languages: list[str] | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
-        network: bool | None = None,
+        network: bool | Mapping[str, Sequence[str]] | None = None,
         limits: Mapping[str, Any] | None = None,
         title: str = "",
         transport: Transport = "http",
@@ -89,7 +91,9 @@ class RemoteComputer(SyncLayer, FileMethods):
             self._spec["cwd"] = cwd
         if env:
             self._spec["env"] = check_env(env)
-        if network is not None:
+        if isinstance(network, Mapping):
+            self._spec["network"] = _network_policy(network)
+        elif network is not None:
             self._spec["network"] = network
         if limits:
             self._spec["limits"] = dict(limits)
@@ -288,3 +292,13 @@ class RemoteComputer(SyncLayer, FileMethods):
     def refresh(self) -> None:
         """The sync form of :meth:`arefresh`."""
         self._call(self.arefresh)
+
+
+def _network_policy(network: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """An egress policy as the server reads it: lists of entries (the server checks them)."""
+    policy: dict[str, list[str]] = {}
+    for key, entries in network.items():
+        if isinstance(entries, str) or not all(isinstance(e, str) for e in entries):
+            raise ArgumentTypeError(f"network[{key!r}] must be a list of entries, not {entries!r}")
+        policy[key] = list(entries)
+    return policy

@@ -88,7 +88,12 @@ class CreateSession(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     languages: list[str] = Field(default_factory=lambda: ["python"], max_length=16)
-    network: bool | None = None
+    network: bool | dict[str, list[str]] | None = Field(
+        default=None,
+        description='false, true, or an egress policy {"allow": [...], "deny": [...]} '
+        "within the server's --allow-network list (names, *.wildcards, addresses, "
+        "networks, optional :port)",
+    )
     limits: LimitsModel = Field(default_factory=LimitsModel)
     title: str = Field(default="", max_length=200)
     cwd: str = Field(

@@ -10,12 +10,13 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from ..backends.registry import Registry
+from ..egress.policy import parse_session_network
 from ..environments.model import Environment
 from ..environments.store import find_environment
 from ..errors import UnsafePath
 from ..sandbox import SandboxPolicy, SessionLimits
 from ..sandbox.files import safe_parts
-from .errors import BadPath, LanguageUnavailable, LimitTooHigh, NetworkNotAllowed, UnknownLanguage
+from .errors import BadPath, LanguageUnavailable, LimitTooHigh, UnknownLanguage
 from .models import CreateSession
 from .settings import ServiceSettings
 
@@ -24,7 +25,9 @@ __all__ = ["checked_cwd", "session_environment", "session_languages", "session_p
 
 def session_policy(settings: ServiceSettings, request: CreateSession) -> SandboxPolicy:
     """The sandbox policy ``request`` asks for: :class:`LimitTooHigh` past the
-    server's limits, :class:`NetworkNotAllowed` for network the server refuses."""
+    server's limits, :class:`NetworkNotAllowed` for network the server refuses
+    (or an egress policy beyond its ceiling), :class:`BadNetworkPolicy` for a
+    malformed one."""
     ceiling = settings.limits
     asked = request.limits.model_dump(exclude_none=True)
     for key, value in asked.items():
@@ -32,9 +35,8 @@ def session_policy(settings: ServiceSettings, request: CreateSession) -> Sandbox
         if most is not None and value > most:
             raise LimitTooHigh(key, most, value)
     limits: SessionLimits = replace(ceiling, **asked)
-    network = settings.network_default if request.network is None else request.network
-    if network and not settings.allow_network:
-        raise NetworkNotAllowed()
+    asked_network = settings.network_default if request.network is None else request.network
+    network = parse_session_network(asked_network, settings.network_ceiling, settings.allow_network)
     environment = session_environment(settings, request.environment)
     if request.env:
         env = MappingProxyType(dict(request.env))
