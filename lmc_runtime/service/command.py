@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from .settings import ServiceSettings
 
 __all__ = ["configure_parser", "default_data_dir", "run_serve"]
+
+logger = logging.getLogger(__name__)
 
 
 class StartRefused(Exception):
@@ -56,19 +59,34 @@ def _check_sandbox(settings: ServiceSettings, allow_shared_limits: bool) -> None
             "(apt-get install bubblewrap) or pass --no-sandbox to run sessions unconfined."
         )
     if settings.allow_network:
-        _check_network()
+        _check_network(settings)
     _check_data_dir(settings)
     if os.geteuid() != 0:
         _check_shared_limits(settings, allow_shared_limits)
 
 
-def _check_network() -> None:
+def _check_network(settings: ServiceSettings) -> None:
+    """Sessions can get the network as the server allows it: under its ceiling, the
+    egress gateway's namespaces (which a session asking for a policy gets too)."""
     from ..errors import SandboxUnavailable
+    from ..sandbox.egress_netns import egress_available
     from ..sandbox.network import install_host_firewall, network_available
 
-    network = network_available()
-    if not network.available:
-        raise StartRefused(f"--allow-network: sessions cannot get a network here: {network.reason}")
+    egress = egress_available()
+    if settings.network_ceiling is not None:
+        if not egress.available:
+            raise StartRefused(
+                f"--allow-network: sessions cannot get a network under a policy here: "
+                f"{egress.reason}"
+            )
+    else:
+        network = network_available()
+        if not network.available:
+            raise StartRefused(
+                f"--allow-network: sessions cannot get a network here: {network.reason}"
+            )
+        if not egress.available:
+            logger.warning("sessions that ask for an egress policy will fail: %s", egress.reason)
     if os.geteuid() == 0:  # sessions run as uids of the reserved range
         from ..sandbox.identity import UidRange
 
