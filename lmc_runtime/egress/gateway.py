@@ -100,6 +100,10 @@ class SessionEgress:
                 await serve_transparent(self, reader, writer)
         except (Refused, OSError, TimeoutError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # detach: this task is the connection's own, awaited by no one but
+            # detach (asyncio's streams would log its cancellation as an error)
+            pass
         except Exception:
             logger.exception("egress of session %s: a %s connection failed", self.key, kind)
         finally:
