@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .backends.base import Launcher
 from .backends.checkpoints import CheckpointInfo, Checkpointing, Origin
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
 
     from .backends.registry import Registry
-    from .computer import Computer
     from .config import InputCallback, Limits, Timeouts
     from .filters import Filter
     from .sessions import Sessions
@@ -42,6 +41,9 @@ class Branching:
     """The checkpoint methods of :class:`~lmc_runtime.computer.Computer`."""
 
     if TYPE_CHECKING:  # what they use of the Computer
+
+        def __init__(self, **options: Any) -> None: ...
+
         _sessions: Sessions
         registry: Registry
         timeouts: Timeouts
@@ -53,6 +55,7 @@ class Branching:
         launcher: Launcher | None
         filters: tuple[Filter, ...]
 
+        async def __aenter__(self) -> Self: ...
         def _known(self, language: str) -> str: ...
         def _opened_group(self) -> TaskGroup: ...
         def _ensure_portal(self) -> BlockingPortal: ...
@@ -122,7 +125,7 @@ class Branching:
                 found.extend(session.checkpoints())
         return found
 
-    async def afork(self, language: str = "python") -> Computer:
+    async def afork(self, language: str = "python") -> Self:
         """A new, open Computer whose ``language`` interpreter has this one's state;
         the two are independent from then on. Close it with ``aclose``."""
         taken = await self.acheckpoint(language)
@@ -139,11 +142,10 @@ class Branching:
             await self.adrop_checkpoint(taken)
         return other
 
-    def _sibling(self) -> Computer:
+    def _sibling(self) -> Self:
         """A new Computer made as this one was (its own folders)."""
-        from .computer import Computer
 
-        return Computer(
+        return type(self)(
             timeouts=self.timeouts,
             limits=self.limits,
             cwd=self.cwd,
@@ -189,7 +191,7 @@ class Branching:
         """The sync form of :meth:`adrop_checkpoint`."""
         self._ensure_portal().call(self.adrop_checkpoint, checkpoint_id)
 
-    def fork(self, language: str = "python") -> Computer:
+    def fork(self, language: str = "python") -> Self:
         """The sync form of :meth:`afork`: the new Computer is used with the sync
         methods (``run``, ``close``)."""
         taken = self.checkpoint(language)
