@@ -79,7 +79,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         server = self.server
-        server.log("request", server.at, host=self.headers.get("Host"), path=self.path)
+        # The Authorization header as it arrived: the secrets tests check what went out.
+        authorization = self.headers.get("Authorization")
+        server.log(
+            "request",
+            server.at,
+            host=self.headers.get("Host"),
+            path=self.path,
+            authorization=authorization,
+        )
         if self.path.startswith("/bytes/"):
             size = int(self.path.split("/")[2])
             self.send_response(200)

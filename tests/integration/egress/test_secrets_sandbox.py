@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from lmc_runtime.sandbox.policy import EgressTrust
 
 from .echo_upstream import Upstream, echo_upstream
 from .harness import StaticResolver, policy
+from .scan import files_holding, memory_holds, pids_of_uids
 
 pytestmark = [
     pytest.mark.integration,
@@ -97,52 +97,10 @@ print("RESULT" + json.dumps(result))
 def sandbox_pids(sandbox: Sandbox) -> list[int]:
     """The processes of the sandbox: its user's on the host (or its cgroup's)."""
     identity = sandbox.identity
-    if identity is None:
-        cgroup = sandbox._cgroup
-        return cgroup.pids() if cgroup is not None else []
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == identity.uid:
-                    pids.append(int(entry))
-            except FileNotFoundError:
-                continue
-    return pids
-
-
-def memory_holds(pid: int, needles: list[bytes]) -> set[bytes]:
-    """Which of ``needles`` are in the readable memory of ``pid``."""
-    found: set[bytes] = set()
-    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
-        for line in maps:
-            match = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
-            if match is None or "[vvar]" in line or "[vsyscall]" in line:
-                continue
-            start, end = int(match.group(1), 16), int(match.group(2), 16)
-            try:
-                mem.seek(start)
-                data = mem.read(end - start)
-            except (OSError, OverflowError, ValueError):
-                continue
-            found.update(needle for needle in needles if needle in data)
-    return found
-
-
-def files_holding(folder: Path, needle: bytes) -> list[str]:
-    hits = []
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            if os.path.islink(path) or not os.path.isfile(path):
-                continue
-            try:
-                with open(path, "rb") as file:
-                    if needle in file.read():
-                        hits.append(path)
-            except OSError:
-                continue
-    return hits
+    if identity is not None:
+        return pids_of_uids({identity.uid})
+    cgroup = sandbox._cgroup
+    return cgroup.pids() if cgroup is not None else []
 
 
 async def _run(computer: Computer, code: str) -> str:
@@ -191,7 +149,7 @@ async def test_the_value_reaches_its_host_and_never_the_sandbox(
             result = json.loads(lines[0][len("RESULT") :])
             pids = sandbox_pids(sandbox)
             held = [memory_holds(pid, [token.encode(), VALUE.encode()]) for pid in pids]
-            files = files_holding(sandbox.root / "disk", VALUE.encode())
+            files = files_holding(sandbox.root / "disk", [VALUE.encode()])
     finally:
         await sandbox.aclose()
         await gateway.aclose()
