@@ -133,6 +133,8 @@ def rewrite_head(
     if request_line is None:
         raise BadRequest("not an HTTP/1.x request line")
     method, target, minor = request_line.groups()
+    if method.upper() in (b"TRACE", b"TRACK"):
+        raise BadRequest("TRACE echoes a request back, secrets and all: not relayed here")
     if target.lower().startswith(b"http://"):  # a proxy's absolute form: the origin's
         target = b"/" + target[7:].partition(b"/")[2]
     out, fields = [b"%s %s HTTP/1.%s" % (method, target, minor)], []

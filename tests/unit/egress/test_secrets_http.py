@@ -38,6 +38,7 @@ def test_a_proxys_absolute_form_goes_on_as_the_origins() -> None:
         b"GET / HTTP/1.1\r\nHost: a\nX: 1\r\n\r\n",  # a bare LF
         b"GET / HTTP/2\r\nHost: a\r\n\r\n",
         b"GET / HTTP/1.1\r\nNo colon here\r\n\r\n",
+        b"TRACE / HTTP/1.1\r\nHost: a\r\n\r\n",  # the upstream would echo the value back
     ],
 )
 def test_a_malformed_head_is_refused(head: bytes) -> None:
