@@ -184,7 +184,7 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         "in their variable NAME, which the server replaces by the value in the headers of "
         "their HTTP requests to HOST (only; and on the network's way out, never inside the "
         "sandbox). The value is the server's variable NAME, or FILE's contents; repeat the "
-        "flag for more (see docs/secrets.md)",
+        "flag for more (see docs/service/secrets.md)",
         show="none",
         metavar="NAME:HOST[,HOST...][@FILE]",
         repeat=True,
