@@ -1,5 +1,5 @@
 """What ``lmc bench`` runs once it has found this folder: the benchmark, or one part
-of it (``--only memory|service|e2b|density``), printed as a table or as one JSON object."""
+of it (``--only memory|service|e2b|density|egress``), printed as a table or as one JSON object."""
 
 from __future__ import annotations
 
@@ -52,6 +52,29 @@ def _e2b(args: argparse.Namespace) -> int:
     return 0
 
 
+def _egress(args: argparse.Namespace) -> int:
+    """Only the egress rows: through a session's egress policy against direct."""
+    from .egress import egress_phase, missing_for_egress
+
+    missing = missing_for_egress()
+    figures = egress_phase(quick=args.quick) if missing is None else None
+    rows = figures.figures() if figures is not None else []
+    notes = (
+        [missing]
+        if missing
+        else [
+            "egress: the test internet's HTTPS server in a network namespace; 'ratio' is "
+            "through the policy's / direct (session creation: with a policy's / without)"
+        ]
+    )
+    if args.json:
+        data = {"egress": asdict(figures) if figures else None, "notes": notes}
+        write_json(sys.stdout, {**data, "figures": [asdict(row) for row in rows]})
+    else:
+        sys.stdout.write(format_figures(rows, notes))
+    return 0
+
+
 def _memory(args: argparse.Namespace) -> int:
     flat, notes = run_memory(quick=args.quick)
     if args.json:
@@ -85,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         return _e2b(args)
     if args.only == "density":
         return _density(args)
+    if args.only == "egress":
+        return _egress(args)
     require_extra("lmc bench", "plot")
     report = run_benchmark(quick=args.quick)
     if args.json:
