@@ -42,7 +42,18 @@ from .pki import make_pki
 __all__ = ["ALLOWED", "OTHER", "WILD", "TestInternet"]
 
 ALLOWED, OTHER, WILD = "allowed.test", "other.test", "wild.test"
-_ROOT = Path(__file__).resolve().parents[2]
+_HERE = Path(__file__).resolve().parent
+#: Runs ``serve`` from this folder whatever the package above it is named (``lmc
+#: bench`` imports a benchmarks folder of any name as ``benchmarks``).
+_BOOT = (
+    "import importlib.util, runpy, sys\n"
+    "spec = importlib.util.spec_from_file_location('lmc_test_internet', sys.argv[1] + "
+    "'/__init__.py', submodule_search_locations=[sys.argv[1]])\n"
+    "sys.modules['lmc_test_internet'] = module = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(module)\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_module('lmc_test_internet.serve', run_name='__main__')\n"
+)
 _READY_S = 30
 
 
@@ -224,12 +235,12 @@ class TestInternet:
         config = {"log": str(log), "listeners": listeners, **({"zone": zone} if zone else {})}
         path = self.folder / f"servers-{index}.json"
         path.write_text(json.dumps(config))
-        argv = [sys.executable, "-m", "benchmarks.internet.serve", str(path)]
+        argv = [sys.executable, "-c", _BOOT, str(_HERE), str(path)]
         if namespace is not None:
             argv = ["ip", "netns", "exec", namespace, *argv]
         errors = (self.folder / f"servers-{index}.err").open("wb")
         process = subprocess.Popen(
-            argv, cwd=_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors
+            argv, cwd=self.folder, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors
         )
         errors.close()
         self._processes.append(process)
