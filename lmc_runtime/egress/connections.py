@@ -79,7 +79,8 @@ async def serve_transparent(
         what = f"{name} at {where}"
         if not egress.policy.allows_name(name, port):
             raise egress.refuse(what, "the name is not allowed")
-        known = {_address(a) for a in await gateway.resolver.resolve(name)}
+        addresses = await gateway.resolver.resolve(name)
+        known = {_address(a) for a in addresses}
         known |= {_address(a) for a in egress.dns.answered(name)}
         if ip not in known:
             raise egress.refuse(what, "the name does not resolve to the address dialled")
@@ -87,7 +88,7 @@ async def serve_transparent(
         if interceptor is not None and interceptor.wants(egress.key, name, port):
             await interceptor.serve(egress.key, name, port, head, (reader, writer), egress.dial)
             return
-        upstream = await egress.dial(name, port, prefer=ip)
+        upstream = await egress.dial(name, port, prefer=ip, found=addresses)
     upstream[1].write(_outgoing(head, found))
     await splice((reader, writer), upstream, gateway.limits)
 
@@ -164,7 +165,7 @@ async def _tunnel(egress: SessionEgress, head: HttpHead, rest: bytes, client: St
             named = _named(egress, found, where)
             if named is not None and named != host:
                 raise egress.refuse(where, f"the Host header names another, {named!r}")
-    except Refused:
+    except (OSError, TimeoutError):  # refused (a Refused is an OSError) or gone, after the 200
         if upstream is not None:
             close_writer(upstream[1])
         return

@@ -65,14 +65,16 @@ class SessionEgress:
         return Refused(reason)
 
     async def dial(
-        self, name: str, port: int, prefer: str | None = None
+        self, name: str, port: int, prefer: str | None = None, found: list[str] | None = None
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A connection to an allowed ``name`` at ``port``, at an address the
-        policy allows for it (``prefer`` first, if it is one). :class:`Refused`
-        when none is; OSError when none answers."""
+        policy allows for it (``prefer`` first, if it is one; ``found``: the
+        name's addresses, if just resolved). :class:`Refused` when none is;
+        OSError when none answers."""
         if not self.policy.allows_name(name, port):
             raise self.refuse(f"{name}:{port}", "the name is not allowed")
-        found = await self.gateway.resolver.resolve(name)
+        if found is None:
+            found = await self.gateway.resolver.resolve(name)
         allowed = [a for a in found if self.policy.allows_resolved(name, a, port)]
         if prefer is not None and prefer in allowed:
             allowed.remove(prefer)

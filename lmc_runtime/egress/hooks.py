@@ -62,6 +62,9 @@ class Interceptor(Protocol):
         dial: Dial,
     ) -> None:
         """Serve the client's connection until either side ends; close both.
-        ``head`` is what the gateway already read from it (a TLS ClientHello, or
-        nothing after an explicit proxy's ``CONNECT``); the rest is unread."""
+        ``head`` is what the gateway already read from it (a TLS ClientHello or
+        an HTTP request head; after an explicit proxy's ``CONNECT``, the
+        tunnel's first bytes, whose SNI the gateway checked); the rest is
+        unread. ``dial`` raises OSError (PermissionError when the policy
+        refuses every address of the name)."""
         ...

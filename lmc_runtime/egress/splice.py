@@ -31,9 +31,10 @@ __all__ = [
 SO_ORIGINAL_DST = 80
 
 
-class Refused(Exception):
+class Refused(PermissionError):
     """A connection the policy refuses; ``reason`` says why (logged, and a
-    proxy's client is answered ``status`` with it)."""
+    proxy's client is answered ``status`` with it). A PermissionError, so that
+    an interceptor's dial fails as any dial does."""
 
     def __init__(self, reason: str, status: int = 403) -> None:
         super().__init__(reason)

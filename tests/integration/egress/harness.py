@@ -53,20 +53,28 @@ class Upstream:
         return self
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """HTTP/1.1 with keep-alive: requests until one says ``Connection: close``."""
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WAIT)
-            lines = head.decode("latin-1").split("\r\n")
-            path = lines[0].split(" ")[1]
-            host = next(
-                (ln.split(":", 1)[1].strip() for ln in lines if ln.lower().startswith("host:")), ""
-            )
-            self.seen.append(host)
-            body = b"x" * BIG if path == "/big" else f"{self.label} {path}".encode()
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
-            )
-            writer.write(body)
-            await asyncio.wait_for(writer.drain(), WAIT)
+            while True:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WAIT)
+                lines = head.decode("latin-1").split("\r\n")
+                path = lines[0].split(" ")[1]
+                fields = dict(
+                    (ln.split(":", 1)[0].lower(), ln.split(":", 1)[1].strip())
+                    for ln in lines[1:]
+                    if ":" in ln
+                )
+                self.seen.append(fields.get("host", ""))
+                body = b"x" * BIG if path == "/big" else f"{self.label} {path}".encode()
+                closing = fields.get("connection", "").lower() == "close"
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n"
+                    % (len(body), b"Connection: close\r\n" if closing else b"")
+                )
+                writer.write(body)
+                await asyncio.wait_for(writer.drain(), WAIT)
+                if closing:
+                    break
         except (OSError, asyncio.IncompleteReadError, TimeoutError, asyncio.LimitOverrunError):
             pass
         finally:
@@ -180,7 +188,8 @@ async def http_get(
 ) -> bytes:
     """Send one request; the whole answer until the other side closes (b"" if refused)."""
     reader, writer = stream
-    head = f"GET {target} HTTP/1.1\r\n" + (f"Host: {host}\r\n" if host else "") + "\r\n"
+    head = f"GET {target} HTTP/1.1\r\n" + (f"Host: {host}\r\n" if host else "")
+    head += "Connection: close\r\n\r\n"
     try:
         writer.write(head.encode())
         await writer.drain()
