@@ -33,6 +33,7 @@ class Seen:
 
 class _Echo(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # its head and body are two writes
     server: _EchoServer
 
     def log_message(self, format: str, *args: object) -> None:
