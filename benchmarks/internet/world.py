@@ -25,10 +25,12 @@ first A query and 127.0.0.1 after.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -240,7 +242,12 @@ class TestInternet:
             argv = ["ip", "netns", "exec", namespace, *argv]
         errors = (self.folder / f"servers-{index}.err").open("wb")
         process = subprocess.Popen(
-            argv, cwd=self.folder, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors
+            argv,
+            cwd=self.folder,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            preexec_fn=_die_with_parent,
         )
         errors.close()
         self._processes.append(process)
@@ -250,6 +257,15 @@ class TestInternet:
                 process.wait(timeout=5)
             detail = (self.folder / f"servers-{index}.err").read_text()[-2000:]
             raise RuntimeError(f"the test internet's servers did not start: {detail}")
+
+    @property
+    def pids(self) -> list[int]:
+        """The servers' processes."""
+        return [process.pid for process in self._processes]
+
+    @property
+    def namespaces(self) -> list[str]:
+        return list(self._namespaces)
 
     def stop(self) -> None:
         for process in self._processes:
@@ -267,6 +283,13 @@ class TestInternet:
             remove_namespace(name)
         self._processes.clear()
         self._namespaces.clear()
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the process that started it ends,
+    so that a run that dies leaves no server behind (PR_SET_PDEATHSIG)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
 def _ready(stream: IO[bytes] | None) -> bool:
