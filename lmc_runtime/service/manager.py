@@ -15,6 +15,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
 from ..egress.gateway import EgressGateway
+from ..egress.policy import parse_session_network
 from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.forks import ForkServer
 from ..sandbox.hostview import HostView
@@ -101,8 +102,13 @@ class SessionManager:
         self.secrets = server_secrets(settings)
         #: The egress gateway that serves sessions under a policy (the application sets it).
         self.egress: EgressGateway | None = None
+        # With a ceiling, the default network is the ceiling's policy, as a session
+        # asking for nothing gets it: warm sessions are made under it.
+        default_network = parse_session_network(
+            settings.network_default, settings.network_ceiling, settings.allow_network
+        )
         self._default_policy = SandboxPolicy(
-            network=settings.network_default,
+            network=default_network,
             limits=settings.limits,
             environment=session_environment(settings, None),
         )

@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks.internet import ALLOWED, OTHER, TestInternet
 from lmc_runtime.sandbox import sandbox_available
-from tests.integration.service.server import Server, output
+from tests.integration.service.server import Server, output, wait_for_pool
 
 from .internet import policy_server
 
@@ -120,3 +120,30 @@ def test_a_policy_beyond_the_ceiling_or_malformed_is_refused(
         response = client.post("/v1/sessions", json={"network": network})
     assert response.status_code == status, response.text
     assert said in response.text
+
+
+RESOLVE = """
+import socket
+try:
+    print(sorted({a[4][0] for a in socket.getaddrinfo(%r, 80, socket.AF_INET)}))
+except socket.gaierror:
+    print("gaierror")
+"""
+
+
+def test_warm_sessions_of_a_server_with_a_ceiling_are_made_under_it(
+    internet: TestInternet,
+) -> None:
+    args = ("--network-default", "--pool-size", "1")
+    with policy_server(internet, *args) as running:
+        wait_for_pool(running)
+        session = running.create()
+        try:
+            with running.client() as client:
+                info = client.get(f"/v1/sessions/{session}").json()
+            allowed = output(running.execute(session, RESOLVE % ALLOWED, timeout=60)).strip()
+        finally:
+            running.delete(session)
+    assert info["pooled"] is True
+    assert info["network"]["allow"] == internet.ceiling.split(","), info
+    assert allowed == str([internet.allowed])
