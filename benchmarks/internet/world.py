@@ -25,19 +25,15 @@ first A query and 127.0.0.1 after.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import secrets
-import select
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from .local import bindable, die_with_parent, free_port, outward_address, ready
 from .netns import PREFIX, add_namespace, free_subnet, remove_namespace, remove_stale
 from .pki import make_pki
 
@@ -56,33 +52,6 @@ _BOOT = (
     "sys.argv = sys.argv[1:]\n"
     "runpy.run_module('lmc_test_internet.serve', run_name='__main__')\n"
 )
-_READY_S = 30
-
-
-def _outward_address() -> str | None:
-    """The host's address towards the outside (no packet is sent), if it has a route."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("192.0.2.1", 9))
-        except OSError:
-            return None
-        return str(probe.getsockname()[0])
-
-
-def _free_port(hosts: list[str]) -> int:
-    """A port free on every one of ``hosts``."""
-    for _ in range(200):
-        port = 20000 + secrets.randbelow(20000)
-        with contextlib.ExitStack() as stack:
-            try:
-                for host in hosts:
-                    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-                    sock = stack.enter_context(socket.socket(family, socket.SOCK_STREAM))
-                    sock.bind((host, port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no port free on every host address")
 
 
 class TestInternet:
@@ -96,7 +65,7 @@ class TestInternet:
         self._namespaces: list[str] = []
         self._processes: list[subprocess.Popen[bytes]] = []
         self._logs: list[Path] = []
-        self.outward = _outward_address()
+        self.outward = outward_address()
 
     # -- addresses and names --------------------------------------------------
 
@@ -113,13 +82,10 @@ class TestInternet:
             self.private = str(private.network_address + 2)
             self.private_cidr = str(private)
             self._namespace("prv", private, [self.private])
-            self.host_side = host_side = [
-                "127.0.0.1",
-                "::1",
-                self.net_host,
-                *([self.outward] if self.outward else []),
-            ]
-            self.probe_port = _free_port(host_side)
+            outward = [self.outward] if self.outward else []
+            loopback6 = ["::1"] if bindable("::1") else []  # IPv6 may be off
+            self.host_side = ["127.0.0.1", *loopback6, self.net_host, *outward]
+            self.probe_port = free_port(self.host_side)
             self.ca_path = make_pki(
                 self.folder,
                 {"allowed": [ALLOWED], "other": [OTHER], "wild": [f"*.{WILD}", WILD]},
@@ -247,12 +213,12 @@ class TestInternet:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=errors,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         errors.close()
         self._processes.append(process)
         self._logs.append(log)
-        if not _ready(process.stdout):
+        if not ready(process.stdout):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
             detail = (self.folder / f"servers-{index}.err").read_text()[-2000:]
@@ -283,26 +249,3 @@ class TestInternet:
             remove_namespace(name)
         self._processes.clear()
         self._namespaces.clear()
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when the process that started it ends,
-    so that a run that dies leaves no server behind (PR_SET_PDEATHSIG)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL, 0, 0, 0)
-
-
-def _ready(stream: IO[bytes] | None) -> bool:
-    """Whether the servers' process printed ``ready`` within the bound."""
-    assert stream is not None
-    deadline = time.monotonic() + _READY_S
-    line = b""
-    while not line.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([stream], [], [], left)[0]:
-            return False
-        piece = os.read(stream.fileno(), 64)
-        if not piece:
-            return False
-        line += piece
-    return line.strip() == b"ready"
