@@ -124,6 +124,7 @@ class Sandbox:
             control,
             self.shared_dir,
             trust=self.policy.trust,
+            resolv=None if isinstance(self.policy.network, bool) else control / "resolv.conf",
         )
 
     #: The host's files for the session: connection files, cells, pages, FIFOs,
@@ -246,6 +247,8 @@ class Sandbox:
     def _make_disk_layout(self) -> None:
         layout = (self._disk.path, self.view, self.output_dir, self.identity)
         make_disk_layout(*layout, self.policy.environment)
+        if layout[1].resolv is not None:
+            layout[1].write_resolv()
 
     def code_env(self) -> dict[str, str]:
         """The environment the session's processes start with."""

@@ -47,6 +47,8 @@ SANDBOX_RUNTIME = "/run/lmc"
 #: Where the host's files of the session are (read-only), and the interpreters' sockets.
 SANDBOX_CONTROL = "/run/control"
 SANDBOX_SHARED = "/run/shared"
+#: The resolver's configuration a session under an egress policy sees.
+RESOLV_CONF = "/etc/resolv.conf"
 #: Where a session that trusts the egress CA sees its certificate, and a bundle
 #: of the system's CAs with it (which is also bound over the system's bundle).
 SANDBOX_CA = "/run/egress/ca.pem"
@@ -196,6 +198,8 @@ class SandboxView:
     shared: Path | None = None
     #: The egress CA's files, when the session trusts it.
     trust: EgressTrust | None = None
+    #: A ``resolv.conf`` naming the namespace's own resolver (under an egress policy).
+    resolv: Path | None = None
 
     def _places(self) -> list[tuple[str, str]]:
         """(host folder, where it is seen) for each bound folder, the host's by
@@ -244,7 +248,25 @@ class SandboxView:
             *("--ro-bind", str(self.passwd), "/etc/passwd"),
             *("--ro-bind", str(self.group), "/etc/group"),
             *self._trust_options(),
+            *self._resolv_options(),
         ]
+
+    def _resolv_options(self) -> list[str]:
+        """The bind of ``resolv`` over the host's ``/etc/resolv.conf`` where that is a
+        plain file. Elsewhere (a link into ``/run``, as systemd-resolved makes it)
+        DNS works all the same: every query on port 53 goes to the namespace's
+        resolver, and a resolver without ``resolv.conf`` asks 127.0.0.1."""
+        if self.resolv is None or not os.path.isfile(RESOLV_CONF) or os.path.islink(RESOLV_CONF):
+            return []
+        return ["--ro-bind", str(self.resolv), RESOLV_CONF]
+
+    def write_resolv(self) -> None:
+        """Write ``resolv`` (readable by all): the namespace's resolver only, no
+        search domains of the host's. Blocking: the host's own folder."""
+        assert self.resolv is not None
+        fd = os.open(self.resolv, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write("nameserver 127.0.0.1\noptions edns0\n")
 
     def _trust_options(self) -> list[str]:
         """Binds of the egress CA's files at their places, and of its bundle over

@@ -118,6 +118,7 @@ def v6():
 result["ipv6"] = v6()
 import os
 result["proxy_env"] = os.environ.get("HTTP_PROXY")
+result["resolv"] = open("/etc/resolv.conf").read() if os.path.exists("/etc/resolv.conf") else ""
 print("RESULT" + json.dumps(result))
 """
 
@@ -169,6 +170,8 @@ async def test_a_policy_session_reaches_only_what_its_policy_allows(
     assert str(result["other_address"]).startswith("FAILED"), result
     assert result["ipv6"] == "BLOCKED", result
     assert result["proxy_env"] == "http://127.0.0.1:3128", result
+    if os.path.isfile("/etc/resolv.conf") and not os.path.islink("/etc/resolv.conf"):
+        assert result["resolv"] == "nameserver 127.0.0.1\noptions edns0\n", result
     # Only the allowed upstream was ever dialled; every namespace was let go.
     assert set(gateway.dialled) == {(address, port)}, gateway.dialled
     assert keys and gateway.attached == {} and sorted(gateway.detached) == sorted(keys)
