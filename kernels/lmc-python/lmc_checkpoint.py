@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import sys
 import threading
 import traceback
@@ -31,18 +32,19 @@ _OWN: dict = {"threads": set(), "sockets": set()}
 _MAX_REQUEST = 1 << 17
 
 
-def _sockets() -> set[str]:
-    """The inodes of this process's network sockets (TCP and UDP)."""
-    network = set()
-    for table in ("tcp", "tcp6", "udp", "udp6"):
-        with contextlib.suppress(OSError), open(f"/proc/self/net/{table}") as rows:
-            network.update(row.split()[9] for row in rows.readlines()[1:] if len(row.split()) > 9)
+def _sockets() -> set[tuple[int, int]]:
+    """This process's network sockets (TCP, UDP), as (device, inode) pairs."""
     found = set()
     for name in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            target = os.readlink(f"/proc/self/fd/{name}")
-            if target.startswith("socket:[") and target[8:-1] in network:
-                found.add(target[8:-1])
+        try:
+            info = os.fstat(int(name))
+            if not stat.S_ISSOCK(info.st_mode):
+                continue
+            with socket.socket(fileno=os.dup(int(name))) as sock:
+                if sock.family in (socket.AF_INET, socket.AF_INET6):
+                    found.add((info.st_dev, info.st_ino))
+        except OSError:
+            continue
     return found
 
 
