@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import uuid
@@ -33,6 +34,9 @@ logger = logging.getLogger(__name__)
 #: What every environment gets: the kernel the runtime starts (and what its
 #: display helpers in kernels/lmc-python import, which is the standard library).
 KERNEL_PACKAGES = ("ipykernel",)
+#: npm's options: a local folder is copied in (the sandbox shows only the
+#: environment's folder, not a link out of it).
+_NPM_OPTIONS = ("--no-audit", "--no-fund", "--install-links")
 #: How long one step (venv, pip, npm) may take.
 STEP_TIMEOUT = 1800.0
 
@@ -79,6 +83,23 @@ def _point_scripts(bin_dir: Path, built: Path, final: Path) -> None:
             entry.chmod(mode)
 
 
+def _open_to_all(root: Path) -> None:
+    """Every folder and file under ``root`` readable (and searchable, runnable
+    where its owner may) by all: sessions run as host users of their own,
+    whatever the umask of the build was."""
+    for top, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            path = os.path.join(top, name)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                continue
+            mode = info.st_mode | stat.S_IRGRP | stat.S_IROTH
+            if stat.S_ISDIR(info.st_mode) or info.st_mode & stat.S_IXUSR:
+                mode |= stat.S_IXGRP | stat.S_IXOTH
+            if mode != info.st_mode:
+                os.chmod(path, stat.S_IMODE(mode))
+
+
 def _write_manifest(root: Path, manifest: Manifest) -> None:
     """The manifest, atomically (a temporary file renamed over it)."""
     temporary = root / f".{MANIFEST}.{uuid.uuid4().hex[:8]}"
@@ -118,7 +139,7 @@ def _build(
         if npm_command is None:
             raise BuildFailed("node packages were asked for, but npm is not installed")
         _run(
-            [npm_command, "install", "--prefix", str(building), "--no-audit", "--no-fund", *npm],
+            [npm_command, "install", "--prefix", str(building), *_NPM_OPTIONS, *npm],
             "installing the node packages",
             cwd=building,
         )
@@ -166,6 +187,8 @@ def create_environment(
             timeout=STEP_TIMEOUT,
             check=False,
         )
+        _open_to_all(final)
+        os.chmod(final, 0o755)
         created = datetime.now(UTC).isoformat(timespec="seconds")
         manifest = Manifest(name, version, created, "ready", list(pip), asked, list(npm))
         _write_manifest(final, manifest)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,17 @@ def _probe_project(folder: Path) -> Path:
     return folder
 
 
+def _js_project(folder: Path) -> Path:
+    """A tiny node package with a command, installable by its path."""
+    folder.mkdir()
+    package = {"name": "lmcjsprobe", "version": "1.0.0", "bin": {"lmcjsprobe": "cli.js"}}
+    (folder / "package.json").write_text(json.dumps(package))
+    (folder / "index.js").write_text('module.exports = {mark: "js-from-the-env"};\n')
+    (folder / "cli.js").write_text('#!/usr/bin/env node\nconsole.log("cli-from-the-env");\n')
+    (folder / "cli.js").chmod(0o755)
+    return folder
+
+
 def lmc(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "lmc_runtime", *args],
@@ -90,7 +102,8 @@ def data_dir() -> Iterator[Path]:
         os.chmod(tmp, 0o711)  # sandboxes run as host uids of their own: let them pass
         data = Path(tmp) / "data"
         project = _probe_project(Path(tmp) / "project")
-        built = lmc("env", "create", NAME, "--pip", str(project), "--data-dir", str(data))
+        node = ["--npm", str(_js_project(Path(tmp) / "js"))] if shutil.which("npm") else []
+        built = lmc("env", "create", NAME, "--pip", str(project), *node, "--data-dir", str(data))
         assert built.returncode == 0, built.stderr
         broken = data / "environments" / "halfway"
         broken.mkdir()
@@ -217,3 +230,21 @@ def test_an_e2b_template_that_names_an_environment_runs_in_it(
         sandbox.kill()
     with pytest.raises(Exception, match="template 'nowhere' was not found"):
         Sandbox.create(template="nowhere", timeout=60)
+
+
+def test_node_packages_are_on_node_path_and_their_commands_on_path(
+    plain_server: Server, data_dir: Path
+) -> None:
+    if not (data_dir / "environments" / NAME / "node_modules").is_dir():
+        pytest.skip("npm is not installed: the environment has no node packages")
+    languages = ["python", "javascript", "shell"]
+    with RemoteComputer(
+        plain_server.url, token=E2B_TOKEN, environment=NAME, languages=languages
+    ) as computer:
+        required = computer.run("javascript", "console.log(require('lmcjsprobe').mark)")
+        command = computer.run("shell", "lmcjsprobe")
+        said = [
+            "".join(str(m.content) for m in run if m.format == "output").strip()
+            for run in (required, command)
+        ]
+    assert said == ["js-from-the-env", "cli-from-the-env"]
