@@ -149,7 +149,7 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         _network_allowance,
         False,
         ALLOW_NETWORK_HELP,
-        metavar="[ENTRIES]",
+        metavar="ENTRIES",
         bare=True,
     ),
     Option(
