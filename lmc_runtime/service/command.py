@@ -173,6 +173,11 @@ def _start(config: ServeConfig, extensions: Sequence[Extension]) -> int:
     configure_logging(config.log_level, config.log_format, secrets)
     if settings.sandbox:
         _check_sandbox(settings, config.allow_shared_limits)
+    elif settings.network_ceiling is not None:
+        raise StartRefused(
+            "--allow-network ENTRIES needs the sandbox: without it sessions reach the "
+            "whole network (drop --no-sandbox)"
+        )
     lock = DataDirLock(settings.data_dir)
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True)

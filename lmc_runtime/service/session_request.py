@@ -16,7 +16,13 @@ from ..environments.store import find_environment
 from ..errors import UnsafePath
 from ..sandbox import SandboxPolicy, SessionLimits
 from ..sandbox.files import safe_parts
-from .errors import BadPath, LanguageUnavailable, LimitTooHigh, UnknownLanguage
+from .errors import (
+    BadPath,
+    LanguageUnavailable,
+    LimitTooHigh,
+    NetworkNotAllowed,
+    UnknownLanguage,
+)
 from .models import CreateSession
 from .settings import ServiceSettings
 
@@ -37,6 +43,8 @@ def session_policy(settings: ServiceSettings, request: CreateSession) -> Sandbox
     limits: SessionLimits = replace(ceiling, **asked)
     asked_network = settings.network_default if request.network is None else request.network
     network = parse_session_network(asked_network, settings.network_ceiling, settings.allow_network)
+    if not settings.sandbox and not isinstance(network, bool):
+        raise NetworkNotAllowed("an egress policy needs the sandbox, and this server runs none")
     environment = session_environment(settings, request.environment)
     if request.env:
         env = MappingProxyType(dict(request.env))
