@@ -78,6 +78,7 @@ class _EchoServer(ThreadingHTTPServer):
 
 @dataclass
 class Upstream:
+    host: str
     port: int
     seen: Seen
     ca_file: Path | None
@@ -101,7 +102,7 @@ def echo_upstream(
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Upstream(server.server_address[1], server.seen, ca_file)
+        yield Upstream(host, server.server_address[1], server.seen, ca_file)
     finally:
         server.shutdown()
         server.server_close()

@@ -12,6 +12,7 @@ import ssl
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,8 +108,8 @@ def read_response(sock: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
-def echoed(response: bytes) -> dict:
-    return json.loads(response.partition(b"\r\n\r\n")[2])
+def echoed(response: bytes) -> dict[str, Any]:
+    return dict(json.loads(response.partition(b"\r\n\r\n")[2]))
 
 
 def get(path: str, headers: dict[str, str], host: str = "api.test") -> bytes:

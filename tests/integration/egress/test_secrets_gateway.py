@@ -12,6 +12,7 @@ import logging
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,7 +51,7 @@ def bundle(tmp_path: Path, *files: Path | None) -> Path:
 
 async def request(
     stream: tuple[asyncio.StreamReader, asyncio.StreamWriter], host: str, token: str
-) -> dict:
+) -> dict[str, Any]:
     """One GET of /echo with the token in two headers; the echoed request."""
     reader, writer = stream
     head = f"GET /echo HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
@@ -59,7 +60,7 @@ async def request(
     answer = await asyncio.wait_for(reader.read(-1), WAIT)
     writer.close()
     assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
-    return json.loads(answer.partition(b"\r\n\r\n")[2])
+    return dict(json.loads(answer.partition(b"\r\n\r\n")[2]))
 
 
 async def through_proxy(

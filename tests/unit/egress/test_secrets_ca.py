@@ -35,7 +35,8 @@ def test_a_leaf_validates_against_the_ca() -> None:
     ca = EgressCA()
     client = ssl.create_default_context(cadata=ca.pem.decode())
     tls = handshake(ca.server_context("api.example.com"), client, "api.example.com")
-    assert tls.getpeercert()["subjectAltName"] == (("DNS", "api.example.com"),)
+    peer = tls.getpeercert()
+    assert peer is not None and peer["subjectAltName"] == (("DNS", "api.example.com"),)
     assert tls.selected_alpn_protocol() is None or tls.selected_alpn_protocol() == "http/1.1"
     assert ca.server_context("api.example.com") is ca.server_context("api.example.com")
 
