@@ -202,6 +202,9 @@ class SessionInfo(BaseModel):
     cwd: str = ""
     env: list[str] = Field(default_factory=list, description="The names only, never the values.")
     usage: dict[str, Any] | None = None
+    environment: str | None = Field(
+        default=None, description="The environment it runs in (None: the server's Python)."
+    )
 
 
 class SessionList(BaseModel):

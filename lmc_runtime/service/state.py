@@ -50,4 +50,5 @@ def info(session: ServiceSession, *, with_usage: bool = False) -> SessionInfo:
         cwd=session.cwd,
         env=sorted(session.policy.env),
         usage=session.usage() if with_usage else None,
+        environment=environment.name if (environment := session.policy.environment) else None,
     )

@@ -155,7 +155,7 @@ def test_the_default_environment_s_packages_and_not_the_host_s(data_dir: Path) -
         wait_for_pool(server)
         created = client.post("/v1/sessions", json={})
         assert created.status_code == 201, created.text
-        assert created.json()["pooled"] is True
+        assert (created.json()["pooled"], created.json()["environment"]) == (True, NAME)
         prefix, mark, host, shell = _where(server, created.json()["id"])
     root = str(data_dir / "environments" / NAME)
     assert (prefix, mark, host, shell) == (root, "from-the-env", "host-hidden", root)
