@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import secrets
 import subprocess
@@ -38,6 +39,8 @@ from .netns import PREFIX, add_namespace, free_subnet, remove_namespace, remove_
 from .pki import make_pki
 
 __all__ = ["ALLOWED", "OTHER", "WILD", "TestInternet"]
+
+logger = logging.getLogger(__name__)
 
 ALLOWED, OTHER, WILD = "allowed.test", "other.test", "wild.test"
 _HERE = Path(__file__).resolve().parent
@@ -69,7 +72,22 @@ class TestInternet:
 
     # -- addresses and names --------------------------------------------------
 
-    def start(self) -> TestInternet:
+    def start(self, attempts: int = 3) -> TestInternet:
+        """Make the namespaces and start the servers. A namespace can vanish
+        under a concurrent ``ip netns add`` that remounts /run/netns (setns then
+        fails with EINVAL): a failed start is undone and tried again, afresh."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._start()
+            except RuntimeError as exc:
+                if attempt == attempts:
+                    raise
+                logger.warning("the test internet did not start (%s); again", exc)
+                self.tag = f"{PREFIX}-{os.getpid()}-{secrets.token_hex(2)}"
+        raise AssertionError("unreachable")
+
+    def _start(self) -> TestInternet:
+        self._logs.clear()
         remove_stale()
         pid = os.getpid()
         net = free_subnet("11.203", pid % 256)
@@ -199,7 +217,7 @@ class TestInternet:
 
     def _serve(self, namespace: str | None, listeners: list[Any], zone: Any = None) -> None:
         index = len(self._processes)
-        log = self.folder / f"events-{index}.jsonl"
+        log = self.folder / f"events-{self.tag}-{index}.jsonl"
         config = {"log": str(log), "listeners": listeners, **({"zone": zone} if zone else {})}
         path = self.folder / f"servers-{index}.json"
         path.write_text(json.dumps(config))
