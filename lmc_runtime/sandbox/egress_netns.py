@@ -18,8 +18,10 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from ..backends.base import Availability
+from ..egress.handover import EgressAttacher, Handover
 from ..errors import SandboxUnavailable
 from .network import _which
 
@@ -31,6 +33,7 @@ __all__ = [
     "egress_netns_command",
     "find_egress_tools",
     "require_egress_tools",
+    "session_handover",
 ]
 
 #: The helper that sets up the namespace and starts bwrap in it (stdlib only).
@@ -50,6 +53,16 @@ PROXY_ENV = {
 }
 
 _HELLO = b"lmc-egress-sockets 1"
+
+if TYPE_CHECKING:
+    from ..egress.policy import EgressPolicy
+
+
+class _Session(Protocol):
+    enabled: bool
+
+    @property
+    def owner(self) -> tuple[int, int] | None: ...
 
 
 @dataclass(frozen=True)
@@ -146,3 +159,21 @@ def egress_available() -> Availability:
         if found:
             return Availability.no(f"an egress namespace cannot be set up here ({found[0]})")
     return Availability.yes()
+
+
+def session_handover(
+    root: Path, network: bool | EgressPolicy, egress: EgressAttacher | None, session: _Session
+) -> Handover | None:
+    """Under an egress policy (``network``): the started handover where the
+    session's namespaces hand their sockets to ``egress`` (in the session's folder
+    ``root``, which the sandbox never sees; only the session's own user, its
+    ``owner``, may connect). None without a policy."""
+    if isinstance(network, bool):
+        return None
+    if egress is None or not session.enabled:
+        raise SandboxUnavailable(
+            "an egress policy needs the sandbox and the server's egress gateway"
+        )
+    handover = Handover(root / "egress.sock", egress, root.name, network, session.owner)
+    handover.start()
+    return handover

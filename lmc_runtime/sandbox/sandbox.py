@@ -21,7 +21,7 @@ from .bwrap import exposed_by
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer
 from .disk import WorkDisk
-from .egress_netns import PROXY_ENV
+from .egress_netns import PROXY_ENV, session_handover
 from .forks import ForkServer
 from .guard import Guard
 from .hostprep import unreachable_paths
@@ -179,7 +179,7 @@ class Sandbox:
                 uids = await anyio.to_thread.run_sync(UidRange.reserved)
             self._lease = await anyio.to_thread.run_sync(uids.lease)
         await anyio.to_thread.run_sync(self._make_layout)
-        self._start_handover()
+        self._handover = session_handover(self.root, self.policy.network, self._egress, self)
         await self._disk.setup()
         await anyio.to_thread.run_sync(self._make_disk_layout)
         limits = self.policy.limits
@@ -221,22 +221,6 @@ class Sandbox:
         Python's, so never in a session of an environment."""
         own = self.policy.environment is None
         return own and bwrap is not None and self.identity is not None
-
-    def _start_handover(self) -> None:
-        """Under an egress policy: where the session's namespaces hand their
-        sockets to the gateway (in the session's folder, which the sandbox never
-        sees; only the session's own user may connect)."""
-        policy = self.policy.network
-        if isinstance(policy, bool):
-            return
-        if self._egress is None or not self.enabled:
-            raise SandboxUnavailable(
-                "an egress policy needs the sandbox and the server's egress gateway"
-            )
-        path = self.root / "egress.sock"
-        handover = Handover(path, self._egress, self.root.name, policy, self.owner)
-        handover.start()
-        self._handover = handover
 
     def _make_layout(self) -> None:
         """The session root, owned by the host; others may only pass through."""
