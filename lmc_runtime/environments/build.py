@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import LMCError
 from .model import name_problem
-from .store import MANIFEST, Manifest, environments_dir
+from .store import MANIFEST, Manifest, environments_dir, unseen_python
 
 __all__ = ["BuildFailed", "create_environment"]
 
@@ -169,9 +169,13 @@ def create_environment(
     if os.path.lexists(final):
         raise BuildFailed(f"the environment {name!r} exists already: `lmc env remove {name}` first")
     asked = _requirement_lines(requirements)
+    base = python or sys.executable
+    unseen = unseen_python(Path(base))
+    if unseen is not None:
+        raise BuildFailed(unseen.replace("its Python is", "the Python", 1))
     building = parent / f".{name}.building-{uuid.uuid4().hex[:8]}"
     try:
-        version = _build(building, python or sys.executable, pip, requirements, npm)
+        version = _build(building, base, pip, requirements, npm)
         _point_scripts(building / "bin", building, final)
         os.rename(building, final)
     except BaseException:

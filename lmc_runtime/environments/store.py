@@ -28,6 +28,7 @@ __all__ = [
     "find_environment",
     "list_environments",
     "remove_environment",
+    "unseen_python",
 ]
 
 logger = logging.getLogger(__name__)
@@ -131,10 +132,28 @@ def _problem(root: Path, manifest: Manifest) -> str | None:
     python = root / "bin" / "python"
     if not os.access(python, os.X_OK):
         return f"its Python, {python}, is missing or cannot be run"
+    unseen = unseen_python(python)
+    if unseen is not None:
+        return unseen
     site = root / "lib" / f"python{manifest.python}" / "site-packages"
     if not (site / "ipykernel" / "__init__.py").is_file():
         return f"ipykernel is not installed in it ({site}); rebuild it with `lmc env create`"
     return None
+
+
+def unseen_python(python: Path) -> str | None:
+    """Why sandboxes cannot run ``python`` (a virtualenv's is a link to the Python
+    it was made with, which must be in a folder every sandbox sees), or None."""
+    from ..sandbox.bwrap import system_paths
+
+    target = Path(os.path.realpath(python))
+    seen = system_paths()
+    if any(target == folder or folder in target.parents for folder in seen):
+        return None
+    return (
+        f"its Python is {target}, which sandboxes do not see; make it with a --python "
+        f"under one of {', '.join(str(folder) for folder in seen[:8])}"
+    )
 
 
 def find_environment(data_dir: Path, name: str) -> Environment:

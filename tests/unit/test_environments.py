@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -142,9 +143,23 @@ def test_a_build_refuses_a_bad_name_or_an_existing_one(tmp_path: Path) -> None:
 
 
 def test_a_failed_build_leaves_nothing(tmp_path: Path) -> None:
-    with pytest.raises(BuildFailed, match="making the virtualenv"):
-        create_environment(tmp_path, "sci", python=str(tmp_path / "no-such-python"))
+    false = shutil.which("false")
+    assert false is not None
+    with pytest.raises(BuildFailed, match="making the virtualenv failed"):
+        create_environment(tmp_path, "sci", python=false)
     assert os.listdir(tmp_path / "environments") == []
+
+
+def test_a_python_sandboxes_cannot_see_is_refused(tmp_path: Path) -> None:
+    """A virtualenv's ``python`` is a link to the Python it was made with."""
+    shutil.copy(sys.executable, tmp_path / "copied-python")
+    with pytest.raises(BuildFailed, match="which sandboxes do not see"):
+        create_environment(tmp_path, "sci", python=str(tmp_path / "copied-python"))
+    root = _fake(tmp_path, "moved")
+    (root / "bin" / "python").unlink()
+    (root / "bin" / "python").symlink_to(tmp_path / "copied-python")
+    with pytest.raises(EnvironmentBroken, match="which sandboxes do not see"):
+        find_environment(tmp_path, "moved")
 
 
 def test_the_cli_parses_env_commands(tmp_path: Path) -> None:
