@@ -14,8 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from benchmarks.internet import ALLOWED, OTHER, TestInternet
+from lmc_runtime.errors import ArgumentTypeError
+from lmc_runtime.remote import RemoteComputer
 from lmc_runtime.sandbox import sandbox_available
-from tests.integration.service.server import Server, output, wait_for_pool
+from tests.integration.service.server import TOKEN, Server, output, wait_for_pool
 
 from .internet import policy_server
 
@@ -147,3 +149,16 @@ def test_warm_sessions_of_a_server_with_a_ceiling_are_made_under_it(
     assert info["pooled"] is True
     assert info["network"]["allow"] == internet.ceiling.split(","), info
     assert allowed == str([internet.allowed])
+
+
+def test_a_remote_computer_asks_for_a_policy(server: Server, internet: TestInternet) -> None:
+    policy = {"allow": [ALLOWED]}
+    with RemoteComputer(server.url, token=TOKEN, network=policy) as computer:
+        replies = list(computer.run("python", RESOLVE % ALLOWED))
+        other = list(computer.run("python", RESOLVE % OTHER))
+        shown = computer.info["network"]
+    assert shown == {"allow": [ALLOWED], "deny": []}
+    texts = ["".join(str(m.content) for m in r if m.format == "output") for r in (replies, other)]
+    assert [t.strip() for t in texts] == [str([internet.allowed]), "gaierror"]
+    with pytest.raises(ArgumentTypeError):
+        RemoteComputer(server.url, token=TOKEN, network={"allow": "pypi.org"})  # type: ignore[dict-item]
