@@ -53,11 +53,12 @@ class CheckpointInfo:
 
 
 class Origin(Protocol):
-    """Where a forked session's first interpreter comes from: once, a kernel
-    started from a checkpoint (later ones, after a death, start afresh)."""
+    """Where a forked session's interpreter comes from: a checkpoint, while it
+    is kept (a start that stalled is tried again from it); once it is gone, a
+    kernel that replaces a dead one starts afresh."""
 
-    def start_once(self) -> StartFrom | None:
-        """The start of the first kernel from the checkpoint; None once it was taken."""
+    def start_from(self) -> StartFrom | None:
+        """The start of a kernel from the checkpoint; None once it is gone."""
         ...
 
 

@@ -45,14 +45,13 @@ class _Checkpoint:
 
 
 class FrozenOrigin:
-    """A forked session's first kernel, started once from a checkpoint."""
+    """A forked session's kernels, started from a checkpoint while it is kept."""
 
     def __init__(self, frozen: Frozen) -> None:
-        self._frozen: Frozen | None = frozen
+        self._frozen = frozen
 
-    def start_once(self) -> StartFrom | None:
-        frozen, self._frozen = self._frozen, None
-        return frozen.start if frozen is not None else None
+    def start_from(self) -> StartFrom | None:
+        return self._frozen.start if self._frozen.alive else None
 
 
 class CheckpointingSession(JupyterSession):
@@ -109,7 +108,9 @@ class CheckpointingSession(JupyterSession):
 
     async def _fork_frozen(self, path: str) -> dict[str, object]:
         """Run the kernel's ``__lmc_checkpoint__`` hidden; what it printed, as a dict."""
-        options = ExecutionOptions(reply_to="lmc-checkpoint", track_lines=False, hidden=True)
+        options = ExecutionOptions(
+            reply_to="lmc-checkpoint", timeout=_CONNECT * 3, track_lines=False, hidden=True
+        )
         said: list[str] = []
         async for message in self.execute(f"__lmc_checkpoint__({path!r})", options):
             if message.type == "console" and isinstance(message.content, str):

@@ -74,7 +74,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         self._shared, self._work_dir = shared_dir, work_dir
         wrap = settings.command if settings.launcher is not None else None
         fork = settings.launcher.fork if isinstance(settings.launcher, ForkingLauncher) else None
-        origin = settings.origin.start_once() if settings.origin is not None else None
+        origin = settings.origin.start_from() if settings.origin is not None else None
         self._launch_args = {
             "cwd": str(settings.host_cwd),
             "env": dict(env),

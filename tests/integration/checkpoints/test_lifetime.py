@@ -152,3 +152,16 @@ def test_languages_without_checkpoints_say_so(computer: Computer) -> None:
         computer.fork("shell")
     with pytest.raises(UsageError, match="unknown language"):
         computer.checkpoint("cobol")
+
+
+def test_a_forks_kernel_that_dies_is_replaced_by_a_fresh_one(computer: Computer) -> None:
+    run(computer, "kept = 1")
+    fork = computer.fork()
+    try:
+        assert run(fork, "print(kept)").output == "1\n"
+        run(fork, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+        after = run(fork, "print('kept' in globals())")
+        assert after.status == "ok" and after.output.endswith("False\n")
+    finally:
+        fork.close()
+    assert run(computer, "print(kept)").output == "1\n"
