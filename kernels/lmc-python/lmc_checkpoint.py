@@ -229,7 +229,7 @@ def _new_kernel(argv: list, bound: int, left: str) -> int:
     # Kept referenced: the image's ZMQ objects must never be closed or collected here.
     builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), old]
     user_ns, count = shell.user_ns, shell.execution_count
-    inputs, outputs = list(shell.history_manager.input_hist_parsed), dict(shell.user_ns_hidden)
+    inputs = list(shell.history_manager.input_hist_parsed)
     for singleton in (IPKernelApp, IPythonKernel, ZMQInteractiveShell):
         singleton.clear_instance()
     asyncio.events._set_running_loop(None)
@@ -244,7 +244,6 @@ def _new_kernel(argv: list, bound: int, left: str) -> int:
     new.execution_count = count
     new.history_manager.input_hist_parsed[:] = inputs
     new.history_manager.input_hist_raw[:] = inputs
-    del outputs
     contextvars.Context().run(app.start)
     return 0
 
