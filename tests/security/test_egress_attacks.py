@@ -23,12 +23,14 @@ from tests.integration.egress.internet import open_tun, policy_server
 from tests.integration.service.server import Server
 
 from .egress_rig import GUARDED, Sandbox
-from .harness import ROOT, serve_as
+from .harness import ROOT, Account, serve_as
 
 
 @pytest.fixture(scope="module")
-def guarded_server(internet: TestInternet) -> Iterator[Server]:
-    with policy_server(internet, "--pool-size", "0", "--max-sessions", "4") as server:
+def guarded_server(account: Account, internet: TestInternet) -> Iterator[Server]:
+    """The server under attack, as root and as an unprivileged user."""
+    args = ("--pool-size", "0", "--max-sessions", "4")
+    with policy_server(internet, *args, account=account) as server:
         yield server
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks.internet import TestInternet, netns_problem
 from tests.integration.service.server import Server
-from tests.security.harness import ROOT, serve_as
+from tests.security.harness import ROOT, Account, serve_as
 
 __all__ = ["internet", "open_tun", "policy_server"]
 
@@ -38,11 +38,11 @@ def internet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestInternet]
 
 
 @contextmanager
-def policy_server(world: TestInternet, *args: str) -> Iterator[Server]:
-    """``lmc serve`` (as root) whose ceiling is the test internet's names and
-    subnet, resolving them through its DNS server."""
+def policy_server(world: TestInternet, *args: str, account: Account = ROOT) -> Iterator[Server]:
+    """``lmc serve`` (as ``account``) whose ceiling is the test internet's names
+    and subnet, resolving them through its DNS server."""
     ceiling = ("--allow-network", world.ceiling, "--egress-dns", world.dns)
-    with serve_as(ROOT, *ceiling, *args) as server:
+    with serve_as(account, *ceiling, *args) as server:
         yield server
 
 
