@@ -185,7 +185,7 @@ def create_environment(
         site = final / "lib" / f"python{version}" / "site-packages"
         # Best effort: a package's file that does not compile is its own business.
         subprocess.run(
-            [str(final / "bin" / "python"), "-m", "compileall", "-q", str(site)],
+            [str(final / "bin" / "python"), "-m", "compileall", "-q", "-j0", str(site)],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=STEP_TIMEOUT,
