@@ -1,5 +1,6 @@
 """What ``lmc bench`` runs once it has found this folder: the benchmark, or one part
-of it (``--only memory|service|e2b|density|egress``), printed as a table or as one JSON object."""
+of it (``--only memory|service|e2b|density|egress|checkpoints``), printed as a
+table or as one JSON object."""
 
 from __future__ import annotations
 
@@ -75,6 +76,22 @@ def _egress(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checkpoints(args: argparse.Namespace) -> int:
+    """Only the checkpoint rows: checkpoint, rollback and fork against re-running."""
+    from .checkpoints import checkpoints_phase, missing_for_checkpoints
+
+    missing = missing_for_checkpoints()
+    figures = checkpoints_phase(quick=args.quick) if missing is None else None
+    rows = figures.figures() if figures is not None else []
+    notes = [missing] if missing else []
+    if args.json:
+        data = {"checkpoints": asdict(figures) if figures else None, "notes": notes}
+        write_json(sys.stdout, {**data, "figures": [asdict(row) for row in rows]})
+    else:
+        sys.stdout.write(format_figures(rows, notes))
+    return 0
+
+
 def _memory(args: argparse.Namespace) -> int:
     flat, notes = run_memory(quick=args.quick)
     if args.json:
@@ -110,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         return _density(args)
     if args.only == "egress":
         return _egress(args)
+    if args.only == "checkpoints":
+        return _checkpoints(args)
     require_extra("lmc bench", "plot")
     report = run_benchmark(quick=args.quick)
     if args.json:

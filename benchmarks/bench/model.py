@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .rss import Method
 
 if TYPE_CHECKING:
+    from .checkpoints import CheckpointFigures
     from .service_figures import ServiceFigures
 
 __all__ = [
@@ -227,6 +228,8 @@ class BenchReport:
     languages: list[LanguageTrip] = field(default_factory=list)
     #: The service's rows (None when the [serve] and [client] extras are missing).
     service: ServiceFigures | None = None
+    #: Checkpoint, rollback and fork (None when numpy is missing).
+    checkpoints: CheckpointFigures | None = None
     duration_s: float = 0.0
     environment: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -310,6 +313,7 @@ class BenchReport:
             ),
             *(trip.figure() for trip in self.languages),
             *(self.service.figures(self.lines) if self.service is not None else []),
+            *(self.checkpoints.figures() if self.checkpoints is not None else []),
         ]
 
     @property

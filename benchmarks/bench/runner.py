@@ -17,6 +17,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from lmc_runtime.config import Limits
 
 from . import phases
+from .checkpoints import CheckpointFigures, checkpoints_phase, missing_for_checkpoints
 from .languages import language_round_trips
 from .model import BenchReport, FlatMemory, Timing
 from .rig import Plan, Rig
@@ -110,6 +111,15 @@ def run_service(*, quick: bool = False) -> tuple[ServiceFigures | None, list[str
     return service, notes
 
 
+def _checkpoints(quick: bool, notes: list[str]) -> CheckpointFigures | None:
+    missing = missing_for_checkpoints()
+    if missing is not None:
+        notes.append(missing)
+        return None
+    logger.info("checkpoints, rollbacks and forks")
+    return checkpoints_phase(quick=quick)
+
+
 def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
     """Measure lmc-runtime against raw jupyter-client on this machine, in one run."""
     plan = Plan.make(repeat, quick)
@@ -126,6 +136,7 @@ def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
         flat = phases.memory(rig, notes)
         languages = language_round_trips(portal, plan, limits, notes)
         service = _service(rig, notes)
+        checkpoints = _checkpoints(quick, notes)
         logger.info("shutting the kernels down")
     return BenchReport(
         quick=quick,
@@ -146,6 +157,7 @@ def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
         loop_kernel_spread_pct=spread,
         languages=languages,
         service=service,
+        checkpoints=checkpoints,
         duration_s=time.perf_counter() - began,
         environment=_environment(),
         notes=[*notes, *_notes(limits, spread), _memory_note(limits, flat)],

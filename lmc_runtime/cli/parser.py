@@ -171,10 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     bench.add_argument(
         "--only",
-        choices=["memory", "service", "e2b", "density", "egress"],
+        choices=["memory", "service", "e2b", "density", "egress", "checkpoints"],
         help="one section: flat memory, RemoteComputer on lmc serve, E2B's SDK on it,"
-        " density (memory per idle sandboxed session, cold starts, a burst), or egress"
-        " (HTTPS through a session's egress policy against direct; needs root)",
+        " density (memory per idle sandboxed session, cold starts, a burst), egress"
+        " (HTTPS through a session's egress policy against direct; needs root), or"
+        " checkpoints (checkpoint, rollback and fork of a Python interpreter)",
     )
     bench.add_argument(
         "--benchmarks",
