@@ -36,7 +36,6 @@ from typing import Any
 
 from .local import bindable, die_with_parent, free_port, outward_address, ready
 from .netns import PREFIX, add_namespace, free_subnet, remove_namespace, remove_stale
-from .pki import make_pki
 
 __all__ = ["ALLOWED", "OTHER", "WILD", "TestInternet"]
 
@@ -87,6 +86,8 @@ class TestInternet:
         raise AssertionError("unreachable")
 
     def _start(self) -> TestInternet:
+        from .pki import make_pki  # cryptography, imported only when an internet is made
+
         self._logs.clear()
         remove_stale()
         pid = os.getpid()
