@@ -150,3 +150,19 @@ def test_a_chain_of_three_rolls_back_to_the_first_and_each_stays(computer: Compu
     assert run(computer, "print(step)").output == "1\n"
     assert [c.id for c in computer.checkpoints()] == taken
     assert all(c.alive and c.language == "python" for c in computer.checkpoints())
+
+
+def test_a_revived_kernel_is_interrupted_asks_for_input_and_shows_displays(
+    tmp_path: Path,
+) -> None:
+    with Computer(cwd=tmp_path, on_input=lambda prompt: "bob") as computer:
+        run(computer, "x = 5")
+        computer.rollback(computer.checkpoint())
+        stopped = run(computer, "import time\nwhile True: time.sleep(0.01)", timeout=1.5)
+        assert (
+            stopped.status == "timeout" and (stopped.final.extras or {}).get("state_lost") is False
+        )
+        assert run(computer, "print(name := input('name? '), x)").output.endswith("bob 5\n")
+        shown = run(computer, "from IPython.display import HTML\nHTML('<b>hi</b>')")
+        assert [m.content for m in shown.of("code", "html")] == ["<b>hi</b>"]
+        assert run(computer, "print(x)").output == "5\n"
