@@ -162,9 +162,12 @@ def create_environment(
     if problem is not None:
         raise BuildFailed(problem)
     parent = environments_dir(data_dir)
-    parent.mkdir(parents=True, exist_ok=True)
-    # Sandboxed sessions, whatever host user they run as, read environments.
-    os.chmod(parent, 0o755)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        # Sandboxed sessions, whatever host user they run as, read environments.
+        os.chmod(parent, 0o755)
+    except OSError as exc:
+        raise BuildFailed(f"{parent}: {exc.strerror or exc}") from None
     final = parent / name
     if os.path.lexists(final):
         raise BuildFailed(f"the environment {name!r} exists already: `lmc env remove {name}` first")
@@ -178,6 +181,9 @@ def create_environment(
         version = _build(building, base, pip, requirements, npm)
         _point_scripts(building / "bin", building, final)
         os.rename(building, final)
+    except OSError as exc:
+        shutil.rmtree(building, ignore_errors=True)
+        raise BuildFailed(f"{exc.filename or building}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise

@@ -140,6 +140,9 @@ def test_a_build_refuses_a_bad_name_or_an_existing_one(tmp_path: Path) -> None:
     _fake(tmp_path, "sci")
     with pytest.raises(BuildFailed, match="exists already"):
         create_environment(tmp_path, "sci")
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(BuildFailed, match="a-file/environments: Not a directory"):
+        create_environment(tmp_path / "a-file", "sci")
 
 
 def test_a_failed_build_leaves_nothing(tmp_path: Path) -> None:

@@ -174,7 +174,10 @@ def test_a_session_asks_for_the_environment_by_name(plain_server: Server, data_d
     Python (as root), and none of those serves the environment's session."""
     with _client(plain_server) as client:
         own = client.post("/v1/sessions", json={}).json()["id"]
-        asked = client.post("/v1/sessions", json={"environment": NAME}).json()["id"]
+        answer = client.post("/v1/sessions", json={"environment": NAME}).json()
+        asked = answer["id"]
+    # The pool keeps warm sessions of the server's default only: this one started cold.
+    assert (answer["environment"], answer["pooled"]) == (NAME, False)
     own_messages = _execute(plain_server, own, "import fastapi, sys; print(sys.prefix)")
     assert final_status(own_messages) == "ok", own_messages
     root = str(data_dir / "environments" / NAME)
