@@ -116,10 +116,8 @@ class Computer(Branching, PortalHost):
         folder it can write there and keeps ``work_dir`` read-only to the code,
         so that the host never follows a path the code could have planted.
 
-        ``checkpoints="every_run"`` takes a checkpoint of the interpreter before
-        every run (of a language that has them), keeping the last ``keep``; the
-        run's final message carries its id in ``extras["checkpoint"]``, for
-        :meth:`rollback` (see :mod:`lmc_runtime.branching`).
+        ``checkpoints="every_run"``: a checkpoint before every run, the last ``keep``
+        kept, named by ``extras["checkpoint"]`` (see :mod:`lmc_runtime.branching`).
         """
         self._init_branching(checkpoints, keep)
         self.timeouts = timeouts or Timeouts()
