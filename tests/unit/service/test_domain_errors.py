@@ -24,6 +24,7 @@ from lmc_runtime.service.errors import (
     CapacityExceeded,
     DirectoryNotEmpty,
     DiskLimitExceeded,
+    EnvironmentBroken,
     FileExists,
     InvalidRequest,
     LanguageUnavailable,
@@ -43,6 +44,7 @@ from lmc_runtime.service.errors import (
     SessionNotFound,
     SessionStartFailed,
     ShuttingDown,
+    UnknownEnvironment,
     UnknownLanguage,
 )
 from lmc_runtime.service.problems import Problem, install_handlers, problem_for
@@ -62,6 +64,8 @@ CASES: list[tuple[ServiceError, int, str, str]] = [
     (BadNetworkPolicy("network entry 'x y': bad"), 400, "bad_request", "'x y'"),
     (UnknownLanguage("cobol", ["python", "r"]), 400, "unknown_language", "known: python, r"),
     (LanguageUnavailable("r", "no R"), 400, "language_unavailable", "r is not available here"),
+    (UnknownEnvironment("sci", ["bare"]), 400, "unknown_environment", "the environments are bare"),
+    (EnvironmentBroken("sci", "no ipykernel"), 400, "environment_broken", "'sci' cannot be used"),
     (ShuttingDown(), 503, "shutting_down", "the service is shutting down"),
     (ServiceUnavailable("the service is not running"), 503, "unavailable", "not running"),
     (InvalidRequest("limits: extra field"), 400, "bad_request", "limits: extra field"),
