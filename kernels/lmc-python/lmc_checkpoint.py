@@ -34,8 +34,12 @@ _MAX_REQUEST = 1 << 17
 
 def _sockets() -> set[tuple[int, int]]:
     """This process's network sockets (TCP, UDP), as (device, inode) pairs."""
-    found = set()
-    for name in os.listdir("/proc/self/fd"):
+    found: set[tuple[int, int]] = set()
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:  # no /proc (not Linux): checkpoints are refused there anyway
+        return found
+    for name in names:
         try:
             info = os.fstat(int(name))
             if not stat.S_ISSOCK(info.st_mode):

@@ -69,6 +69,8 @@ class CheckpointingSession(JupyterSession):
             raise CheckpointsUnsupported(
                 f"checkpoints are not supported for {self.language} on a Jupyter gateway"
             )
+        if not hasattr(os, "pidfd_open"):
+            raise CheckpointsUnsupported("checkpoints need Linux (pidfds)")
         if settings.launcher is not None:
             raise CheckpointsUnsupported(
                 f"checkpoints are not supported for {self.language} under a launcher (a sandbox)"
