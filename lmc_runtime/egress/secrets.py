@@ -28,7 +28,7 @@ from .ca import EgressCA
 from .hooks import Dial, Interceptor, SessionSockets
 from .http1 import BadRequest, Requests, error_response, relay_requests
 from .secret_specs import SecretSpec
-from .tls import Channel, StreamChannel, TlsChannel, TlsFailed
+from .tls import Activity, Channel, StreamChannel, TlsChannel, TlsFailed
 
 __all__ = [
     "BrokeredGateway",
@@ -146,7 +146,8 @@ class SecretBroker:
         client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
         dial: Dial,
     ) -> None:
-        raw = StreamChannel(*client, head=head, idle=self.idle)
+        activity = Activity(self.idle)
+        raw = StreamChannel(*client, head=head, activity=activity)
         channels: list[Channel] = [raw]
         try:
             await self._serve(session, name, port, raw, dial, channels)
@@ -185,7 +186,7 @@ class SecretBroker:
             logger.info("session %s: cannot reach %s:%d: %s", session, name, port, exc)
             await client.write(error_response(502, "Bad Gateway", f"cannot reach {name}"))
             return
-        up_raw = StreamChannel(reader, writer, idle=self.idle)
+        up_raw = StreamChannel(reader, writer, activity=raw.activity)
         channels.append(up_raw)
         upstream: Channel = up_raw
         if tls:
@@ -223,7 +224,7 @@ class SecretBroker:
         self, session: str, name: str, port: int, client: Channel, upstream: Channel
     ) -> None:
         try:
-            # Looked up once: a session that ends takes its placeholders' meaning with it.
+            # Looked up once a connection (a session's connections end with it).
             replacements = self.replacements(session, name, port)
             await relay_requests(Requests(client), upstream, replacements)
         except BadRequest as exc:

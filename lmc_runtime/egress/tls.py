@@ -3,8 +3,8 @@
 over such a channel, done with ``ssl``'s memory BIOs (so that a connection whose
 first bytes were read already, a ClientHello, can still be terminated).
 
-Every read is bounded by an idle timeout: a peer that sends nothing for that
-long ends the connection (:class:`TimeoutError`).
+Every wait is bounded by an idle timeout: a connection on which nothing moves,
+either way, for that long ends (:class:`TimeoutError`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import time
 from typing import Protocol
 
-__all__ = ["Channel", "StreamChannel", "TlsChannel", "TlsFailed"]
+__all__ = ["Activity", "Channel", "StreamChannel", "TlsChannel", "TlsFailed"]
 
 #: How much one read asks for.
 CHUNK = 64 * 1024
@@ -40,8 +41,26 @@ class Channel(Protocol):
     def close(self) -> None: ...
 
 
+class Activity:
+    """When bytes last moved on either side of a relayed connection: one side
+    waits for its peer as long as the whole connection is not idle (a client
+    silent while a long response streams to it is not cut off)."""
+
+    def __init__(self, idle: float = 300.0) -> None:
+        self.idle = idle
+        self.last = time.monotonic()
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+    def left(self) -> float:
+        """Seconds until the connection has been idle for ``idle``."""
+        return self.last + self.idle - time.monotonic()
+
+
 class StreamChannel:
-    """A TCP connection's streams; ``head``: bytes already read from it, read first."""
+    """A TCP connection's streams; ``head``: bytes already read from it, read
+    first; ``activity``: the relayed connection's, shared with its other side."""
 
     def __init__(
         self,
@@ -49,11 +68,11 @@ class StreamChannel:
         writer: asyncio.StreamWriter,
         *,
         head: bytes = b"",
-        idle: float = 300.0,
+        activity: Activity | None = None,
     ) -> None:
         self.reader, self.writer = reader, writer
         self._head = head
-        self.idle = idle
+        self.activity = activity or Activity()
 
     def unread(self, data: bytes) -> None:
         """Put ``data`` back in front of what comes next."""
@@ -63,11 +82,19 @@ class StreamChannel:
         if self._head:
             data, self._head = self._head[:n], self._head[n:]
             return data
-        return await asyncio.wait_for(self.reader.read(n), self.idle)
+        while (left := self.activity.left()) > 0:
+            try:  # a cancelled read loses nothing: what came stays buffered
+                data = await asyncio.wait_for(self.reader.read(n), left)
+            except TimeoutError:
+                continue  # the other side may have moved meanwhile
+            self.activity.touch()
+            return data
+        raise TimeoutError(f"nothing moved for {self.activity.idle:g} s")
 
     async def write(self, data: bytes) -> None:
         self.writer.write(data)
-        await asyncio.wait_for(self.writer.drain(), self.idle)
+        await asyncio.wait_for(self.writer.drain(), self.activity.idle)
+        self.activity.touch()
 
     async def finish(self) -> None:
         if self.writer.can_write_eof() and not self.writer.is_closing():

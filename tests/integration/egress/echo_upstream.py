@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -56,6 +57,14 @@ class _Echo(BaseHTTPRequestHandler):
         body = self._body()
         head = f"{self.requestline}\r\n{self.headers}".encode()
         self.server.seen.add(head + body)
+        if self.path.startswith("/slow"):  # ten pieces, 0.3 s apart
+            self.send_response(200)
+            self.send_header("Content-Length", "10")
+            self.end_headers()
+            for _ in range(10):
+                time.sleep(0.3)  # the upstream's pace, not a wait of the test
+                self.wfile.write(b"x")
+            return
         if self.path.startswith("/quiet"):
             answer = b"nothing to see\n"
         else:

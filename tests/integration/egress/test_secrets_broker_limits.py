@@ -102,6 +102,22 @@ async def test_a_silent_client_is_let_go(upstream: Upstream) -> None:
     assert served_for < IDLE + 5
 
 
+async def test_a_long_response_to_a_silent_client_is_not_cut(upstream: Upstream) -> None:
+    """3 s of response, a piece every 0.3 s, with the idle timeout at 1 s: the
+    client says nothing meanwhile, the connection is not idle."""
+    broker, token = make_broker(upstream)
+    async with served(broker, dialer(upstream)) as (port, ended):
+        answer = await asyncio.to_thread(
+            exchange,
+            port,
+            [get("/slow", {"X-Api-Key": token})],
+            tls=client_context(broker),
+            name="api.test",
+        )
+        await ended_within(ended)
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"\r\n\r\n" + b"x" * 10), answer
+
+
 async def test_a_head_too_large_is_refused_not_forwarded(upstream: Upstream) -> None:
     broker, token = make_broker(upstream)
     huge = get("/echo", {"X-Api-Key": token, "X-Pad": "a" * MAX_HEAD})
