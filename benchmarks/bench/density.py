@@ -6,8 +6,9 @@ creates sessions one after the other, each to its first ``print(1)`` result:
 those are the cold starts. When it holds 10 (and 100, and 300 if asked) idle
 sessions, the PSS of its whole process tree, the server's growth since it
 started included, is divided by their number, and broken down by kind of
-process. A second server, with a pool of one, takes a burst of creations at
-once. A Jupyter Kernel Gateway, if installed, holds as many bare kernels
+process; shell, JavaScript and R sessions are measured too, at N = 10, each
+on a server of its own. A further server, with a pool of one, takes a burst of
+creations at once. A Jupyter Kernel Gateway, if installed, holds as many bare kernels
 (unsandboxed, as it runs them), measured the same way.
 """
 
@@ -29,6 +30,7 @@ from importlib.util import find_spec
 
 import anyio
 
+from lmc_runtime.backends.registry import Registry
 from lmc_runtime.sandbox import sandbox_available
 
 from . import pss
@@ -76,14 +78,27 @@ def _measure(name: str, root: int, base_kib: int, sessions: int) -> DensityAt:
     return DensityAt(name, sessions, total / sessions / 1024, growth / 1024, kinds)
 
 
+#: The other languages' sessions, measured at N = 10: what each runs, printing 1.
+OTHER_LANGUAGES = {"shell": "echo 1", "javascript": "console.log(1)", "r": "cat('1\\n')"}
+
+
 def _ran(messages: list[object]) -> None:
-    printed = "".join(str(getattr(m, "content", "")) for m in messages[:-1])
+    printed = "".join(
+        str(getattr(m, "content", "")) for m in messages if getattr(m, "format", "") == "output"
+    )
     if printed != "1\n":
-        raise BenchError(f"print(1) printed {printed!r}")
+        raise BenchError(f"printing 1 printed {printed!r}")
 
 
-def _ours(counts: Sequence[int], sandboxed: bool, figures: DensityFigures) -> None:
-    """Sequential creations on one server, measured at each of ``counts``."""
+def _ours(
+    counts: Sequence[int],
+    sandboxed: bool,
+    figures: DensityFigures,
+    language: str = "python",
+    code: str = PRINT_ONE,
+) -> None:
+    """Sequential creations of ``language`` sessions on one server, each running
+    ``code``, measured at each of ``counts`` (the cold starts: Python's alone)."""
     from lmc_runtime.remote import RemoteComputer, RemoteTimeouts
 
     args = ["--pool-size", "0", "--max-sessions", str(max(counts) + 10)]
@@ -98,16 +113,20 @@ def _ours(counts: Sequence[int], sandboxed: bool, figures: DensityFigures) -> No
             while len(times) < count:
                 start = time.perf_counter()
                 computer = RemoteComputer(
-                    url, token=token, timeouts=RemoteTimeouts(request=_REQUEST_TIMEOUT)
+                    url,
+                    token=token,
+                    languages=[language],
+                    timeouts=RemoteTimeouts(request=_REQUEST_TIMEOUT),
                 )
                 stack.callback(computer.close)
-                _ran(list(computer.run("python", PRINT_ONE)))
+                _ran(list(computer.run(language, code)))
                 times.append(time.perf_counter() - start)
-            if len(times) == min(counts):
+            if len(times) == min(counts) and language == "python":
                 wall, cpu = time.perf_counter() - began, pss.cpu_seconds(root) - cpu_before
                 figures.cold = Starts.of("sequential, pool off", times, wall, cpu)
             logger.info("density: %d sessions open", count)
-            figures.at.append(_measure("lmc serve", root, base.pss if base else 0, count))
+            name = "lmc serve" if language == "python" else f"lmc serve, {language}"
+            figures.at.append(_measure(name, root, base.pss if base else 0, count))
 
 
 async def _burst_async(url: str, token: str, count: int) -> list[float]:
@@ -237,13 +256,20 @@ def _gateway(counts: Sequence[int], figures: DensityFigures) -> None:
 
 def density_phase(*, quick: bool = False, large: bool = False) -> DensityFigures:
     """N = 10 and 100 (10 alone if ``quick``; 300 too if ``large``), the cold starts,
-    the burst of 100 (20 if ``quick``), and the gateway's kernels when installed."""
+    the other languages at N = 10, the burst of 100 (20 if ``quick``), and the
+    gateway's kernels when installed."""
     counts = [10] if quick else [10, 100, *([300] if large else [])]
     sandboxed = sandbox_available().available
     figures = DensityFigures(sandboxed=sandboxed)
     if not sandboxed:
         figures.notes.append(f"no sandbox here ({sandbox_available().reason}): --no-sandbox")
     _ours(counts, sandboxed, figures)
+    registry = Registry()
+    for language, code in OTHER_LANGUAGES.items():
+        if registry.availability(language).available:
+            _ours([10], sandboxed, figures, language, code)
+        else:
+            figures.notes.append(f"{language}: not available here, not measured")
     figures.burst = _burst(20 if quick else 100, sandboxed)
     if find_spec("kernel_gateway") is not None:
         _gateway(counts, figures)

@@ -110,7 +110,7 @@ def _verdict(ok: bool) -> str:
 
 def format_density(figures: DensityFigures) -> str:
     """The section as text: PSS per session at each N, the breakdown, the starts."""
-    lines = ["Density (idle sessions that each ran print(1); PSS of the server's whole tree)"]
+    lines = ["Density (idle sessions that each printed 1; PSS of the server's whole tree)"]
     for at in figures.at:
         lines.append(
             f"  {at.server:24} N={at.sessions:<4} {at.pss_per_session_mib:6.2f} MiB/session "
