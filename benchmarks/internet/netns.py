@@ -17,7 +17,15 @@ import shutil
 import signal
 import subprocess
 
-__all__ = ["PREFIX", "add_namespace", "free_subnet", "netns_problem", "remove_namespace"]
+__all__ = [
+    "PREFIX",
+    "add_namespace",
+    "free_subnet",
+    "netns_problem",
+    "remove_namespace",
+    "remove_stale",
+    "stale",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +73,19 @@ def remove_namespace(name: str) -> None:
     _ip("netns", "del", name, check=False)
 
 
+def stale(name: str) -> bool:
+    """Whether ``name`` is one of ours, made by a process that is gone."""
+    parts = name.split("-")
+    if len(parts) < 3 or parts[0] != PREFIX or not parts[1].isdigit():
+        return False
+    return not _alive(int(parts[1]))
+
+
 def remove_stale() -> None:
     """Remove the namespaces of earlier runs whose process is gone."""
     for line in _ip("netns", "list", check=False).splitlines():
         name = line.split()[0] if line.split() else ""
-        parts = name.split("-")
-        if len(parts) < 3 or parts[0] != PREFIX or not parts[1].isdigit():
-            continue
-        if not _alive(int(parts[1])):
+        if stale(name):
             logger.info("removing the stale namespace %s", name)
             remove_namespace(name)
 

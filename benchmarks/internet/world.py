@@ -9,7 +9,9 @@ Addresses (``N`` a free ``11.203.X.0/24``, ``P`` a free ``10.204.Y.0/24``):
 * ``N.5``: the DNS server (UDP 53), TTL 0 for every answer;
 * ``P.2``: an HTTP server on a private network outside the ceiling;
 * the host: TCP listeners on the probe port of 127.0.0.1, ::1, the host's
-  outward address and ``N.1`` (the host's end of the veth pair).
+  outward address and ``N.1`` (the host's end of the veth pair), and a trap
+  counting the host's attempts to reach 169.254.169.254 on that port
+  (:mod:`.trap`; none leaves the host).
 
 ``N`` is a globally routable range (11.0.0.0/8 is not announced on the public
 internet), as real servers' addresses are: an egress policy treats private,
@@ -35,13 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from .local import bindable, die_with_parent, free_port, outward_address, ready
-from .netns import PREFIX, add_namespace, free_subnet, remove_namespace, remove_stale
+from .netns import PREFIX, add_namespace, free_subnet, remove_namespace, remove_stale, stale
+from .trap import Trap, remove_stale_traps
 
 __all__ = ["ALLOWED", "OTHER", "WILD", "TestInternet"]
 
 logger = logging.getLogger(__name__)
 
 ALLOWED, OTHER, WILD = "allowed.test", "other.test", "wild.test"
+METADATA = "169.254.169.254"
 _HERE = Path(__file__).resolve().parent
 #: Runs ``serve`` from this folder whatever the package above it is named (``lmc
 #: bench`` imports a benchmarks folder of any name as ``benchmarks``).
@@ -68,6 +72,7 @@ class TestInternet:
         self._processes: list[subprocess.Popen[bytes]] = []
         self._logs: list[Path] = []
         self.outward = outward_address()
+        self.metadata: Trap | None = None
 
     # -- addresses and names --------------------------------------------------
 
@@ -90,6 +95,7 @@ class TestInternet:
 
         self._logs.clear()
         remove_stale()
+        remove_stale_traps(stale)
         pid = os.getpid()
         net = free_subnet("11.203", pid % 256)
         hosts = [str(net.network_address + i) for i in range(2, 6)]
@@ -112,6 +118,8 @@ class TestInternet:
             self._serve(f"{self.tag}-net", self._net_listeners(), zone=self.zone())
             self._serve(f"{self.tag}-prv", self._plain("private", self.private, 80))
             self._serve(None, [self._tcp(host) for host in self.host_side])
+            trap = Trap(METADATA, self.probe_port, self.tag)
+            self.metadata = trap if trap.set() else None
         except BaseException:
             self.stop()
             raise
@@ -125,7 +133,7 @@ class TestInternet:
             f"loop.{WILD}": ["127.0.0.1"],
             f"veth.{WILD}": [self.net_host],
             f"private.{WILD}": [self.private],
-            f"meta.{WILD}": ["169.254.169.254"],
+            f"meta.{WILD}": [METADATA],
             f"v6.{WILD}": ["::1"],
             f"v6mapped.{WILD}": ["::ffff:127.0.0.1"],
             f"both.{WILD}": [self.wild, "::ffff:127.0.0.1"],
@@ -266,5 +274,7 @@ class TestInternet:
                 process.stdout.close()
         for name in self._namespaces:
             remove_namespace(name)
+        if self.metadata is not None:
+            self.metadata.remove()
         self._processes.clear()
         self._namespaces.clear()

@@ -78,6 +78,10 @@ def test_names_resolving_to_forbidden_addresses(
     if label == "hostaddr" and w.outward is None:
         pytest.skip("this host has no outward address")
     name = f"{label}.{WILD}"
+    trap = internet.metadata
+    if label == "meta" and trap is None:
+        pytest.skip("no iptables here to see attempts at the metadata address")
+    dials = trap.count() if trap else 0
     results, window = guarded.run(
         resolved=f"resolve({name!r})",
         direct=f"http_get({name!r}, {port})",
@@ -86,6 +90,7 @@ def test_names_resolving_to_forbidden_addresses(
     )
     assert not window.host_reached() and window.connections(w.private) == 0, results
     assert not _answered(results), results
+    assert (trap.count() if trap else 0) == dials, results
     ok, _ = guarded.run(ok=f"http_get('ok.{WILD}', {port})")
     assert "hello from wild" in ok["ok"], ok
     guarded.control()

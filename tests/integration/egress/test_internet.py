@@ -51,6 +51,13 @@ def test_the_servers_answer_and_record(internet: TestInternet) -> None:
     assert [e["path"] for e in internet.events("request", since=since)] == ["/seen"]
     assert internet.dns_names(since) == [rebinding, rebinding]
 
+    trap = internet.metadata
+    if trap is not None:  # the host's own attempt at the metadata address is counted
+        counted = trap.count()
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("169.254.169.254", internet.probe_port), timeout=5)
+        assert trap.count() > counted
+
 
 STARTER = """
 import json, sys, pathlib
