@@ -251,3 +251,25 @@ def test_node_packages_are_on_node_path_and_their_commands_on_path(
             for run in (required, command)
         ]
     assert said == ["js-from-the-env", "cli-from-the-env"]
+
+
+def test_the_environment_is_read_only_and_nothing_else_of_the_data_dir_is_seen(
+    plain_server: Server, data_dir: Path
+) -> None:
+    root = data_dir / "environments" / NAME
+    code = f"""\
+import errno, os
+try:
+    open({str(root / "planted.py")!r}, "w")
+    print("written")
+except OSError as exc:
+    print(errno.errorcode[exc.errno])
+print(os.path.exists({str(data_dir / "environments" / "halfway")!r}),
+      os.path.exists({str(data_dir / "sessions")!r}))
+"""
+    with _client(plain_server) as client:
+        session = client.post("/v1/sessions", json={"environment": NAME}).json()["id"]
+    messages = _execute(plain_server, session, code)
+    assert final_status(messages) == "ok", messages
+    assert output(messages).split() == ["EROFS", "False", "False"]
+    assert not (root / "planted.py").exists()
