@@ -60,14 +60,14 @@ def _index_reachable() -> str | None:
     return None
 
 
-def _probe_project(folder: Path) -> Path:
+def _probe_project(folder: Path, name: str = "lmcenvprobe") -> Path:
     """A tiny pure-Python project, installable by its path."""
-    (folder / "src" / "lmcenvprobe").mkdir(parents=True)
+    (folder / "src" / name).mkdir(parents=True)
     (folder / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "lmcenvprobe"\nversion = "1.0"\n'
+        f'[project]\nname = "{name}"\nversion = "1.0"\n'
     )
-    (folder / "src" / "lmcenvprobe" / "__init__.py").write_text('MARK = "from-the-env"\n')
+    (folder / "src" / name / "__init__.py").write_text('MARK = "from-the-env"\n')
     return folder
 
 
@@ -101,9 +101,12 @@ def data_dir() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
         os.chmod(tmp, 0o711)  # sandboxes run as host uids of their own: let them pass
         data = Path(tmp) / "data"
-        project = _probe_project(Path(tmp) / "project")
+        requirements = Path(tmp) / "requirements.txt"
+        requirements.write_text(f"{_probe_project(Path(tmp) / 'project')}\n")
+        extra = _probe_project(Path(tmp) / "extra", "lmcenvextra")
+        python = ["--pip", str(extra), "--requirements", str(requirements)]
         node = ["--npm", str(_js_project(Path(tmp) / "js"))] if shutil.which("npm") else []
-        built = lmc("env", "create", NAME, "--pip", str(project), *node, "--data-dir", str(data))
+        built = lmc("env", "create", NAME, *python, *node, "--data-dir", str(data))
         assert built.returncode == 0, built.stderr
         broken = data / "environments" / "halfway"
         broken.mkdir()
@@ -143,6 +146,12 @@ def test_lmc_env_list_shows_it_ready_and_the_broken_one(data_dir: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     assert f"{NAME}: Python {sys.version_info[0]}.{sys.version_info[1]}" in listed.stdout
     assert "ready" in listed.stdout
+    manifest = json.loads((data_dir / "environments" / NAME / "lmc-environment.json").read_text())
+    assert [Path(p).name for p in (*manifest["pip"], *manifest["requirements"])] == [
+        "extra",
+        "project",
+    ]
+    assert manifest["state"] == "ready"
     assert "halfway: Python 3.11, no packages; x; broken: its manifest says" in listed.stdout
 
 
@@ -185,7 +194,7 @@ def test_a_session_asks_for_the_environment_by_name(plain_server: Server, data_d
 
 
 def test_remote_computer_sends_its_environment(plain_server: Server, data_dir: Path) -> None:
-    code = "import sys, lmcenvprobe; print(sys.prefix, lmcenvprobe.MARK)"
+    code = "import sys, lmcenvextra; print(sys.prefix, lmcenvextra.MARK)"
     with RemoteComputer(plain_server.url, token=E2B_TOKEN, environment=NAME) as computer:
         text = "".join(str(m.content) for m in computer.run("python", code) if m.format == "output")
     assert text.split() == [str(data_dir / "environments" / NAME), "from-the-env"]
