@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ..sandbox.policy import SYSTEM_BUNDLES
+from .local import SYSTEM_BUNDLES
 
 __all__ = ["SYSTEM_BUNDLES", "EgressCA", "system_bundle"]
 

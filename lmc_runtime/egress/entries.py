@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ..service.errors import BadNetworkPolicy
+from .errors import BadNetworkPolicy
 
 __all__ = [
     "Address",

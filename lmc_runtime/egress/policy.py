@@ -32,15 +32,13 @@ import ipaddress
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 
-from ..service.errors import BadNetworkPolicy, NetworkNotAllowed
 from .entries import Address, Entry, is_internal, normalize_name, parse_entry
+from .errors import BadNetworkPolicy, NetworkNotAllowed
+from .local import own_addresses
 
 __all__ = [
     "EgressPolicy",
-    "host_addresses",
     "narrow",
     "parse_ceiling",
     "parse_entries",
@@ -50,27 +48,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-@lru_cache(maxsize=1)
-def host_addresses() -> frozenset[Address]:
-    """The host's own addresses: IPv4 from its routing tables, IPv6 from its interfaces."""
-    from ..sandbox.network import host_addresses as ipv4_addresses
-
-    found: set[Address] = {ipaddress.ip_address(text) for text in ipv4_addresses()}
-    try:
-        lines = Path("/proc/net/if_inet6").read_text(encoding="ascii").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        fields = line.split()
-        if fields and len(fields[0]) == 32:
-            found.add(ipaddress.IPv6Address(int(fields[0], 16)))
-    return frozenset(found)
-
-
 @dataclass(frozen=True)
 class EgressPolicy:
     """An allow list and a deny list (deny wins). ``host``: the host's own
-    addresses, internal whatever their range (None: :func:`host_addresses`)."""
+    addresses, internal whatever their range (None: :func:`~.local.own_addresses`)."""
 
     allow: tuple[Entry, ...]
     deny: tuple[Entry, ...] = ()
@@ -78,7 +59,7 @@ class EgressPolicy:
 
     @property
     def _host(self) -> frozenset[Address]:
-        return host_addresses() if self.host is None else self.host
+        return own_addresses() if self.host is None else self.host
 
     def allows_name(self, name: str, port: int | None) -> bool:
         """Whether connections to ``name:port`` are allowed (before resolving it).

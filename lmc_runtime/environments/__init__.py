@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from .model import NAME_PATTERN, Environment, name_problem
+from ..sandbox.environment import NAME_PATTERN, Environment, name_problem
 
 __all__ = ["NAME_PATTERN", "Environment", "name_problem"]

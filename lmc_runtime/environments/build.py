@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import LMCError
-from .model import name_problem
+from ..sandbox.environment import name_problem
 from .store import MANIFEST, Manifest, environments_dir, unseen_python
 
 __all__ = ["BuildFailed", "create_environment"]

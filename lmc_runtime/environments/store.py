@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..service.errors import EnvironmentBroken, UnknownEnvironment
-from .model import Environment, name_problem
+from ..sandbox.environment import Environment, name_problem
+from .errors import EnvironmentBroken, UnknownEnvironment
 
 __all__ = [
     "MANIFEST",

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from ..environments.model import Environment
 from .bwrap import SANDBOX_GID, SANDBOX_UID
+from .environment import Environment
 from .identity import Identity
 from .view import SandboxView, user_site, write_commands
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.base import Availability
+from ..egress.local import host_addresses
 from ..errors import SandboxUnavailable
 from .bwrap import probe_problem
 
@@ -109,24 +110,6 @@ def tun_usable() -> bool:
             return False
         return mode & 0o006 == 0o006
     return os.access(TUN_DEVICE, os.R_OK | os.W_OK)
-
-
-def host_addresses(fib_trie: Path = Path("/proc/net/fib_trie")) -> list[str]:
-    """The host's own IPv4 addresses (local and broadcast), from its routing tables."""
-    found: list[str] = []
-    try:
-        lines = fib_trie.read_text(encoding="ascii").splitlines()
-    except OSError as exc:
-        logger.warning("cannot read %s: %s", fib_trie, exc)
-        return found
-    last = ""
-    for line in lines:
-        text = line.strip()
-        if text.startswith("|--"):
-            last = text[3:].strip()
-        elif text.startswith("/32") and text.split()[-1] in ("LOCAL", "BROADCAST") and last:
-            found.append(last)
-    return list(dict.fromkeys(found))
 
 
 def blocked_networks(addresses: list[str] | None = None) -> list[str]:

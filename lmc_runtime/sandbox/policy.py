@@ -9,8 +9,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..environments.model import Environment
 from ._handoff import SET_PREFIX
+from .environment import Environment
 
 if TYPE_CHECKING:
     from ..egress.policy import EgressPolicy
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_ALLOWLIST",
     "MINIMUMS",
-    "SYSTEM_BUNDLES",
     "EgressTrust",
     "SandboxPolicy",
     "SessionLimits",
@@ -88,16 +87,6 @@ class SessionLimits:
     def __post_init__(self) -> None:
         for name in MINIMUMS:
             _check(name, getattr(self, name))
-
-
-#: Where distributions keep the bundle of the system's CAs (a session that trusts
-#: the egress CA sees a bundle with it there, in place of the host's).
-SYSTEM_BUNDLES: tuple[str, ...] = (
-    "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Alpine, Arch
-    "/etc/pki/tls/certs/ca-bundle.crt",  # Fedora, RHEL
-    "/etc/ssl/ca-bundle.pem",  # openSUSE
-    "/etc/ssl/cert.pem",
-)
 
 
 @dataclass(frozen=True)

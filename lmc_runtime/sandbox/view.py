@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .policy import SYSTEM_BUNDLES, EgressTrust, SandboxPolicy, session_env
+from ..egress.local import SYSTEM_BUNDLES
+from .policy import EgressTrust, SandboxPolicy, session_env
 
 __all__ = [
     "SANDBOX_CONTROL",

@@ -32,9 +32,7 @@ class StartRefused(Exception):
     """The server cannot start; the message says why, in one line."""
 
 
-def configure_parser(
-    parser: argparse.ArgumentParser, extensions: Sequence[Extension] = ()
-) -> None:
+def configure_parser(parser: argparse.ArgumentParser, extensions: Sequence[Extension] = ()) -> None:
     """Add the options of ``lmc serve`` to ``parser``; the server it starts has
     ``extensions`` (see :func:`~lmc_runtime.service.create_app`)."""
     add_arguments(parser)

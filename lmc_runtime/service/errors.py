@@ -16,12 +16,18 @@ shares, are in :mod:`lmc_runtime.errors`::
     └── BadPath, SessionFileNotFound, NotARegularFile, PathIsDirectory,
         PathRefused, DiskLimitExceeded, FileExists, DirectoryNotEmpty,
         PathNotDirectory
+
+The refusals of a network policy (:mod:`lmc_runtime.egress.errors`) and of an
+environment (:mod:`lmc_runtime.environments.errors`) are raised where they are
+found, below the service, and named here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..egress.errors import BadNetworkPolicy, NetworkNotAllowed
+from ..environments.errors import EnvironmentBroken, UnknownEnvironment
 from ..errors import ServiceError
 from ..errors.runtime import templated
 
@@ -120,24 +126,6 @@ class LimitTooHigh(ServiceError, ValueError):
     template = "limits.{name} may be at most {most}, got {asked}"
 
 
-class NetworkNotAllowed(ServiceError):
-    """A session asked for network access on a service that gives none, or for
-    more than the server's ceiling allows (``reason`` says which entry)."""
-
-    def __init__(self, reason: str | None = None) -> None:
-        super().__init__(
-            reason
-            or "this server gives sessions no network access; its operator can allow it "
-            "with `lmc serve --allow-network`"
-        )
-        self.reason = reason
-
-
-class BadNetworkPolicy(ServiceError, ValueError):
-    """A network policy (a session's, or the server's ceiling) is malformed;
-    the message names the entry and what is wrong with it."""
-
-
 class UnknownLanguage(ServiceError, ValueError):
     """No backend has this language name or alias (``known`` lists the names, if given)."""
 
@@ -155,27 +143,6 @@ class LanguageUnavailable(ServiceError):
     language: str
     reason: str
     template = "{language} is not available here: {reason}"
-
-
-class UnknownEnvironment(ServiceError, LookupError):
-    """No environment has this name (``known`` lists those there are)."""
-
-    def __init__(self, name: str, known: Sequence[str] = ()) -> None:
-        there = f"the environments are {', '.join(known)}" if known else "there are none"
-        super().__init__(
-            f"no environment {name[:80]!r}: {there} (the operator makes them with `lmc env create`)"
-        )
-        self.name = name
-        self.known = tuple(known)
-
-
-@templated
-class EnvironmentBroken(ServiceError):
-    """An environment cannot run sessions; ``reason`` says what is wrong with it."""
-
-    name: str
-    reason: str
-    template = "the environment {name!r} cannot be used: {reason}"
 
 
 class ShuttingDown(ServiceError):

@@ -11,10 +11,10 @@ from types import MappingProxyType
 
 from ..backends.registry import Registry
 from ..egress.policy import parse_session_network
-from ..environments.model import Environment
 from ..environments.store import find_environment
 from ..errors import UnsafePath
 from ..sandbox import SandboxPolicy, SessionLimits
+from ..sandbox.environment import Environment
 from ..sandbox.files import safe_parts
 from .errors import (
     BadPath,

@@ -5,7 +5,7 @@ host's site-packages) and, when asked, a ``node_modules`` folder.
 The sandbox binds the folder read-only at the same path it has on the host (a
 virtualenv knows its prefix by where its interpreter is), puts its ``bin`` on
 ``PATH`` and its ``node_modules`` on ``NODE_PATH``, and the Python kernel runs on
-its interpreter. Nothing here reads the disk; :mod:`.store` finds them.
+its interpreter. Nothing here reads the disk; :mod:`lmc_runtime.environments.store` finds them.
 """
 
 from __future__ import annotations
