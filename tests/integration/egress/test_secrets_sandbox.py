@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,23 +60,24 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(autouse=True)
-def _reachable_tmp_path(tmp_path: Path) -> None:
-    """Sandboxes run as host uids of their own: they pass through tmp_path's parents."""
-    for folder in [tmp_path, *tmp_path.parents]:
-        mode = folder.stat().st_mode
-        if not mode & 0o001:
-            folder.chmod((mode & 0o7777) | 0o001)
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A folder under /tmp that the sandbox's own host uid may pass through (not
+    pytest's tmp_path: a pytest starting meanwhile closes its parent to others)."""
+    path = Path(tempfile.mkdtemp(prefix="lmc-secrets-", dir="/tmp"))
+    path.chmod(0o711)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
-def upstreams(tmp_path: Path) -> Iterator[dict[str, Upstream]]:
+def upstreams(folder: Path) -> Iterator[dict[str, Upstream]]:
     address = outward_address()
     if address is None:
         pytest.skip("the host has no address but loopback")
     with (
-        echo_upstream(API, tmp_path, host=address) as api,
-        echo_upstream(OTHER, tmp_path, host=address) as other,
+        echo_upstream(API, folder, host=address) as api,
+        echo_upstream(OTHER, folder, host=address) as other,
     ):
         yield {API: api, OTHER: other}
 
@@ -125,7 +127,7 @@ async def _run(computer: Computer, code: str) -> str:
 
 
 async def test_the_value_reaches_its_host_and_never_the_sandbox(
-    tmp_path: Path, upstreams: dict[str, Upstream], caplog: pytest.LogCaptureFixture
+    folder: Path, upstreams: dict[str, Upstream], caplog: pytest.LogCaptureFixture
 ) -> None:
     available = egress_available()
     if not available.available:
@@ -133,18 +135,18 @@ async def test_the_value_reaches_its_host_and_never_the_sandbox(
     caplog.set_level(logging.DEBUG)
     api, other = upstreams[API], upstreams[OTHER]
     assert api.ca_file is not None and other.ca_file is not None
-    trusted = tmp_path / "upstream-cas.pem"
+    trusted = folder / "upstream-cas.pem"
     trusted.write_bytes(api.ca_file.read_bytes())
     spec = parse_secret(f"API_KEY:{API}:{api.port}")
     broker = SecretBroker([spec], {"API_KEY": VALUE.encode()}, upstream=upstream_context(trusted))
-    trust = EgressTrust(*broker.ca.write_files(tmp_path / "egress"))
+    trust = EgressTrust(*broker.ca.write_files(folder / "egress"))
     address = api.host
     allowed = policy([API, OTHER, f"{address}/32"])
     gateway = EgressGateway(
         StaticResolver({API: [address], OTHER: [address]}),  # type: ignore[arg-type]
         limits=GatewayLimits(head_timeout=10.0, dial_timeout=10.0, idle_timeout=60.0),
     )
-    root = tmp_path / "session"
+    root = folder / "session"
     token = broker.open(root.name, ["API_KEY"])["API_KEY"]
     session_policy = SandboxPolicy(
         network=allowed, env={"API_KEY": token}, secrets=("API_KEY",), trust=trust
