@@ -157,7 +157,7 @@ def _add_health(app: FastAPI) -> None:
         return Health(
             status="shutting_down" if manager.shutting_down else "ok",
             sessions=len(manager.sessions),
-            pool_ready=manager.pool.ready_count,
+            pool_ready=manager.pools.ready_count,
             transcripts_held=manager.transcripts.held,
         )
 

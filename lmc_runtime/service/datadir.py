@@ -11,10 +11,16 @@ import fcntl
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import LMCError
+from ..sandbox.stale import clean_stale_sessions
+from .write_ahead import close_lost_runs
 
-__all__ = ["DataDirInUse", "DataDirLock"]
+if TYPE_CHECKING:
+    from .transcript import Transcripts
+
+__all__ = ["DataDirInUse", "DataDirLock", "recover_sessions"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,3 +59,16 @@ class DataDirLock:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
+
+
+async def recover_sessions(sessions_dir: Path, transcripts: Transcripts) -> list[str]:
+    """Clean what a predecessor on this data directory left of its sessions (it
+    stopped without a shutdown), give their unfinished runs a final message
+    (``server_lost``), and return their names. What cannot be cleaned is logged."""
+    stale = await clean_stale_sessions(sessions_dir)
+    if stale.cleaned:
+        logger.warning("cleaned up %d stale sessions", len(stale.cleaned))
+    for name, left in stale.left.items():
+        logger.error("could not clean up the stale session %s; left: %s", name, "; ".join(left))
+    await close_lost_runs(transcripts, stale.found)
+    return list(stale.found)

@@ -15,14 +15,11 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
 from ..egress.gateway import EgressGateway
-from ..egress.policy import parse_session_network
 from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.forks import ForkServer
 from ..sandbox.hostview import HostView
 from ..sandbox.policy import shown_network
-from ..sandbox.stale import clean_stale_sessions
-from .datadir import DataDirLock
-from .demand import Demand
+from .datadir import DataDirLock, recover_sessions
 from .errors import (
     CapacityExceeded,
     ServiceUnavailable,
@@ -34,13 +31,13 @@ from .errors import (
 )
 from .models import CreateSession
 from .pool import Pool
+from .pools import Pools, default_policy, pool_maker
 from .replicas import issued_by, new_session_id
 from .secret_sessions import secrets_policy, server_secrets
 from .session import ServiceSession, service_gateway
-from .session_request import checked_cwd, session_environment, session_languages, session_policy
+from .session_request import checked_cwd, session_languages, session_policy
 from .settings import ServiceSettings
 from .transcript import Transcripts
-from .write_ahead import close_lost_runs
 
 if TYPE_CHECKING:
     from .metrics import ServiceMetrics
@@ -84,34 +81,20 @@ class SessionManager:
         # of starving every kernel of CPU: one per core, or two when kernels are
         # forked (a forked start mostly waits for its sandbox's processes).
         starts = max(1, os.cpu_count() or 1) * (2 if forking else 1)
-        demand = Demand(
-            settings.pool_size,
-            settings.pool_ceiling,
-            parallel=starts,
-            cooldown=settings.pool_cooldown,
-        )
-        self.pool = Pool(demand, self._start_pooled, self._room)
         self.shutting_down = False
         self._starting = 0
         self._start_gate = anyio.Semaphore(starts)
         self._task_group: TaskGroup | None = None
         #: The data directory's lock, when the caller already holds it.
         self.data_lock: DataDirLock | None = None
-        # Warm sessions are of the default environment only (see docs/environments.md).
         #: The secrets sessions may ask for, and their broker (None: the server has none).
         self.secrets = server_secrets(settings)
         #: The egress gateway that serves sessions under a policy (the application sets it).
         self.egress: EgressGateway | None = None
-        # With a ceiling, the default network is the ceiling's policy, as a session
-        # asking for nothing gets it: warm sessions are made under it.
-        default_network = parse_session_network(
-            settings.network_default, settings.network_ceiling, settings.allow_network
-        )
-        self._default_policy = SandboxPolicy(
-            network=default_network,
-            limits=settings.limits,
-            environment=session_environment(settings, None),
-        )
+        #: Warm sessions: of the default policy, and of each environment asked for.
+        make = pool_maker(settings, starts, self._start_pooled, self._room)
+        self.pools = Pools(default_policy(settings), make)
+        self.pool = self.pools.default
 
     @property
     def sessions_dir(self) -> Path:
@@ -120,7 +103,7 @@ class SessionManager:
     @property
     def sandboxes(self) -> int:
         """Sessions that hold processes: clients', starting ones and the pool's."""
-        return len(self.sessions) + self._starting + self.pool.ready_count + self.pool.starting
+        return len(self.sessions) + self._starting + self.pools.ready_count + self.pools.starting
 
     def _room(self) -> bool:
         return not self.shutting_down and self.sandboxes < self.settings.max_sessions
@@ -129,7 +112,7 @@ class SessionManager:
         """The state of every client's session, and ``pooled`` for each warm one."""
         for session in list(self.sessions.values()):
             yield session.state
-        for _ in range(self.pool.ready_count):
+        for _ in range(self.pools.ready_count):
             yield "pooled"
 
     # -- lifetime ----------------------------------------------------------
@@ -142,27 +125,21 @@ class SessionManager:
         if not lock.held:
             lock.acquire()
         try:
-            stale = await clean_stale_sessions(self.sessions_dir)
-            if stale.cleaned:
-                logger.warning("cleaned up %d stale sessions", len(stale.cleaned))
-            for name, left in stale.left.items():
-                logger.error(
-                    "could not clean up the stale session %s; left: %s", name, "; ".join(left)
-                )
-            # Their runs that never ended get a final message (server_lost).
-            await close_lost_runs(self.transcripts, stale.found)
-            for name in stale.found[-self.settings.ended_kept :]:
+            found = await recover_sessions(self.sessions_dir, self.transcripts)
+            for name in found[-self.settings.ended_kept :]:
                 self.lost[name] = f"{self._who} stopped without a shutdown while it ran"
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 if self.forks is not None:
                     tg.start_soon(self.forks.prepare)
                 if self.settings.pool_ceiling:
+                    self.pools.spawn = tg.start_soon
                     tg.start_soon(self.pool.run)
                 task_status.started()
                 await anyio.sleep_forever()
         finally:
             self._task_group = None
+            self.pools.spawn = None
             if self.forks is not None:
                 with anyio.CancelScope(shield=True):
                     await self.forks.aclose()
@@ -171,7 +148,7 @@ class SessionManager:
     async def shutdown(self) -> None:
         """Stop every session and wait (bounded) until their processes are gone."""
         self.shutting_down = True
-        everyone = list(self.sessions.values()) + self.pool.drain()
+        everyone = list(self.sessions.values()) + self.pools.drain()
         for session in everyone:
             session.stop("the service is shutting down", "closed")
         with anyio.move_on_after(_CLOSE_TIMEOUT) as scope:
@@ -220,15 +197,15 @@ class SessionManager:
             self.secrets.close(session.id)
         if self.sessions.pop(session.id, None) is not None:
             self._record_end(session.id, session.end_reason or "it was closed")
-        self.pool.wake()
+        self.pools.wake()
 
     def _record_end(self, session_id: str, reason: str) -> None:
         self.ended[session_id] = reason
         while len(self.ended) > self.settings.ended_kept:
             self.ended.popitem(last=False)
 
-    async def _start_pooled(self) -> ServiceSession:
-        session = self._new(self._default_policy, ["python"], pooled=True)
+    async def _start_pooled(self, policy: SandboxPolicy) -> ServiceSession:
+        session = self._new(policy, ["python"], pooled=True)
         await self._launch(session, warm=True)
         return session
 
@@ -241,9 +218,9 @@ class SessionManager:
         policy = secrets_policy(self.secrets, policy, request.secrets)
         languages = session_languages(self.registry, request.languages)
         cwd = checked_cwd(request.cwd)
-        pooled = policy == self._default_policy and not cwd
-        with self.pool.serving() if pooled else contextlib.nullcontext():
-            return await self._create(request, policy, languages, cwd, pooled=pooled)
+        pool = self.pools.for_policy(policy, cwd)
+        with pool.serving() if pool is not None else contextlib.nullcontext():
+            return await self._create(request, policy, languages, cwd, pool=pool)
 
     async def _create(
         self,
@@ -252,13 +229,13 @@ class SessionManager:
         languages: list[str],
         cwd: str,
         *,
-        pooled: bool,
+        pool: Pool | None,
     ) -> ServiceSession:
         if len(self.sessions) + self._starting >= self.settings.max_sessions:
             raise CapacityExceeded(self.settings.max_sessions)
-        session = self.pool.take() if pooled else None
+        session = pool.take() if pool is not None else None
         if session is None and self.sandboxes >= self.settings.max_sessions:
-            self.pool.evict()  # a warm session gives up its room
+            any(each.evict() for each in self.pools)  # a warm session gives up its room
         self._starting += 1
         try:
             if session is None:

@@ -185,12 +185,29 @@ def test_a_session_asks_for_the_environment_by_name(plain_server: Server, data_d
         own = client.post("/v1/sessions", json={}).json()["id"]
         answer = client.post("/v1/sessions", json={"environment": NAME}).json()
         asked = answer["id"]
-    # The pool keeps warm sessions of the server's default only: this one started cold.
+    # The first session of an environment starts cold; its pool starts with it.
     assert (answer["environment"], answer["pooled"]) == (NAME, False)
     own_messages = _execute(plain_server, own, "import fastapi, sys; print(sys.prefix)")
     assert final_status(own_messages) == "ok", own_messages
     root = str(data_dir / "environments" / NAME)
     assert _where(plain_server, asked) == [root, "from-the-env", "host-hidden", root]
+
+
+def test_regression_an_environment_in_use_gets_warm_sessions_of_its_own(
+    plain_server: Server, data_dir: Path
+) -> None:
+    """Guards the pool keeping warm sessions of the default environment only: once
+    an environment has been asked for, the next session of it is a warm one, and
+    a warm one of that environment (never the default's)."""
+    with _client(plain_server) as client:
+        first = client.post("/v1/sessions", json={"environment": NAME})
+        assert first.status_code == 201, first.text
+        client.delete(f"/v1/sessions/{first.json()['id']}")
+        wait_for_pool(plain_server, ready=2)  # the default's and the environment's
+        answer = client.post("/v1/sessions", json={"environment": NAME}).json()
+    assert (answer["environment"], answer["pooled"]) == (NAME, True)
+    root = str(data_dir / "environments" / NAME)
+    assert _where(plain_server, answer["id"]) == [root, "from-the-env", "host-hidden", root]
 
 
 def test_remote_computer_sends_its_environment(plain_server: Server, data_dir: Path) -> None:
