@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Protocol
 
 from .bwrap import SANDBOX_GID, SANDBOX_UID
+from .commands import write_commands
 from .environment import Environment
 from .identity import Identity
-from .view import SandboxView, user_site, write_commands
+from .view import SandboxView, user_site
 
 __all__ = ["OnDisk", "make_disk_layout"]
 

@@ -26,9 +26,10 @@ from lmc_runtime.environments.store import (
     list_environments,
     remove_environment,
 )
+from lmc_runtime.sandbox.commands import write_commands
 from lmc_runtime.sandbox.forks import forkable
 from lmc_runtime.sandbox.policy import SandboxPolicy
-from lmc_runtime.sandbox.view import view_env, write_commands
+from lmc_runtime.sandbox.view import view_env
 from lmc_runtime.service.errors import EnvironmentBroken, UnknownEnvironment
 from lmc_runtime.service.problems import problem_for
 
