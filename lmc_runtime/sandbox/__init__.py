@@ -14,7 +14,8 @@ from .computer import SandboxComputer
 from .files import open_in_session
 from .launch import SandboxLauncher
 from .policy import ENV_ALLOWLIST, SandboxPolicy, SessionLimits
-from .sandbox import Sandbox, Usage
+from .sandbox import Sandbox
+from .usage import Usage
 
 __all__ = [
     "ENV_ALLOWLIST",

@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import os
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from .layout import OnDisk, make_disk_layout
 from .policy import SandboxPolicy, fallback_rlimits
 from .stale import clean_session_dir, remove_cgroup
 from .strays import Census, TreeCensus, UserCensus
+from .usage import Usage, measure_usage
 from .view import (
     SANDBOX_CONTROL,
     SANDBOX_HOME,
@@ -43,21 +43,6 @@ from .view import (
 __all__ = ["Sandbox", "Usage"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Usage:
-    """A session's resource figures (None: not measured here) and how they are enforced."""
-
-    memory_bytes: int | None
-    processes: int | None
-    cpu_seconds: float | None
-    disk_bytes: int | None
-    disk_limit_bytes: int | None
-    sandboxed: bool
-    network: bool
-    limits_by: str
-    disk_by: str
 
 
 class Sandbox:
@@ -282,22 +267,7 @@ class Sandbox:
 
     def usage(self) -> Usage:
         """Memory, process, CPU and disk figures, for a session's status."""
-        cgroup = self._cgroup
-        try:
-            disk: int | None = self._disk.used()
-        except OSError:
-            disk = None
-        return Usage(
-            memory_bytes=cgroup.memory_bytes() if cgroup else None,
-            processes=cgroup.processes() if cgroup else None,
-            cpu_seconds=cgroup.cpu_seconds() if cgroup else None,
-            disk_bytes=disk,
-            disk_limit_bytes=self.policy.limits.disk_bytes,
-            sandboxed=self.enabled,
-            network=self.policy.network is not False,
-            limits_by=self._limits_by,
-            disk_by=self._disk.mechanism,
-        )
+        return measure_usage(self._cgroup, self._disk, self.policy, self.enabled, self._limits_by)
 
     async def aclose(self) -> None:
         """Close its Computers, kill every process left, remove the cgroup and the files."""
