@@ -34,7 +34,7 @@ __all__ = ["PortalHost", "iterate_in_portal", "start_portal"]
 #: The asyncio event loop of each portal :func:`start_portal` started, which a
 #: stream's steps are handed to directly: a task of the portal costs ~4 times the
 #: hop itself (its task group, cancel scope and bookkeeping), on every message.
-_LOOPS: weakref.WeakKeyDictionary[BlockingPortal, asyncio.AbstractEventLoop] = (
+_LOOPS: weakref.WeakKeyDictionary[BlockingPortal, tuple[asyncio.AbstractEventLoop, int]] = (
     weakref.WeakKeyDictionary()
 )
 #: How often a caller waiting for a step checks that the loop still runs.
@@ -71,7 +71,7 @@ def start_portal() -> Iterator[BlockingPortal]:
 
     async def serve() -> None:
         async with BlockingPortal() as portal:
-            _LOOPS[portal] = asyncio.get_running_loop()
+            _LOOPS[portal] = (asyncio.get_running_loop(), threading.get_ident())
             future.set_result(portal)
             await portal.sleep_until_stopped()
 
@@ -157,8 +157,15 @@ class _Step:
             self.ended.wait(wait)
 
 
+def _loop_of(portal: BlockingPortal) -> asyncio.AbstractEventLoop | None:
+    """The event loop of ``portal`` if :func:`start_portal` started it and this
+    thread is not the loop's own (where the portal's tasks refuse to start)."""
+    loop, thread = _LOOPS.get(portal, (None, 0))
+    return loop if thread != threading.get_ident() else None
+
+
 def _close(portal: BlockingPortal, stream: AsyncGenerator[Any, None]) -> None:
-    loop = _LOOPS.get(portal)
+    loop = _loop_of(portal)
     with contextlib.suppress(Exception):
         if loop is None:
             portal.call(stream.aclose)
@@ -174,7 +181,7 @@ def iterate_in_portal(
     ``cancel_wait`` bounds how long an interrupted caller waits for the
     cancelled step to wind down before the interruption propagates.
     """
-    loop = _LOOPS.get(portal)
+    loop = _loop_of(portal)
     if loop is None:  # a portal of anyio's own: one of its tasks a message
         yield from _iterate_in_tasks(portal, stream, cancel_wait=cancel_wait)
         return

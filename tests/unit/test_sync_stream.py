@@ -110,3 +110,15 @@ def test_a_portal_closed_between_two_messages_gives_the_closed_notice() -> None:
     rest = list(iterator)
     assert [m.format for m in rest] == ["output", "active_line"]
     assert rest[-1].is_final and (rest[-1].extras or {}).get("state_lost")
+
+
+def test_a_stream_read_from_the_loop_s_own_thread_never_waits_for_itself() -> None:
+    """Guards the fallback: read in the portal's own thread, where no step could run
+    while the reader waited, the stream ends at once (a task of the portal refuses
+    to start there) instead of hanging the loop for good."""
+    stream = _Stream()
+    with start_portal() as portal:
+        messages = portal.call(
+            lambda: list(iterate_in_portal(portal, stream.messages(), cancel_wait=5))
+        )
+    assert messages == []
