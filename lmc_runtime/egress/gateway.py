@@ -89,8 +89,7 @@ class SessionEgress:
     ) -> None:
         """Serve one accepted connection; close it however it ends."""
         task = asyncio.current_task()
-        limits = self.gateway.limits
-        if self.closed or task is None or len(self.tasks) >= limits.max_connections:
+        if self.closed or task is None or not self.gateway.admit(self.key):
             close_writer(writer)
             return
         self.tasks.add(task)  # type: ignore[arg-type]
@@ -112,6 +111,7 @@ class SessionEgress:
             self.tasks.discard(task)  # type: ignore[arg-type]
             self.writers.discard(writer)
             close_writer(writer)
+            self.gateway.release(self.key)
 
 
 class EgressGateway:
@@ -135,9 +135,34 @@ class EgressGateway:
         self.limits = limits or GatewayLimits()
         self.original_destination = original_destination
         self._sessions: dict[str, SessionEgress] = {}
+        #: Open connections by session (every namespace of one counted), and in all.
+        self._open: dict[str, int] = {}
+        self._total = 0
 
     def session(self, key: str) -> SessionEgress | None:
         return self._sessions.get(key)
+
+    def admit(self, key: str) -> bool:
+        """Count a new connection of ``key`` (``<session>/<n>``: one namespace of
+        a session), unless its session or the gateway holds as many as allowed."""
+        session = key.partition("/")[0]
+        held = self._open.get(session, 0)
+        if held >= self.limits.max_connections or self._total >= self.limits.max_total:
+            logger.info("egress of session %s: a connection over the cap closed", key)
+            return False
+        self._open[session] = held + 1
+        self._total += 1
+        return True
+
+    def release(self, key: str) -> None:
+        """A connection that :meth:`admit` counted has ended."""
+        session = key.partition("/")[0]
+        left = self._open.get(session, 0) - 1
+        if left > 0:
+            self._open[session] = left
+        else:
+            self._open.pop(session, None)
+        self._total -= 1
 
     async def connect(
         self, addresses: list[str], port: int

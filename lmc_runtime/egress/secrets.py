@@ -198,15 +198,24 @@ class SecretBroker:
                 message = f"{name}'s certificate was not accepted: {exc}"
                 await client.write(error_response(502, "Bad Gateway", message))
                 return
-        await self._relay(session, name, port, client, upstream)
+        await self._relay(session, name, port, client, upstream, in_clear=not tls)
 
     async def _relay(
-        self, session: str, name: str, port: int, client: Channel, upstream: Channel
+        self,
+        session: str,
+        name: str,
+        port: int,
+        client: Channel,
+        upstream: Channel,
+        *,
+        in_clear: bool = False,
     ) -> None:
         """Requests one way (placeholders replaced), responses the other, until
         the upstream ends, or the client has ended and the upstream answered."""
         responses = asyncio.create_task(_pipe(upstream, client))
-        requests = asyncio.create_task(self._requests(session, name, port, client, upstream))
+        requests = asyncio.create_task(
+            self._requests(session, name, port, client, upstream, in_clear)
+        )
         try:
             done, _ = await asyncio.wait({requests, responses}, return_when=asyncio.FIRST_COMPLETED)
             if requests in done and requests.exception() is None and not responses.done():
@@ -221,11 +230,24 @@ class SecretBroker:
                 await asyncio.gather(requests, responses, return_exceptions=True)
 
     async def _requests(
-        self, session: str, name: str, port: int, client: Channel, upstream: Channel
+        self,
+        session: str,
+        name: str,
+        port: int,
+        client: Channel,
+        upstream: Channel,
+        in_clear: bool,
     ) -> None:
         try:
             # Looked up once a connection (a session's connections end with it).
-            replacements = self.replacements(session, name, port)
+            # Plain HTTP gets values on port 80 only: elsewhere (443, a secret's
+            # own port) the client would have them cross the network in the clear
+            # to a port where TLS was meant; its placeholders stay placeholders.
+            replacements = {} if in_clear and port != 80 else self.replacements(session, name, port)
+            if in_clear and port != 80:
+                logger.info(
+                    "session %s: plain HTTP to %s:%d, no secret put in", session, name, port
+                )
             await relay_requests(Requests(client), upstream, replacements)
         except BadRequest as exc:
             logger.info("session %s: a request to %s refused: %s", session, name, exc)

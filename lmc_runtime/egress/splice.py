@@ -55,8 +55,12 @@ class GatewayLimits:
     dial_timeout: float = 10.0
     #: Without a byte either way, before the connection is closed.
     idle_timeout: float = 300.0
-    #: Connections at once, per session (more are closed at once).
+    #: Connections at once, per session, all its processes' namespaces counted
+    #: (more are closed at once).
     max_connections: int = 256
+    #: Connections at once, every session's counted (more are closed at once):
+    #: each takes two of the server's descriptors, or three with a secret's.
+    max_total: int = 4096
     #: Bytes read at a time each way (the writer is drained between reads).
     buffer: int = 64 * 1024
 
