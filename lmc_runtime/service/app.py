@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request, Response
 
 from .. import __version__
 from ..closing import closing_task_group
+from ..console import console_router
 from ..egress.gateway import EgressGateway
 from ..egress.resolver import DnsResolver
 from ..errors import MissingExtra, StoreError
@@ -21,6 +22,7 @@ from ..store import ThreadStore, open_store
 from ..web.auth import Authenticator
 from .command import StartRefused
 from .drain import Drain
+from .events import events_router
 from .files import files_router
 from .hot import execute_route
 from .manager import SessionManager
@@ -30,7 +32,7 @@ from .openapi import install_docs, install_openapi
 from .problems import install_handlers
 from .routes import languages_router, sessions_router
 from .settings import ServiceSettings
-from .state import Service, service_of
+from .state import Service, info, service_of
 from .transcript import Transcripts
 from .ws import ws_router
 
@@ -91,6 +93,9 @@ def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) 
     app.include_router(languages_router())
     app.include_router(files_router())
     app.include_router(ws_router())
+    app.include_router(events_router())
+    manager.events.describe = lambda session: info(session).model_dump(mode="json")
+    app.include_router(console_router())
     # Every run comes through it: first, before FastAPI's routes (see .hot).
     app.router.routes.insert(0, execute_route())
     install_openapi(app, (CreateSession, CodeMessage, RestartRequest))

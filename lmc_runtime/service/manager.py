@@ -29,6 +29,7 @@ from .errors import (
     SessionStartFailed,
     ShuttingDown,
 )
+from .feed import SessionEvents
 from .models import CreateSession
 from .pool import Pool
 from .pools import Pools, default_policy, pool_maker
@@ -95,6 +96,8 @@ class SessionManager:
         make = pool_maker(settings, starts, self._start_pooled, self._room)
         self.pools = Pools(default_policy(settings), make)
         self.pool = self.pools.default
+        #: The feed of ``GET /v1/events``: clients' sessions created, ended, busy or idle.
+        self.events = SessionEvents()
 
     @property
     def sessions_dir(self) -> Path:
@@ -169,7 +172,7 @@ class SessionManager:
         sandbox = Sandbox(
             root, policy, enabled=enabled, forks=self.forks, host=self.host, egress=self.egress
         )
-        return ServiceSession(
+        session = ServiceSession(
             session_id,
             sandbox,
             policy,
@@ -182,6 +185,12 @@ class SessionManager:
             metrics=self.metrics,
             gateway=self.gateway,
         )
+        session.on_state = self._state_changed
+        return session
+
+    def _state_changed(self, session: ServiceSession) -> None:
+        if session.id in self.sessions:  # a client's, not a warm one
+            self.events.publish("state", session)
 
     async def _launch(self, session: ServiceSession, *, warm: bool) -> None:
         if self._task_group is None:
@@ -197,6 +206,7 @@ class SessionManager:
             self.secrets.close(session.id)
         if self.sessions.pop(session.id, None) is not None:
             self._record_end(session.id, session.end_reason or "it was closed")
+            self.events.publish("ended", session)
         self.pools.wake()
 
     def _record_end(self, session_id: str, reason: str) -> None:
@@ -262,6 +272,7 @@ class SessionManager:
             "environment": policy.environment.name if policy.environment else None,
         }
         await self.transcripts.open(session.id, title=request.title, metadata=metadata)
+        self.events.publish("created", session)
         return session
 
     @property

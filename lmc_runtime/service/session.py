@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +91,8 @@ class ServiceSession:
         self._busy = anyio.Semaphore(1)
         self._stop = anyio.Event()
         self._changed = anyio.Event()
+        #: Called when a run starts or ends (the manager's feed of events).
+        self.on_state: Callable[[ServiceSession], None] | None = None
 
     # -- state -------------------------------------------------------------
 
@@ -264,11 +266,15 @@ class ServiceSession:
         except anyio.WouldBlock:
             raise SessionBusy(self.id) from None
         self.touch()
+        if self.on_state is not None:
+            self.on_state(self)
         return Claim(self)
 
     def _release(self) -> None:
         self._busy.release()
         self.touch()
+        if self.on_state is not None:
+            self.on_state(self)
 
     def stream(
         self, message: Message, timeout: float | None, claim: Claim

@@ -1,0 +1,5 @@
+"""The web console of ``lmc serve``, at ``/ui`` (see :mod:`.routes`)."""
+
+from .routes import CSP, console_router
+
+__all__ = ["CSP", "console_router"]

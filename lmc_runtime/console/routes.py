@@ -1,0 +1,84 @@
+"""``/ui``: the console's page and its assets, every one from this package.
+
+The page holds no secret: the token is typed in and kept in the browser's
+``sessionStorage``, sent as a bearer header by the page's own requests (no
+cookie, so nothing for another site to forge). Every response carries a strict
+Content-Security-Policy: scripts and styles from this origin only, no inline
+script, no eval, and no framing of the console by anyone. HTML output is shown
+in a ``srcdoc`` frame sandboxed without ``allow-same-origin``: an opaque origin
+with no access to the console's.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import RedirectResponse, Response
+
+__all__ = ["CSP", "console_router"]
+
+CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data: blob:",
+        "connect-src 'self'",
+        "frame-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "object-src 'none'",
+    ]
+)
+
+_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+}
+
+
+def _assets() -> dict[str, tuple[bytes, str]]:
+    """Every file of the package's ``static`` folder, read once: name -> (body, type)."""
+    found: dict[str, tuple[bytes, str]] = {}
+    for entry in resources.files(__package__).joinpath("static").iterdir():
+        suffix = "." + entry.name.rsplit(".", 1)[-1]
+        if entry.is_file() and suffix in _TYPES:
+            found[entry.name] = (entry.read_bytes(), _TYPES[suffix])
+    return found
+
+
+def console_router() -> APIRouter:
+    """The routes of ``/ui``; no token needed to load the page (it holds none)."""
+    router = APIRouter(include_in_schema=False)
+    assets = _assets()
+
+    @router.get("/ui")
+    async def console_root() -> Response:
+        return RedirectResponse("/ui/", status_code=308, headers=_HEADERS)
+
+    @router.get("/ui/")
+    async def console_page() -> Response:
+        body, media_type = assets["index.html"]
+        return Response(body, media_type=media_type, headers=_HEADERS)
+
+    @router.get("/ui/static/{name}")
+    async def console_asset(name: str) -> Response:
+        found = assets.get(name)
+        if found is None:
+            raise HTTPException(404, "no such asset")
+        return Response(found[0], media_type=found[1], headers=_HEADERS)
+
+    return router
