@@ -28,6 +28,33 @@ _REQUEST_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\S+) HTTP/1\.([01]
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(;[^\r\n]*)?")
 
 
+#: Headers whose placeholders stay placeholders: the framing and hop-by-hop
+#: fields the relay and the upstream act on (a numeric value as a
+#: ``Content-Length`` would be found by how much body gets an answer), and the
+#: ones servers routinely put back in their answers (a redirect's ``Location``
+#: from ``Host``, CORS from ``Origin``). No API takes its key in them.
+UNREPLACED = frozenset(
+    {
+        b"host",
+        b"content-length",
+        b"transfer-encoding",
+        b"connection",
+        b"keep-alive",
+        b"upgrade",
+        b"te",
+        b"trailer",
+        b"expect",
+        b"origin",
+        b"referer",
+        b"forwarded",
+        b"x-forwarded-host",
+        b"x-forwarded-for",
+        b"x-forwarded-proto",
+        b"via",
+    }
+)
+
+
 class BadRequest(Exception):
     """A request the relay will not forward (its reason, for the client)."""
 
@@ -124,7 +151,8 @@ def rewrite_head(
     head: bytes, replacements: Mapping[bytes, bytes]
 ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     """``head`` with every ``replacements`` key replaced in its header values
-    (never in its request line), and its parsed ``(lowercase name, value)`` fields;
+    (never in its request line, nor in :data:`UNREPLACED`'s), and its parsed
+    ``(lowercase name, value)`` fields;
     :class:`BadRequest` for a head that is not plain HTTP/1.x."""
     lines = head[:-4].split(b"\r\n")
     if any(b"\n" in line or b"\r" in line or b"\0" in line for line in lines):
@@ -142,8 +170,9 @@ def rewrite_head(
         name, colon, value = line.partition(b":")
         if not colon or not _TOKEN.fullmatch(name):
             raise BadRequest("a malformed header line (folded, or without a name)")
-        for placeholder, secret in replacements.items():
-            value = value.replace(placeholder, secret)
+        if name.lower() not in UNREPLACED:
+            for placeholder, secret in replacements.items():
+                value = value.replace(placeholder, secret)
         fields.append((name.lower(), value.strip(b" \t")))
         out.append(name + b":" + value)
     return b"\r\n".join(out) + b"\r\n\r\n", fields

@@ -22,10 +22,17 @@ import pytest
 from lmc_runtime.egress.gateway import EgressGateway, GatewayLimits
 from lmc_runtime.egress.hooks import SessionSockets
 from lmc_runtime.egress.secret_specs import parse_secret
-from lmc_runtime.egress.secrets import SecretBroker
+from lmc_runtime.egress.secrets import SecretBroker, upstream_context
 from tests.integration.egress.echo_upstream import Upstream, echo_upstream
 from tests.integration.egress.harness import WAIT, StaticResolver, policy, session_sockets
-from tests.integration.egress.test_secrets_broker import API_KEY, broker_at, echoed, exchange, get
+from tests.integration.egress.test_secrets_broker import (
+    API_KEY,
+    broker_at,
+    client_context,
+    echoed,
+    exchange,
+    get,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -33,6 +40,13 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Iterator[Upstream]:
+    """The secret's host over TLS, answering with what it received."""
+    with echo_upstream("api.test", tmp_path) as server:
+        yield server
 
 
 @pytest.fixture
@@ -141,3 +155,45 @@ async def test_the_gateway_caps_connections_across_sessions(
     for _, writer in [*held, stream]:
         writer.close()
     assert answer == b"", "a sixth connection of the gateway was served"
+
+
+async def test_a_numeric_value_is_never_a_request_length(upstream: Upstream) -> None:
+    """A placeholder as ``Content-Length``: were the value put in, the broker
+    (and the upstream) would read that many bytes of body, and a client could
+    find a numeric secret by how much body gets an answer."""
+    value = "12"
+    broker = SecretBroker([parse_secret("PIN:api.test")], {"PIN": value.encode()})
+    broker.upstream = upstream_context(upstream.ca_file)
+    token = broker.open("s1", ["PIN"])["PIN"]
+    probe = f"POST /echo HTTP/1.1\r\nHost: api.test\r\nContent-Length: {token}\r\n\r\n"
+    async with broker_at(broker, "s1", "api.test", 443, upstream.port) as at:
+        received = await asyncio.to_thread(
+            exchange,
+            at,
+            [probe.encode() + b"x" * int(value)],
+            tls=client_context(broker),
+            name="api.test",
+        )
+    assert received.startswith(b"HTTP/1.1 400"), received[:200]
+    assert upstream.seen.all() == b""
+
+
+@pytest.mark.parametrize("header", ["Host", "Origin", "Referer", "X-Forwarded-Host"])
+async def test_a_value_is_not_put_where_servers_reflect_it(upstream: Upstream, header: str) -> None:
+    """Servers routinely put these back in their answers (a redirect's
+    ``Location`` built from ``Host``, CORS's ``Access-Control-Allow-Origin``
+    from ``Origin``), and no API takes its key there."""
+    broker = SecretBroker([parse_secret("API_KEY:api.test")], {"API_KEY": API_KEY.encode()})
+    broker.upstream = upstream_context(upstream.ca_file)
+    token = broker.open("s1", ["API_KEY"])["API_KEY"]
+    if header == "Host":
+        request = f"GET /echo HTTP/1.1\r\nHost: {token}\r\n\r\n".encode()
+    else:
+        request = get("/echo", {header: f"https://{token}/"})
+    async with broker_at(broker, "s1", "api.test", 443, upstream.port) as at:
+        received = await asyncio.to_thread(
+            exchange, at, [request], tls=client_context(broker), name="api.test"
+        )
+    assert API_KEY.encode() not in received
+    assert API_KEY.encode() not in upstream.seen.all()
+    assert token.encode() in upstream.seen.all()  # forwarded, as it was
