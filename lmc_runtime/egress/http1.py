@@ -30,9 +30,10 @@ _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(;[^\r\n]*)?")
 
 #: Headers whose placeholders stay placeholders: the framing and hop-by-hop
 #: fields the relay and the upstream act on (a numeric value as a
-#: ``Content-Length`` would be found by how much body gets an answer), and the
-#: ones servers routinely put back in their answers (a redirect's ``Location``
-#: from ``Host``, CORS from ``Origin``). No API takes its key in them.
+#: ``Content-Length`` or ``Range`` would be found by how much body is sent or
+#: answered), and the ones servers routinely put back in their answers (a
+#: redirect's ``Location`` from ``Host``, CORS from ``Origin``). No API takes
+#: its key in them.
 UNREPLACED = frozenset(
     {
         b"host",
@@ -44,6 +45,8 @@ UNREPLACED = frozenset(
         b"te",
         b"trailer",
         b"expect",
+        b"range",
+        b"if-range",
         b"origin",
         b"referer",
         b"forwarded",
