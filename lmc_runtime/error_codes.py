@@ -35,6 +35,11 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict"
     TOO_MANY_SESSIONS = "too_many_sessions"
     LIMIT_TOO_HIGH = "limit_too_high"
+    # Checkpoints.
+    CHECKPOINT_NOT_FOUND = "checkpoint_not_found"
+    CHECKPOINT_GONE = "checkpoint_gone"
+    TOO_MANY_CHECKPOINTS = "too_many_checkpoints"
+    CHECKPOINTS_UNSUPPORTED = "checkpoints_unsupported"
     # Languages and interpreters.
     UNKNOWN_LANGUAGE = "unknown_language"
     LANGUAGE_UNAVAILABLE = "language_unavailable"

@@ -36,6 +36,8 @@ misuse of its API; they live by audience (:mod:`.runtime` for the library's user
         │   RemoteSessionLost), RemoteBusy
         ├── RemoteCapacityExceeded, RemoteTooLarge, RemoteUnavailable
         ├── RemotePathError (RemoteFileNotFound, RemoteFileExists)
+        ├── RemoteCheckpointNotFound, RemoteCheckpointsUnsupported (also the
+        │   local CheckpointNotFound and CheckpointsUnsupported)
         └── ConnectionLost        the connection broke mid-request
 
 The executor turns :class:`MessageError` and :class:`BackendError` into

@@ -3,12 +3,14 @@ server refused its request, or the connection broke."""
 
 from __future__ import annotations
 
-from .runtime import LMCError
+from .runtime import CheckpointNotFound, CheckpointsUnsupported, LMCError
 
 __all__ = [
     "ConnectionLost",
     "RemoteBusy",
     "RemoteCapacityExceeded",
+    "RemoteCheckpointNotFound",
+    "RemoteCheckpointsUnsupported",
     "RemoteError",
     "RemoteFileExists",
     "RemoteFileNotFound",
@@ -95,6 +97,17 @@ class RemoteTooLarge(RemoteError):
 
 class RemoteUnavailable(RemoteError):
     """The server cannot do it now (shutting down, the session failed to start)."""
+
+
+class RemoteCheckpointNotFound(RemoteError, CheckpointNotFound):
+    """The session has no checkpoint with that id (404), or its frozen process
+    ended (410 ``checkpoint_gone``): as a local Computer says, a
+    :class:`~lmc_runtime.errors.CheckpointNotFound`."""
+
+
+class RemoteCheckpointsUnsupported(RemoteError, CheckpointsUnsupported):
+    """The server cannot keep checkpoints of this session (its sandbox, its
+    language): a :class:`~lmc_runtime.errors.CheckpointsUnsupported`."""
 
 
 class ConnectionLost(RemoteError, ConnectionError):

@@ -29,6 +29,10 @@ _BY_CODE: dict[str, type[errors.RemoteError]] = {
     ErrorCode.FILE_EXISTS: errors.RemoteFileExists,
     ErrorCode.DIRECTORY_NOT_EMPTY: errors.RemoteFileExists,
     ErrorCode.TOO_LARGE: errors.RemoteTooLarge,
+    ErrorCode.CHECKPOINT_NOT_FOUND: errors.RemoteCheckpointNotFound,
+    ErrorCode.CHECKPOINT_GONE: errors.RemoteCheckpointNotFound,
+    ErrorCode.TOO_MANY_CHECKPOINTS: errors.RemoteCapacityExceeded,
+    ErrorCode.CHECKPOINTS_UNSUPPORTED: errors.RemoteCheckpointsUnsupported,
 }
 _BY_STATUS: dict[int, type[errors.RemoteError]] = {
     401: errors.RemoteUnauthorized,

@@ -20,6 +20,7 @@ from ..egress.resolver import DnsResolver
 from ..errors import MissingExtra, StoreError
 from ..store import ThreadStore, open_store
 from ..web.auth import Authenticator
+from .branch_routes import branches_router
 from .command import StartRefused
 from .drain import Drain
 from .events import events_router
@@ -90,6 +91,7 @@ def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) 
     _add_health(app)
     _add_metrics(app, service)
     app.include_router(sessions_router())
+    app.include_router(branches_router())
     app.include_router(languages_router())
     app.include_router(files_router())
     app.include_router(ws_router())

@@ -210,6 +210,7 @@ def load(args: argparse.Namespace, environ: Mapping[str, str]) -> ServeConfig:
             egress_dns=_v(values, "egress_dns"),
             network_default=bool(values["network_default"]),
             max_sessions=_v(values, "max_sessions"),
+            max_checkpoints=_v(values, "max_checkpoints"),
             idle_timeout=_v(values, "idle_timeout") or None,
             pool_size=_v(values, "pool_size"),
             pool_max=_v(values, "pool_max"),

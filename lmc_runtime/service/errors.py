@@ -35,6 +35,8 @@ __all__ = [
     "BadNetworkPolicy",
     "BadPath",
     "CapacityExceeded",
+    "CheckpointGone",
+    "CheckpointUnknown",
     "DirectoryNotEmpty",
     "DiskLimitExceeded",
     "EnvironmentBroken",
@@ -58,6 +60,7 @@ __all__ = [
     "SessionNotFound",
     "SessionStartFailed",
     "ShuttingDown",
+    "TooManyCheckpoints",
     "UnknownEnvironment",
     "UnknownLanguage",
 ]
@@ -97,6 +100,30 @@ class SessionBusy(ServiceError):
 
     session_id: str
     template = "session {session_id} is running code; wait or interrupt it"
+
+
+@templated
+class CheckpointUnknown(ServiceError, LookupError):
+    """The session has no checkpoint with this id."""
+
+    checkpoint_id: str
+    template = "no checkpoint {checkpoint_id!r} in this session"
+
+
+@templated
+class CheckpointGone(ServiceError):
+    """The checkpoint's frozen process has ended (killed, or its memory reclaimed)."""
+
+    checkpoint_id: str
+    template = "checkpoint {checkpoint_id} is gone: its frozen process ended"
+
+
+@templated
+class TooManyCheckpoints(ServiceError):
+    """The session keeps as many checkpoints as the server allows (``--max-checkpoints``)."""
+
+    limit: int
+    template = "the session already keeps {limit} checkpoints, the server's limit; drop one first"
 
 
 @templated

@@ -101,6 +101,13 @@ _SERVICE_OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "max_checkpoints",
+        at_least(integer, 0),
+        _SERVICE.max_checkpoints,
+        "most checkpoints a session keeps at once (0: none)",
+        metavar="N",
+    ),
+    Option(
         "pool_size",
         at_least(integer, 0),
         _SERVICE.pool_size,

@@ -32,6 +32,7 @@ from .execution import Claim, recorded_run
 from .transcript import Transcripts
 
 if TYPE_CHECKING:
+    from .branches import SessionCheckpoint
     from .metrics import ServiceMetrics
 
 __all__ = ["Claim", "ServiceSession", "service_gateway"]
@@ -85,6 +86,8 @@ class ServiceSession:
         self.ended = anyio.Event()
         self.closed = anyio.Event()
         self.transcripts = transcripts
+        #: Its checkpoints, by id, oldest first (see :mod:`.branches`).
+        self.checkpoints: dict[str, SessionCheckpoint] = {}
         self._gateway = gateway
         self._idle_timeout = idle_timeout
         self._idle_since = anyio.current_time()

@@ -68,6 +68,8 @@ class ServiceSettings:
     allow_network: bool = False
     network_default: bool = False
     max_sessions: int = 16
+    #: Checkpoints a session may keep at once (``POST .../checkpoints``).
+    max_checkpoints: int = 8
     idle_timeout: float | None = 600.0
     pool_size: int = 2
     pool_max: int = 8

@@ -71,7 +71,9 @@ class CheckpointingSession(JupyterSession):
             )
         if not hasattr(os, "pidfd_open"):
             raise CheckpointsUnsupported("checkpoints need Linux (pidfds)")
-        if settings.launcher is not None:
+        # A sandbox without bubblewrap keeps the kernel's process tree on the host:
+        # the frozen copy and its revived kernels stay in the session's cgroup.
+        if settings.launcher is not None and getattr(settings.launcher, "supervises", True):
             raise CheckpointsUnsupported(
                 f"checkpoints are not supported for {self.language} under a launcher (a sandbox)"
             )

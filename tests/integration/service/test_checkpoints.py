@@ -1,0 +1,231 @@
+"""Checkpoints, rollback and fork of a session on a real ``lmc serve``.
+
+Checkpoints keep a frozen copy of the kernel; under bubblewrap the kernel's PID
+namespace ends with it, so they are served by a server without bubblewrap
+(``--no-sandbox``: the session's cgroup, rlimits and folders still apply) and
+refused with a typed 400 under it. A fork carries the state by value and works
+under both.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .server import Server, output, running_server
+
+
+@pytest.fixture(scope="module")
+def plain() -> Iterator[Server]:
+    """A server without bubblewrap, at most 2 checkpoints a session."""
+    with running_server(
+        "--no-sandbox", "--pool-size", "0", "--max-sessions", "4", "--max-checkpoints", "2"
+    ) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def boxed() -> Iterator[Server]:
+    """A server with bubblewrap."""
+    with running_server("--pool-size", "0", "--max-sessions", "4") as running:
+        yield running
+
+
+def _run(server: Server, session: str, code: str) -> str:
+    return _own(output(server.execute(session, code)))
+
+
+def _own(text: str) -> str:
+    """``text`` without the runtime's notes."""
+    return "".join(line for line in text.splitlines(True) if not line.startswith("[lmc]"))
+
+
+def _all_text(messages: list[dict[str, object]]) -> str:
+    return "".join(str(m.get("content")) for m in messages if isinstance(m.get("content"), str))
+
+
+def test_rollback_restores_variables_and_files(plain: Server) -> None:
+    session = plain.create()
+    try:
+        _run(plain, session, "x = {'a': [1, 2, 3]}\nopen('kept.txt', 'w').write('before')")
+        with plain.client() as client:
+            made = client.post(f"/v1/sessions/{session}/checkpoints")
+            assert made.status_code == 201, made.text
+            checkpoint = made.json()
+            assert set(checkpoint) >= {"id", "created_at", "bytes"}
+            assert checkpoint["file_bytes"] == len("before")
+            _run(plain, session, "del x\nimport os\nos.remove('kept.txt')\nopen('new.txt','w')")
+            assert "gone" in _run(plain, session, "print('x' in dir() and 'here' or 'gone')")
+            back = client.post(
+                f"/v1/sessions/{session}/rollback", json={"checkpoint": checkpoint["id"]}
+            )
+            assert back.status_code == 200, back.text
+            got = _run(
+                plain, session, "import os\nprint(x, open('kept.txt').read(), os.listdir('.'))"
+            )
+            assert "{'a': [1, 2, 3]} before ['kept.txt']" in got
+            listed = client.get(f"/v1/sessions/{session}/checkpoints").json()["checkpoints"]
+            assert [c["id"] for c in listed] == [checkpoint["id"]] and listed[0]["alive"]
+            dropped = client.delete(f"/v1/sessions/{session}/checkpoints/{checkpoint['id']}")
+            assert dropped.status_code == 204
+            again = client.post(
+                f"/v1/sessions/{session}/rollback", json={"checkpoint": checkpoint["id"]}
+            )
+            assert again.status_code == 404 and again.json()["error"]["code"] == (
+                "checkpoint_not_found"
+            )
+    finally:
+        plain.delete(session)
+
+
+def test_too_many_checkpoints_is_a_typed_429(plain: Server) -> None:
+    session = plain.create()
+    try:
+        with plain.client() as client:
+            for _ in range(2):
+                assert client.post(f"/v1/sessions/{session}/checkpoints").status_code == 201
+            third = client.post(f"/v1/sessions/{session}/checkpoints")
+            assert third.status_code == 429, third.text
+            assert third.json()["error"]["code"] == "too_many_checkpoints"
+    finally:
+        plain.delete(session)
+
+
+def test_busy_session_refuses_checkpoint_and_fork(plain: Server) -> None:
+    session = plain.create()
+    try:
+        started = threading.Event()
+
+        def long_run() -> None:
+            started.set()
+            plain.execute(session, "import time\nprint('on', flush=True)\ntime.sleep(4)")
+
+        runner = threading.Thread(target=long_run)
+        runner.start()
+        try:
+            assert started.wait(10)
+            with plain.client() as client:
+                for _ in range(100):  # bounded: until the session says it is busy
+                    if client.get(f"/v1/sessions/{session}").json()["state"] == "busy":
+                        break
+                    threading.Event().wait(0.05)
+                for path in ("checkpoints", "fork"):
+                    refused = client.post(f"/v1/sessions/{session}/{path}")
+                    assert refused.status_code == 409, refused.text
+                    assert refused.json()["error"]["code"] == "busy"
+        finally:
+            runner.join(30)
+    finally:
+        plain.delete(session)
+
+
+def _frozen_pids(kernel: int) -> list[int]:
+    """The processes running the kernel's command line other than the kernel."""
+    with open(f"/proc/{kernel}/cmdline", "rb") as own:
+        line = own.read()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != kernel:
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as other:
+                    if other.read() == line:
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_checkpoint_whose_process_died_is_gone(plain: Server) -> None:
+    session = plain.create()
+    try:
+        kernel = int(_run(plain, session, "import os\nprint(os.getpid())"))
+        with plain.client() as client:
+            checkpoint = client.post(f"/v1/sessions/{session}/checkpoints").json()
+            frozen = _frozen_pids(kernel)
+            assert len(frozen) == 1, frozen
+            os.kill(frozen[0], signal.SIGKILL)
+            for _ in range(100):  # bounded: until the listing sees it ended
+                listed = client.get(f"/v1/sessions/{session}/checkpoints").json()
+                if not listed["checkpoints"][0]["alive"]:
+                    break
+                threading.Event().wait(0.05)
+            assert not listed["checkpoints"][0]["alive"]
+            back = client.post(
+                f"/v1/sessions/{session}/rollback", json={"checkpoint": checkpoint["id"]}
+            )
+            assert back.status_code == 410, back.text
+            assert back.json()["error"]["code"] == "checkpoint_gone"
+            assert _run(plain, session, "print(1 + 1)") == "2\n"
+    finally:
+        plain.delete(session)
+
+
+def test_fork_is_independent_and_isolated(plain: Server) -> None:
+    parent = plain.create()
+    child = ""
+    try:
+        code = (
+            "import json\nclass Point:\n    def __init__(self, x): self.x = x\n"
+            "def double(v): return 2 * v\np = Point(21)\ndata = {'k': list(range(5))}\n"
+            "gen = (i for i in range(3))\nopen('shared.txt', 'w').write('parent')"
+        )
+        _run(plain, parent, code)
+        with plain.client() as client:
+            forked = client.post(f"/v1/sessions/{parent}/fork")
+            assert forked.status_code == 201, forked.text
+            child = forked.json()["id"]
+            assert child != parent
+        first = plain.execute(child, "print(double(p.x), data['k'][-1], json.dumps(1))")
+        assert _own(output(first)) == "42 4 1\n"
+        assert f"fork of {parent}" in _all_text(first) and "gen (generator)" in _all_text(first)
+        assert _run(plain, child, "print(open('shared.txt').read())") == "parent\n"
+        # Later changes on either side stay there.
+        _run(plain, parent, "p.x = 1\nopen('later.txt', 'w').write('x')")
+        _run(plain, child, "data['k'] = []")
+        got = _run(plain, child, "import os\nprint(p.x, os.path.exists('later.txt'))")
+        assert got == "21 False\n"
+        assert _run(plain, parent, "print(data['k'])") == "[0, 1, 2, 3, 4]\n"
+        assert not any(Path(plain.data_dir).rglob(".lmc-fork-*"))
+    finally:
+        plain.delete(parent)
+        if child:
+            plain.delete(child)
+
+
+def test_sandboxed_checkpoint_is_refused_and_fork_works(boxed: Server) -> None:
+    parent = boxed.create()
+    child = ""
+    try:
+        _run(boxed, parent, "secret = 'mine'\nopen('f.txt', 'w').write('data')")
+        with boxed.client() as client:
+            refused = client.post(f"/v1/sessions/{parent}/checkpoints")
+            assert refused.status_code == 400, refused.text
+            assert refused.json()["error"]["code"] == "checkpoints_unsupported"
+            forked = client.post(f"/v1/sessions/{parent}/fork")
+            assert forked.status_code == 201, forked.text
+            child = forked.json()["id"]
+        got = _run(boxed, child, "import os\nprint(secret, open('f.txt').read(), os.getuid())")
+        parent_uid = _run(boxed, parent, "import os\nprint(os.getuid())").split()[0]
+        assert got.split()[:2] == ["mine", "data"]
+        assert got.split()[2] == parent_uid  # the same uid inside; a host uid of its own
+    finally:
+        boxed.delete(parent)
+        if child:
+            boxed.delete(child)
+
+
+def test_unknown_session_and_bad_body(plain: Server) -> None:
+    with plain.client() as client:
+        assert client.post("/v1/sessions/nope/checkpoints").status_code == 404
+        session = plain.create()
+        try:
+            bad = client.post(f"/v1/sessions/{session}/rollback", json={"nope": 1})
+            assert bad.status_code == 400
+            assert isinstance(bad.json()["error"]["message"], str)
+        finally:
+            plain.delete(session)
