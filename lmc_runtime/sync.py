@@ -1,8 +1,8 @@
 """The sync layer: a blocking portal that is safe to interrupt while it starts, an
 async message stream pulled through it (:mod:`.sync_stream`), and
-:class:`PortalHost`, the lifecycle
-``Computer`` and ``RemoteComputer`` share: one async core, opened by ``async
-with`` or, on first sync use, in a portal of its own.
+:class:`PortalHost`, the lifecycle ``Computer`` and ``RemoteComputer`` share:
+one async core, opened by ``async with`` or, on first sync use, in a portal of
+its own.
 
 Each message is one task in the portal's event loop, so a caller that stops
 reading, or is interrupted by a signal in its own thread, never leaves the
