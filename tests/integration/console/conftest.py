@@ -1,0 +1,96 @@
+"""A real ``lmc serve`` and Debian's chromium, driven by Playwright, for the
+console's tests: one server and one browser per module, a fresh page per test."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lmc_runtime.sandbox import sandbox_available
+
+from ..service.server import TOKEN, Server, running_server
+
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="pip install playwright (lmc setup installs it)"
+)
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+#: Where the tests' screenshots go: the docs show them.
+IMAGES = Path(__file__).resolve().parents[3] / "docs" / "images"
+#: Every wait on the page, in milliseconds.
+WAIT_MS = 30_000
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    availability = sandbox_available()
+    assert availability.available, f"these tests need bubblewrap: {availability.reason}"
+    with running_server("--pool-size", "1", "--max-sessions", "6") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    assert shutil.which(CHROMIUM), f"these tests need Debian's chromium at {CHROMIUM}"
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, server: Server) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
+    context.set_default_timeout(WAIT_MS)
+    opened = context.new_page()
+    opened.goto(server.url + "/ui/")
+    opened.wait_for_selector("body[data-ready='true']")
+    try:
+        yield opened
+    finally:
+        context.close()
+
+
+def log_in(page: Any, token: str = TOKEN) -> None:
+    page.fill("#token", token)
+    page.click("#login-form button[type=submit]")
+
+
+def logged_in(page: Any) -> None:
+    log_in(page)
+    page.wait_for_selector("body[data-page='playground']")
+
+
+def new_session(page: Any, languages: str = "python,shell") -> str:
+    """Create a session with the playground's form; its id."""
+    page.fill("#new-languages", languages)
+    page.click("#create")
+    page.wait_for_selector(
+        "#session-pick option", state="attached"
+    )  # not wait_for_function: the CSP has no eval
+    return str(page.input_value("#session-pick"))
+
+
+def run(page: Any, code: str) -> str:
+    """Run ``code`` in the playground; the final status its badge shows."""
+    page.fill("#code", code)
+    page.click("#run")
+    page.wait_for_selector("#status[data-status]:not([data-status='running'])")
+    return str(page.get_attribute("#status", "data-status"))
+
+
+def screenshot(page: Any, name: str) -> None:
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(IMAGES / f"console-{name}.png"))
