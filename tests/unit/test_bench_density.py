@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchmarks.bench import pss
+from benchmarks.bench import command, pss
 from benchmarks.bench.density_figures import (
     DensityAt,
     DensityFigures,
@@ -104,3 +104,24 @@ def test_the_table_says_what_is_over_its_target() -> None:
     assert "p50 50 ms" in text and "CPU 100 ms a session" in text
     assert "p50 2000 ms" in text and "CPU 10000 ms" in text
     assert not figures.passed
+
+
+def test_lmc_bench_takes_the_density_section(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Guards the wiring: ``lmc bench --only density`` parses, and its command runs
+    the density section (here a stand-in) and prints its table."""
+    from lmc_runtime.cli.parser import build_parser
+
+    args = build_parser().parse_args(["bench", "--only", "density", "--quick"])
+    figures = DensityFigures(sandboxed=False, notes=["stand-in"])
+    calls: list[bool] = []
+
+    def phase(*, quick: bool = False) -> DensityFigures:
+        calls.append(quick)
+        return figures
+
+    monkeypatch.setattr("benchmarks.bench.density.density_phase", phase)
+    assert command.run(args) == 0
+    assert calls == [True]
+    assert "note: stand-in" in capsys.readouterr().out
