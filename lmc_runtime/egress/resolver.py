@@ -11,11 +11,13 @@ failure is logged). Only names the policy allows are ever given to them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import logging
 import secrets
 import socket
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from .dnswire import AAAA, MAX_MESSAGE, A, build_query, parse_response
@@ -31,18 +33,28 @@ class Resolver(Protocol):
     async def resolve(self, name: str) -> list[str]: ...
 
 
-class SystemResolver:
-    """The host's resolver, through ``loop.getaddrinfo`` (bounded by ``timeout``)."""
+#: Threads that wait on the host's resolver at once (across every session).
+RESOLVER_THREADS = 4
 
-    def __init__(self, timeout: float = 5.0) -> None:
+
+class SystemResolver:
+    """The host's resolver, through ``getaddrinfo`` (bounded by ``timeout``).
+
+    ``getaddrinfo`` blocks a thread until the system gives up, past ``timeout``
+    when a name's DNS servers do not answer: it runs on threads of its own
+    (:data:`RESOLVER_THREADS`), never on the loop's default executor, which the
+    rest of the server needs (a session asking for many slow names would
+    otherwise stall every session's file operations and launches)."""
+
+    def __init__(self, timeout: float = 5.0, threads: int = RESOLVER_THREADS) -> None:
         self.timeout = timeout
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="lmc-egress-resolver")
 
     async def resolve(self, name: str) -> list[str]:
         loop = asyncio.get_running_loop()
+        ask = functools.partial(socket.getaddrinfo, name, None, type=socket.SOCK_STREAM)
         try:
-            infos = await asyncio.wait_for(
-                loop.getaddrinfo(name, None, type=socket.SOCK_STREAM), self.timeout
-            )
+            infos = await asyncio.wait_for(loop.run_in_executor(self._pool, ask), self.timeout)
         except (OSError, TimeoutError, UnicodeError) as exc:
             logger.info("the host's resolver has no address for %s: %s", name, exc)
             return []
