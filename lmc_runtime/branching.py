@@ -116,6 +116,10 @@ class Branching:
         if checkpoint_id in self._automatic:
             self._automatic.remove(checkpoint_id)
 
+    async def acheckpoints(self) -> list[CheckpointInfo]:
+        """:meth:`checkpoints`, for the async interface shared with ``RemoteComputer``."""
+        return self.checkpoints()
+
     def checkpoints(self) -> list[CheckpointInfo]:
         """Every checkpoint kept, with the private memory its frozen process holds."""
         found: list[CheckpointInfo] = []

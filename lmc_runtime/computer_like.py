@@ -24,10 +24,11 @@ from collections.abc import AsyncGenerator, Iterator, Mapping
 from typing import Protocol, Self, Unpack, runtime_checkable
 
 from .arguments import MessageInput, RunOptions
+from .backends.checkpoints import CheckpointInfo
 from .language_status import LanguageStatus
 from .messages import Message
 
-__all__ = ["ComputerLike"]
+__all__ = ["BranchingLike", "ComputerLike"]
 
 
 @runtime_checkable
@@ -94,4 +95,55 @@ class ComputerLike(Protocol):
 
     def close(self) -> None:
         """The sync form of :meth:`aclose`."""
+        ...
+
+
+@runtime_checkable
+class BranchingLike(Protocol):
+    """A computer whose Python state can be checkpointed, rolled back and forked:
+    :class:`~lmc_runtime.Computer` (a frozen copy of the local kernel) and
+    :class:`~lmc_runtime.remote.RemoteComputer` (the service's checkpoints, which
+    also keep and restore the session's working directory, and its fork, a new
+    session). A checkpoint id unknown or gone raises
+    :class:`~lmc_runtime.errors.CheckpointNotFound`; a language or a place where
+    checkpoints cannot be kept, :class:`~lmc_runtime.errors.CheckpointsUnsupported`."""
+
+    async def acheckpoint(self, language: str = "python") -> str:
+        """Freeze a copy of ``language``'s interpreter state; the checkpoint's id."""
+        ...
+
+    def checkpoint(self, language: str = "python") -> str:
+        """The sync form of :meth:`acheckpoint`."""
+        ...
+
+    async def arollback(self, checkpoint_id: str) -> None:
+        """Make the interpreter's state the checkpoint's; the checkpoint stays."""
+        ...
+
+    def rollback(self, checkpoint_id: str) -> None:
+        """The sync form of :meth:`arollback`."""
+        ...
+
+    async def acheckpoints(self) -> list[CheckpointInfo]:
+        """Every checkpoint kept, with what it costs."""
+        ...
+
+    def checkpoints(self) -> list[CheckpointInfo]:
+        """The sync form of :meth:`acheckpoints`."""
+        ...
+
+    async def adrop_checkpoint(self, checkpoint_id: str) -> None:
+        """End the checkpoint and forget it."""
+        ...
+
+    def drop_checkpoint(self, checkpoint_id: str) -> None:
+        """The sync form of :meth:`adrop_checkpoint`."""
+        ...
+
+    async def afork(self, language: str = "python") -> Self:
+        """A new, open computer with this one's state; independent from then on."""
+        ...
+
+    def fork(self, language: str = "python") -> Self:
+        """The sync form of :meth:`afork`."""
         ...

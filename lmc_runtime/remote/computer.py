@@ -29,6 +29,7 @@ from ..errors import (
 from ..language_status import LanguageStatus
 from ..messages import Message
 from ..sync import iterate_in_portal
+from .branching import RemoteBranching
 from .files import FileMethods
 from .languages import language_statuses, resolve
 from .models import RemoteTimeouts
@@ -45,7 +46,7 @@ Transport = Literal["http", "websocket"]
 T = TypeVar("T")
 
 
-class RemoteComputer(SyncLayer, FileMethods):
+class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
     """Runs LMC code messages in a session of a remote ``lmc serve``.
 
     ``token`` defaults to ``$LMC_TOKEN``. ``languages``, ``cwd`` (relative to the

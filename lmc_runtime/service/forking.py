@@ -50,10 +50,11 @@ def __lmc_fork_dump__(path):
     except ImportError:
         pickler = pickle
     ip = get_ipython()
-    hidden = set(ip.user_ns_hidden)
+    # IPython's own names (not user_ns_hidden: a revived kernel hides the state it got).
+    own = {"In", "Out", "exit", "quit", "get_ipython"}
     state, modules, left = {}, {}, []
     for name, value in list(ip.user_ns.items()):
-        if name.startswith("_") or name in hidden or name in ("In", "Out", "exit", "quit"):
+        if name.startswith("_") or name in own:
             continue
         if isinstance(value, types.ModuleType):
             modules[name] = value.__name__

@@ -12,12 +12,16 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
-from .server import Server, output, running_server
+from lmc_runtime.errors import CheckpointNotFound, CheckpointsUnsupported
+from lmc_runtime.messages import Message
+from lmc_runtime.remote import RemoteComputer
+
+from .server import TOKEN, Server, output, running_server
 
 
 @pytest.fixture(scope="module")
@@ -229,3 +233,57 @@ def test_unknown_session_and_bad_body(plain: Server) -> None:
             assert isinstance(bad.json()["error"]["message"], str)
         finally:
             plain.delete(session)
+
+
+def _printed(messages: Iterable[Message]) -> str:
+    text = "".join(str(m.content) for m in messages if m.type == "console" and m.format == "output")
+    return _own(text)
+
+
+def test_remote_computer_checkpoint_rollback_fork(plain: Server) -> None:
+    remote = RemoteComputer(plain.url, token=TOKEN)
+    try:
+        list(remote.run("python", "n = 1\nopen('a.txt', 'w').write('one')"))
+        first = remote.checkpoint()
+        list(remote.run("python", "n = 2\nimport os\nos.remove('a.txt')"))
+        second = remote.checkpoint()
+        assert [c.id for c in remote.checkpoints()] == [first, second]
+        remote.rollback(first)
+        assert _printed(remote.run("python", "print(n, open('a.txt').read())")) == "1 one\n"
+        remote.rollback(second)
+        assert _printed(remote.run("python", "import os\nprint(n, os.listdir('.'))")) == "2 []\n"
+        remote.drop_checkpoint(second)
+        with pytest.raises(CheckpointNotFound):
+            remote.rollback(second)
+        with pytest.raises(CheckpointsUnsupported):
+            remote.checkpoint("shell")
+        other = remote.fork()
+        try:
+            assert _printed(other.run("python", "n += 40\nprint(n)")) == "42\n"
+            assert _printed(remote.run("python", "print(n)")) == "2\n"
+        finally:
+            other.close()
+    finally:
+        remote.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_remote_computer_async_fork(plain: Server) -> None:
+    async with RemoteComputer(plain.url, token=TOKEN) as remote:
+        async for _ in remote.arun("python", "word = 'async'"):
+            pass
+        taken = await remote.acheckpoint()
+        assert [c.id for c in await remote.acheckpoints()] == [taken]
+        other = await remote.afork()
+        try:
+            said = [m async for m in other.arun("python", "print(word)")]
+            assert _printed(said) == "async\n"
+        finally:
+            await other.aclose()
+        await remote.adrop_checkpoint(taken)
+        assert await remote.acheckpoints() == []
