@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import resource
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -114,6 +115,16 @@ class SessionEgress:
             self.gateway.release(self.key)
 
 
+def _total_cap(wanted: int) -> int:
+    """``wanted``, and at most an eighth of the open-file limit: a connection
+    takes two or three of the server's descriptors, and the API's clients (half
+    the limit) and the sessions need the rest."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return min(wanted, max(64, soft // 8))
+
+
 class EgressGateway:
     """Serves the sockets of sessions with a policy (see the module's text).
 
@@ -138,6 +149,7 @@ class EgressGateway:
         #: Open connections by session (every namespace of one counted), and in all.
         self._open: dict[str, int] = {}
         self._total = 0
+        self.max_total = _total_cap(self.limits.max_total)
 
     def session(self, key: str) -> SessionEgress | None:
         return self._sessions.get(key)
@@ -147,7 +159,7 @@ class EgressGateway:
         a session), unless its session or the gateway holds as many as allowed."""
         session = key.partition("/")[0]
         held = self._open.get(session, 0)
-        if held >= self.limits.max_connections or self._total >= self.limits.max_total:
+        if held >= self.limits.max_connections or self._total >= self.max_total:
             logger.info("egress of session %s: a connection over the cap closed", key)
             return False
         self._open[session] = held + 1

@@ -59,7 +59,8 @@ class GatewayLimits:
     #: (more are closed at once).
     max_connections: int = 256
     #: Connections at once, every session's counted (more are closed at once):
-    #: each takes two of the server's descriptors, or three with a secret's.
+    #: each takes two of the server's descriptors, or three with a secret's
+    #: (the gateway takes at most an eighth of its open-file limit).
     max_total: int = 4096
     #: Bytes read at a time each way (the writer is drained between reads).
     buffer: int = 64 * 1024
