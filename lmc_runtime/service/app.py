@@ -20,7 +20,7 @@ from ..egress.resolver import DnsResolver
 from ..errors import MissingExtra, StoreError
 from ..store import ThreadStore, open_store
 from ..web.auth import Authenticator
-from .branch_routes import branches_router
+from .branch_routes import RollbackRequest, branches_router
 from .command import StartRefused
 from .drain import Drain
 from .events import events_router
@@ -100,7 +100,7 @@ def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) 
     app.include_router(console_router())
     # Every run comes through it: first, before FastAPI's routes (see .hot).
     app.router.routes.insert(0, execute_route())
-    install_openapi(app, (CreateSession, CodeMessage, RestartRequest))
+    install_openapi(app, (CreateSession, CodeMessage, RestartRequest, RollbackRequest))
     app.state.extensions = [
         running for extend in extensions if (running := extend(app, service)) is not None
     ]
