@@ -9,14 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright import sync_api as playwright_api  # the test extra; drives /usr/bin/chromium
 
 from lmc_runtime.sandbox import sandbox_available
 
 from ..service.server import TOKEN, Server, running_server
-
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="pip install playwright (lmc setup installs it)"
-)
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
