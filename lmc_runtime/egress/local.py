@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from functools import lru_cache
+import time
 from pathlib import Path
 
 from .entries import Address
@@ -42,9 +42,23 @@ def host_addresses(fib_trie: Path = Path("/proc/net/fib_trie")) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-@lru_cache(maxsize=1)
+#: Seconds the host's addresses are taken as known before they are read again:
+#: a host gains addresses as it runs (a new DHCP lease, IPv6 temporary addresses).
+REFRESH = 2.0
+_known: tuple[float, frozenset[Address]] | None = None
+
+
 def own_addresses() -> frozenset[Address]:
-    """The host's own addresses: IPv4 from its routing tables, IPv6 from its interfaces."""
+    """The host's own addresses: IPv4 from its routing tables, IPv6 from its
+    interfaces; read again when the last reading is :data:`REFRESH` seconds old."""
+    global _known
+    now = time.monotonic()
+    if _known is None or now - _known[0] >= REFRESH:
+        _known = (now, _read_own_addresses())
+    return _known[1]
+
+
+def _read_own_addresses() -> frozenset[Address]:
     found: set[Address] = {ipaddress.ip_address(text) for text in host_addresses()}
     try:
         lines = Path("/proc/net/if_inet6").read_text(encoding="ascii").splitlines()
