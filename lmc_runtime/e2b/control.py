@@ -1,7 +1,7 @@
 """The control plane of the E2B door: create, list, get, kill, time out and
 connect to sandboxes, in E2B's API (``spec/openapi.yml`` of e2b-dev/E2B); their
-metrics, pause and resume (:mod:`.control_state`); 501 for E2B's features this
-server does not have (:mod:`.unsupported`).
+metrics, pause and resume (:mod:`.control_state`); fork (:mod:`.forking`); 501
+for E2B's features this server does not have (:mod:`.unsupported`).
 
 Authenticated by the server's token, sent as E2B's ``X-API-Key`` (the SDKs send
 ``E2B_API_KEY`` there) or as ``Authorization: Bearer``.
@@ -22,6 +22,7 @@ from ..web.auth import bearer_from_header
 from .control_state import install_state
 from .door import Door, door_of
 from .errors import E2BError, NotImplementedInLmc, install_e2b_handlers
+from .forking import install_fork
 from .ids import new_sandbox_id, new_token
 from .listing import listing
 from .metrics import sample_while_running
@@ -187,6 +188,7 @@ def control_app(door: Door) -> FastAPI:
     install_state(router)
     _lifecycle(router)
     _listing(router)
+    install_fork(router)
     install_unsupported(router)  # last: it answers every path left
     app.include_router(router)
     return app

@@ -13,11 +13,13 @@ from .errors import NotImplementedInLmc
 
 __all__ = ["install_unsupported"]
 
-_NO_SNAPSHOTS = "a session cannot be copied or saved until lmc-runtime's sessions have snapshots"
+_NO_SNAPSHOTS = (
+    "a session is not saved as a snapshot here; fork it (POST /sandboxes/{id}/fork), or keep "
+    "checkpoints of it through the lmc API (POST /v1/sessions/{id}/checkpoints)"
+)
 
 #: (methods, path, feature, why), first match wins.
 _FEATURES: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
-    (("POST",), "/sandboxes/{sandbox_id}/fork", "forking a sandbox", _NO_SNAPSHOTS),
     (("POST",), "/sandboxes/{sandbox_id}/snapshots", "snapshots", _NO_SNAPSHOTS),
     (("GET",), "/snapshots", "snapshots", _NO_SNAPSHOTS),
     (

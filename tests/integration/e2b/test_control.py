@@ -125,7 +125,6 @@ def test_the_metrics_of_several_sandboxes_at_once(three: list[Sandbox], e2b_env:
 @pytest.mark.parametrize(
     ("method", "path", "named"),
     [
-        ("POST", "/sandboxes/{id}/fork", "forking a sandbox"),
         ("POST", "/sandboxes/{id}/snapshots", "snapshots"),
         ("GET", "/snapshots", "snapshots"),
         ("PUT", "/sandboxes/{id}/network", "network"),
@@ -155,14 +154,35 @@ def test_what_is_not_here_is_a_501_in_e2b_shape(
         sbx.kill()
 
 
-def test_fork_and_snapshot_through_the_sdk_say_why(e2b_env: Server) -> None:
+def test_a_snapshot_through_the_sdk_says_why(e2b_env: Server) -> None:
     sbx = Sandbox.create(timeout=60)
     try:
         with pytest.raises(SandboxException, match="snapshots"):
-            sbx.fork()
-        with pytest.raises(SandboxException, match="snapshots"):
             sbx.create_snapshot()
     finally:
+        sbx.kill()
+
+
+def test_fork_through_the_sdk_copies_the_files_into_sandboxes_of_their_own(
+    e2b_env: Server,
+) -> None:
+    """E2B's fork is the lmc API's: a new session each, the working directory copied."""
+    sbx = Sandbox.create(timeout=60)
+    forks: list[Sandbox] = []
+    try:
+        sbx.files.write("note.txt", "from the parent")
+        made = sbx.fork(timeout=60, count=2)
+        forks = [each for each in made if isinstance(each, Sandbox)]
+        assert len(forks) == 2, made
+        ids = {sbx.sandbox_id, *(each.sandbox_id for each in forks)}
+        assert len(ids) == 3
+        assert forks[0].files.read("note.txt") == "from the parent"
+        forks[0].files.write("note.txt", "changed in the fork")
+        assert sbx.files.read("note.txt") == "from the parent"
+        assert forks[1].files.read("note.txt") == "from the parent"
+    finally:
+        for each in forks:
+            each.kill()
         sbx.kill()
 
 
