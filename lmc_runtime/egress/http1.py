@@ -32,8 +32,8 @@ _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(;[^\r\n]*)?")
 #: fields the relay and the upstream act on (a numeric value as a
 #: ``Content-Length`` or ``Range`` would be found by how much body is sent or
 #: answered), and the ones servers routinely put back in their answers (a
-#: redirect's ``Location`` from ``Host``, CORS from ``Origin``). No API takes
-#: its key in them.
+#: redirect's ``Location`` from ``Host``, CORS from ``Origin``, a request id
+#: or the ``User-Agent`` in an error's text). No API takes its key in them.
 UNREPLACED = frozenset(
     {
         b"host",
@@ -54,6 +54,9 @@ UNREPLACED = frozenset(
         b"x-forwarded-for",
         b"x-forwarded-proto",
         b"via",
+        b"user-agent",
+        b"x-request-id",
+        b"x-correlation-id",
     }
 )
 

@@ -178,7 +178,9 @@ async def test_a_numeric_value_is_never_a_request_length(upstream: Upstream) -> 
     assert upstream.seen.all() == b""
 
 
-@pytest.mark.parametrize("header", ["Host", "Origin", "Referer", "X-Forwarded-Host", "Range"])
+@pytest.mark.parametrize(
+    "header", ["Host", "Origin", "Referer", "X-Forwarded-Host", "Range", "User-Agent"]
+)
 async def test_a_value_is_not_put_where_servers_reflect_it(upstream: Upstream, header: str) -> None:
     """Servers routinely put these back in their answers (a redirect's
     ``Location`` built from ``Host``, CORS's ``Access-Control-Allow-Origin``
