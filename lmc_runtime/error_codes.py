@@ -39,6 +39,7 @@ class ErrorCode(StrEnum):
     CHECKPOINT_NOT_FOUND = "checkpoint_not_found"
     CHECKPOINT_GONE = "checkpoint_gone"
     TOO_MANY_CHECKPOINTS = "too_many_checkpoints"
+    CHECKPOINT_MEMORY = "checkpoint_memory"
     CHECKPOINTS_UNSUPPORTED = "checkpoints_unsupported"
     # Languages and interpreters.
     UNKNOWN_LANGUAGE = "unknown_language"

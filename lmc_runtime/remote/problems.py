@@ -32,6 +32,7 @@ _BY_CODE: dict[str, type[errors.RemoteError]] = {
     ErrorCode.CHECKPOINT_NOT_FOUND: errors.RemoteCheckpointNotFound,
     ErrorCode.CHECKPOINT_GONE: errors.RemoteCheckpointNotFound,
     ErrorCode.TOO_MANY_CHECKPOINTS: errors.RemoteCapacityExceeded,
+    ErrorCode.CHECKPOINT_MEMORY: errors.RemoteTooLarge,
     ErrorCode.CHECKPOINTS_UNSUPPORTED: errors.RemoteCheckpointsUnsupported,
 }
 _BY_STATUS: dict[int, type[errors.RemoteError]] = {

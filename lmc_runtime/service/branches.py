@@ -24,7 +24,13 @@ import anyio
 
 from ..errors import CheckpointNotFound
 from ..sandbox.fileops._copy import copy_tree, empty_tree
-from .errors import CheckpointGone, CheckpointUnknown, SessionEnded, TooManyCheckpoints
+from .errors import (
+    CheckpointGone,
+    CheckpointMemory,
+    CheckpointUnknown,
+    SessionEnded,
+    TooManyCheckpoints,
+)
 
 if TYPE_CHECKING:
     from ..computer import Computer
@@ -73,6 +79,7 @@ async def take(session: ServiceSession, limit: int) -> dict[str, object]:
     try:
         if len(session.checkpoints) >= limit:
             raise TooManyCheckpoints(limit)
+        _check_memory(session)
         computer = _computer(session)
         cid = await computer.acheckpoint("python")
         try:
@@ -91,6 +98,15 @@ async def take(session: ServiceSession, limit: int) -> dict[str, object]:
         return kept.as_dict(*_memory(computer, cid))
     finally:
         claim.release()
+
+
+def _check_memory(session: ServiceSession) -> None:
+    """:class:`CheckpointMemory` past half of the session's memory limit: its
+    kernel may write every page again, which the frozen copy then keeps."""
+    limit = session.policy.limits.memory_bytes
+    used = (session.usage() or {}).get("memory_bytes")
+    if limit is not None and isinstance(used, int) and used * 2 > limit:
+        raise CheckpointMemory(used, limit)
 
 
 def listed(session: ServiceSession) -> list[dict[str, object]]:

@@ -36,6 +36,7 @@ __all__ = [
     "BadPath",
     "CapacityExceeded",
     "CheckpointGone",
+    "CheckpointMemory",
     "CheckpointUnknown",
     "DirectoryNotEmpty",
     "DiskLimitExceeded",
@@ -116,6 +117,20 @@ class CheckpointGone(ServiceError):
 
     checkpoint_id: str
     template = "checkpoint {checkpoint_id} is gone: its frozen process ended"
+
+
+@templated
+class CheckpointMemory(ServiceError):
+    """A checkpoint could double the memory the session uses: more than half of
+    its memory limit is in use already (its earlier checkpoints' pages included)."""
+
+    used: int
+    limit: int
+    template = (
+        "the session uses {used} bytes of its {limit}-byte memory limit; a checkpoint could "
+        "double that (its copy keeps every page the kernel writes), so one is taken only "
+        "below half of the limit: drop a checkpoint or free memory first"
+    )
 
 
 @templated

@@ -114,7 +114,7 @@ def test_the_servers_refusals_live_in_the_service() -> None:
         for name, obj in inspect.getmembers(refusals, inspect.isclass)
         if issubclass(obj, errors.ServiceError) and obj.__module__ == refusals.__name__
     }
-    assert len(moved) == 26
+    assert len(moved) == 27
     below = {"BadNetworkPolicy", "NetworkNotAllowed", "UnknownEnvironment", "EnvironmentBroken"}
     for name in below:
         assert getattr(refusals, name).__module__.split(".")[1] in ("egress", "environments")

@@ -287,3 +287,19 @@ async def test_remote_computer_async_fork(plain: Server) -> None:
             await other.aclose()
         await remote.adrop_checkpoint(taken)
         assert await remote.acheckpoints() == []
+
+
+def test_checkpoint_past_half_the_memory_limit_is_a_typed_413(plain: Server) -> None:
+    session = plain.create(limits={"memory_bytes": 512 << 20})
+    try:
+        with plain.client() as client:
+            used = client.get(f"/v1/sessions/{session}").json()["usage"]["memory_bytes"]
+            assert used is not None, "the session has no memory cgroup"
+            _run(plain, session, "big = bytearray(300 << 20)")
+            refused = client.post(f"/v1/sessions/{session}/checkpoints")
+            assert refused.status_code == 413, refused.text
+            assert refused.json()["error"]["code"] == "checkpoint_memory"
+            _run(plain, session, "del big")
+            assert client.post(f"/v1/sessions/{session}/checkpoints").status_code == 201
+    finally:
+        plain.delete(session)
