@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
 
-from .server import TOKEN, Server
+from .server import TOKEN, Server, running_server
 
 WAIT = 30.0
 
@@ -77,3 +79,14 @@ def test_created_busy_idle_and_ended_arrive_as_they_happen(server: Server) -> No
         server.delete(session_id)
         assert next_of(events, "ended", session_id)["id"] == session_id
     server.delete(before)
+
+
+def test_an_open_feed_does_not_hold_up_the_shutdown() -> None:
+    with running_server() as own, feed(own) as events:
+        assert events.get(timeout=WAIT)["type"] == "snapshot"
+        started = time.monotonic()
+        own.process.send_signal(signal.SIGTERM)
+        # uvicorn re-raises SIGTERM once its graceful shutdown is over.
+        assert own.process.wait(timeout=WAIT) in (0, -signal.SIGTERM)
+        assert "lmc serve stopped" in own.log(wait=WAIT)
+        assert time.monotonic() - started < 10, own.log()
