@@ -127,14 +127,18 @@ async def fork_session(manager: SessionManager, parent: ServiceSession) -> Servi
             raise CapacityExceeded(manager.settings.max_sessions)
         name = f".lmc-fork-{uuid.uuid4().hex[:12]}.pickle"
         parent_computer = _computer(parent)
-        parent_path = parent.sandbox.launcher.inside(parent.sandbox.work_dir / name)
-        await _hidden(parent_computer, _DUMP % {"path": parent_path})
+        python = "python" in parent.languages  # else only the files are carried
+        if python:
+            parent_path = parent.sandbox.launcher.inside(parent.sandbox.work_dir / name)
+            await _hidden(parent_computer, _DUMP % {"path": parent_path})
         try:
             child = await _new_session(manager, parent)
             try:
                 await _carry_files(parent, child)
                 child_path = child.sandbox.launcher.inside(child.sandbox.work_dir / name)
-                await _hidden(_computer(child), _LOAD % {"path": child_path, "parent": parent.id})
+                if python:
+                    code = _LOAD % {"path": child_path, "parent": parent.id}
+                    await _hidden(_computer(child), code)
             except BaseException:
                 manager.sessions.pop(child.id, None)
                 child.stop("its fork failed")

@@ -303,3 +303,20 @@ def test_checkpoint_past_half_the_memory_limit_is_a_typed_413(plain: Server) -> 
             assert client.post(f"/v1/sessions/{session}/checkpoints").status_code == 201
     finally:
         plain.delete(session)
+
+
+def test_fork_of_a_shell_session_carries_its_files(plain: Server) -> None:
+    parent = plain.create(languages=["shell"])
+    child = ""
+    try:
+        plain.execute(parent, "echo made > made.txt", language="shell")
+        with plain.client() as client:
+            forked = client.post(f"/v1/sessions/{parent}/fork")
+            assert forked.status_code == 201, forked.text
+            child = forked.json()["id"]
+            assert forked.json()["languages"] == ["shell"]
+        assert output(plain.execute(child, "cat made.txt", language="shell")) == "made\n"
+    finally:
+        plain.delete(parent)
+        if child:
+            plain.delete(child)
