@@ -1,12 +1,13 @@
 // The console's entry point: log in with the token, then switch pages by hash.
 import { ApiError, json, token } from "./api.js";
 import * as playground from "./playground.js";
+import * as serverPage from "./server.js";
 import * as sessionsPage from "./sessions.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGES = ["playground", "sessions", "server"];
 
-async function serverPage() {
+async function serverFigures() {
   const list = $("server-figures");
   const health = await (await fetch("/healthz", { credentials: "omit" })).json();
   const languages = await json("GET", "/v1/languages");
@@ -33,7 +34,7 @@ function show() {
   for (const section of document.querySelectorAll("main > section")) section.hidden = section.id !== page;
   for (const link of document.querySelectorAll("#nav a")) link.classList.toggle("current", link.dataset.page === page);
   if (page === "sessions") sessionsPage.start(); else sessionsPage.stop();
-  if (page === "server") serverPage().catch(() => {});
+  if (page === "server") { serverFigures().catch(() => {}); serverPage.start(); } else serverPage.stop();
   document.body.dataset.page = page;
 }
 
@@ -55,7 +56,7 @@ async function logIn(event) {
 
 function setUp() {
   $("login-form").addEventListener("submit", logIn);
-  $("logout").addEventListener("click", () => { token.clear(); sessionsPage.stop(); show(); });
+  $("logout").addEventListener("click", () => { token.clear(); sessionsPage.stop(); serverPage.stop(); show(); });
   window.addEventListener("hashchange", show);
   document.addEventListener("lmc-open", (event) => playground.pick(event.detail).catch(() => {}));
   playground.setUp();
