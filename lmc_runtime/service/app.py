@@ -35,6 +35,7 @@ from .routes import languages_router, sessions_router
 from .settings import ServiceSettings
 from .state import Service, info, service_of
 from .transcript import Transcripts
+from .transcript_routes import transcripts_router
 from .ws import ws_router
 
 __all__ = ["Extension", "Running", "create_app"]
@@ -96,6 +97,7 @@ def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) 
     app.include_router(files_router())
     app.include_router(ws_router())
     app.include_router(events_router())
+    app.include_router(transcripts_router())
     manager.events.describe = lambda session: info(session).model_dump(mode="json")
     app.include_router(console_router())
     # Every run comes through it: first, before FastAPI's routes (see .hot).

@@ -3,9 +3,10 @@ import { ApiError, json, token } from "./api.js";
 import * as playground from "./playground.js";
 import * as serverPage from "./server.js";
 import * as sessionsPage from "./sessions.js";
+import * as transcriptsPage from "./transcripts.js";
 
 const $ = (id) => document.getElementById(id);
-const PAGES = ["playground", "sessions", "server"];
+const PAGES = ["playground", "sessions", "transcripts", "server"];
 
 async function serverFigures() {
   const list = $("server-figures");
@@ -34,6 +35,7 @@ function show() {
   for (const section of document.querySelectorAll("main > section")) section.hidden = section.id !== page;
   for (const link of document.querySelectorAll("#nav a")) link.classList.toggle("current", link.dataset.page === page);
   if (page === "sessions") sessionsPage.start(); else sessionsPage.stop();
+  if (page === "transcripts") transcriptsPage.start().catch(() => {});
   if (page === "server") { serverFigures().catch(() => {}); serverPage.start(); } else serverPage.stop();
   document.body.dataset.page = page;
 }
