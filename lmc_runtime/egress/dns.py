@@ -16,6 +16,7 @@ import asyncio
 import logging
 import socket
 import struct
+import time
 from collections import OrderedDict
 from typing import cast
 
@@ -50,6 +51,30 @@ TCP_IDLE = 10.0
 MAX_TCP = 16
 #: The longest answer over UDP (RFC 1035; longer ones are truncated, and asked again over TCP).
 UDP_LIMIT = 512
+#: Names resolved for one session's DNS: this many at once, then this many a
+#: second (more are answered SERVFAIL, never asked). A session asking for random
+#: names under an allowed wildcard made the server send 3,000 queries a second
+#: to its resolver, each carrying what the session put in the name.
+BURST = 200
+RATE = 50.0
+
+
+class _Bucket:
+    """A token bucket: :meth:`take` is true while there are tokens."""
+
+    def __init__(self, burst: int, rate: float) -> None:
+        self.burst, self.rate = burst, rate
+        self.tokens = float(burst)
+        self.last = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
 
 
 class _Udp(asyncio.DatagramProtocol):
@@ -80,6 +105,8 @@ class SessionDns:
         self._transport: asyncio.DatagramTransport | None = None
         self._server: asyncio.Server | None = None
         self._tcp_writers: set[asyncio.StreamWriter] = set()
+        self._bucket = _Bucket(BURST, RATE)
+        self._throttled = False
 
     def answered(self, name: str) -> set[str]:
         """The addresses this server gave for ``name`` (lowercase, no final dot)."""
@@ -137,6 +164,14 @@ class SessionDns:
             return build_response(query, NXDOMAIN, [], TTL)
         if query.qtype not in (A, AAAA):
             return build_response(query, NOERROR, [], TTL)
+        if not self._bucket.take():
+            if not self._throttled:
+                logger.info(
+                    "session %s: DNS over %d names a second, answered SERVFAIL", self.key, RATE
+                )
+            self._throttled = True
+            return build_response(query, SERVFAIL, [], TTL)
+        self._throttled = False
         found = await self.resolver.resolve(name)
         kept = [address for address in found if self.policy.allows_resolved(name, address, None)]
         dropped = sorted(set(found) - set(kept))
