@@ -79,7 +79,7 @@ async def serve_transparent(
         what = f"{name} at {where}"
         if not egress.policy.allows_name(name, port):
             raise egress.refuse(what, "the name is not allowed")
-        addresses = await gateway.resolver.resolve(name)
+        addresses = await egress.resolve(name)
         known = {_address(a) for a in addresses}
         known |= {_address(a) for a in egress.dns.answered(name)}
         if ip not in known:

@@ -51,10 +51,12 @@ TCP_IDLE = 10.0
 MAX_TCP = 16
 #: The longest answer over UDP (RFC 1035; longer ones are truncated, and asked again over TCP).
 UDP_LIMIT = 512
-#: Names resolved for one session's DNS: this many at once, then this many a
-#: second (more are answered SERVFAIL, never asked). A session asking for random
-#: names under an allowed wildcard made the server send 3,000 queries a second
-#: to its resolver, each carrying what the session put in the name.
+#: Names resolved for one session (its DNS and its connections): this many at
+#: once, then this many a second (more are answered SERVFAIL, or refused, and
+#: never asked; a name asked again within :data:`TTL` is answered as before).
+#: A session asking for random names under an allowed wildcard made the server
+#: send 3,000 queries a second to its resolver, each carrying what the session
+#: put in the name.
 BURST = 200
 RATE = 50.0
 
@@ -106,6 +108,7 @@ class SessionDns:
         self._server: asyncio.Server | None = None
         self._tcp_writers: set[asyncio.StreamWriter] = set()
         self._bucket = _Bucket(BURST, RATE)
+        self._lookups: OrderedDict[str, tuple[float, tuple[str, ...]]] = OrderedDict()
         self._throttled = False
 
     def answered(self, name: str) -> set[str]:
@@ -164,15 +167,9 @@ class SessionDns:
             return build_response(query, NXDOMAIN, [], TTL)
         if query.qtype not in (A, AAAA):
             return build_response(query, NOERROR, [], TTL)
-        if not self._bucket.take():
-            if not self._throttled:
-                logger.info(
-                    "session %s: DNS over %d names a second, answered SERVFAIL", self.key, RATE
-                )
-            self._throttled = True
+        found = await self.lookup(name)
+        if found is None:
             return build_response(query, SERVFAIL, [], TTL)
-        self._throttled = False
-        found = await self.resolver.resolve(name)
         kept = [address for address in found if self.policy.allows_resolved(name, address, None)]
         dropped = sorted(set(found) - set(kept))
         if dropped:
@@ -180,6 +177,28 @@ class SessionDns:
         if kept:
             self._remember(name, kept)
         return build_response(query, NOERROR, kept, TTL, limit)
+
+    async def lookup(self, name: str) -> list[str] | None:
+        """``name``'s addresses through the gateway's resolver (its answer of the
+        last :data:`TTL` seconds, if any; the session's DNS and its connections
+        share it). None when the session resolves names faster than
+        :data:`RATE` allows."""
+        now = time.monotonic()
+        cached = self._lookups.get(name)
+        if cached is not None and now - cached[0] < TTL:
+            return list(cached[1])
+        if not self._bucket.take():
+            if not self._throttled:
+                logger.info("session %s: over %d names a second, not resolved", self.key, RATE)
+            self._throttled = True
+            return None
+        self._throttled = False
+        found = await self.resolver.resolve(name)
+        self._lookups.pop(name, None)
+        self._lookups[name] = (now, tuple(found))
+        while len(self._lookups) > MAX_REMEMBERED:
+            self._lookups.popitem(last=False)
+        return found
 
     def _remember(self, name: str, addresses: list[str]) -> None:
         known = self._answered.pop(name, set())

@@ -75,7 +75,7 @@ class SessionEgress:
         if not self.policy.allows_name(name, port):
             raise self.refuse(f"{name}:{port}", "the name is not allowed")
         if found is None:
-            found = await self.gateway.resolver.resolve(name)
+            found = await self.resolve(name)
         allowed = [a for a in found if self.policy.allows_resolved(name, a, port)]
         if prefer is not None and prefer in allowed:
             allowed.remove(prefer)
@@ -84,6 +84,14 @@ class SessionEgress:
             why = "it has no address" if not found else f"none of its addresses {found} is allowed"
             raise self.refuse(f"{name}:{port}", why)
         return await self.gateway.connect(allowed, port)
+
+    async def resolve(self, name: str) -> list[str]:
+        """``name``'s addresses (an allowed name), at the rate the session may
+        resolve names: :class:`Refused` over it."""
+        found = await self.dns.lookup(name)
+        if found is None:
+            raise self.refuse(name, "the session resolves names too fast; try again shortly")
+        return found
 
     async def serve(
         self, kind: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from lmc_runtime.egress import dns
 from lmc_runtime.egress.gateway import EgressGateway, GatewayLimits
 from lmc_runtime.egress.hooks import SessionSockets
 from lmc_runtime.egress.secret_specs import parse_secret
@@ -319,3 +320,32 @@ async def test_the_broker_forwards_no_absolute_uri(upstream: Upstream, scheme: s
         )
     assert echoed(received)["path"] == "/x?y=1"
     assert b"evil.test" not in upstream.seen.all()
+
+
+class CountingResolver:
+    """Every name the gateway asks its resolver for (none resolves)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def resolve(self, name: str) -> list[str]:
+        self.asked.append(name)
+        return []
+
+
+async def test_connections_resolve_names_no_faster_than_the_dns(silent: int) -> None:
+    """Random names under an allowed wildcard as the Host of connections: each
+    was resolved (a query to the resolver carrying the name), outside the
+    session's DNS and its rate. And a name resolved once is not asked again."""
+    resolver = CountingResolver()
+    started = time.monotonic()
+    async with serving(policy(["*.wild.test"]), resolver) as session:
+        for i in range(400):
+            stream = await session.redirected(("127.0.0.2", silent))
+            await _plain(stream, b"GET / HTTP/1.1\r\nHost: %x-data.wild.test\r\n\r\n" % i)
+        for _ in range(5):
+            stream = await session.redirected(("127.0.0.2", silent))
+            await _plain(stream, b"GET / HTTP/1.1\r\nHost: 0-data.wild.test\r\n\r\n")
+    elapsed = time.monotonic() - started
+    assert len(resolver.asked) <= dns.BURST + dns.RATE * elapsed + 1, len(resolver.asked)
+    assert resolver.asked.count("0-data.wild.test") == 1
