@@ -1,14 +1,22 @@
 """Attacks on the egress gateway and the secrets broker that the policy tests
 do not cover, over real sockets on this host (fast: no sandbox, no server).
+Each won before its fix.
 
-* **A downgrade of a secret's TLS.** The broker decided TLS or plain HTTP by
-  the client's first byte, whatever the port: plain HTTP to a secret's host on
-  443 (or its own port) went out in the clear with the value in it, to a port
-  where only TLS was meant. Only port 80 relays plain HTTP with values.
-* **Connections of many namespaces.** Each process of a session has a
-  namespace and a gateway key of its own (``<session>/<n>``); the cap on open
-  connections was per key, so a session with many processes held many times
-  the documented cap, and the gateway had no cap across sessions at all.
+* **A downgrade of a secret's TLS.** Plain HTTP to a secret's host on 443 (or
+  its own port) went out in the clear with the value in it. Only port 80
+  relays plain HTTP with values.
+* **Connections of many namespaces.** The cap on open connections was per
+  namespace (``<session>/<n>``), not per session, and there was none across
+  sessions.
+* **The value where servers act on it or reflect it.** A numeric value as
+  ``Content-Length`` or ``Range`` is found by how much body gets an answer; a
+  ``Host``, ``Origin``, ``Referer``... comes back in redirects and CORS headers.
+* **An absolute URI with an allowed Host.** The gateway checked the ``Host``;
+  nginx routes by the URI's host (RFC 9112, 3.2.2): a disallowed virtual host
+  on an allowed address answered.
+* **Names resolved for connections.** Random names under an allowed wildcard,
+  as connections' ``Host``, were each sent to the resolver, outside the DNS's
+  rate.
 """
 
 from __future__ import annotations
