@@ -76,9 +76,15 @@ def _add_lifecycle(router: APIRouter) -> None:
         return info(session)
 
     @router.get("", responses=_ERRORS)
-    async def list_sessions(request: Request) -> SessionList:
+    async def list_sessions(
+        request: Request, usage: Annotated[bool, Query()] = False
+    ) -> SessionList:
+        """The live sessions; ``usage=true``: each with its resource usage (as
+        one session's ``GET`` has it), read from its cgroup and disk."""
         sessions = service_of(request).manager.sessions.values()
-        return SessionList(sessions=[info(s) for s in sessions if not s.ended.is_set()])
+        return SessionList(
+            sessions=[info(s, with_usage=usage) for s in sessions if not s.ended.is_set()]
+        )
 
     @router.get("/{session_id}", responses=_ERRORS)
     async def get_session(request: Request, session_id: str) -> SessionInfo:

@@ -68,13 +68,13 @@ function render() {
   }
 }
 
+// Every session's usage in one request (the list itself comes by events).
 async function refreshUsage() {
-  for (const id of sessions.keys()) {
-    try {
-      const info = await json("GET", sessionPath(id));
-      if (info.usage) usage.set(id, info.usage);
-    } catch (_) { usage.delete(id); }
-  }
+  try {
+    const listing = await json("GET", "/v1/sessions?usage=true");
+    usage.clear();
+    for (const info of listing.sessions) if (info.usage) usage.set(info.id, info.usage);
+  } catch (_) { /* shown again at the next reading */ }
   render();
 }
 
