@@ -46,7 +46,9 @@ SYSTEM_PACKAGES: tuple[SystemPackage, ...] = (
     SystemPackage("bubblewrap", "bwrap", "the sandbox of `lmc serve`"),
     SystemPackage("slirp4netns", "slirp4netns", "network access of `lmc serve --allow-network`"),
     SystemPackage("iptables", "iptables-restore", "network access of `lmc serve --allow-network`"),
-    SystemPackage("chromium", "chromium", "screenshots of HTML output"),
+    SystemPackage(
+        "chromium", "chromium", "screenshots of HTML output, and the tests of the web console"
+    ),
     SystemPackage("libcairo2", "", "SVG displays rendered by cairosvg (pip install cairosvg)"),
     SystemPackage("tmux", "tmux", "the tests of `lmc repl`"),
     SystemPackage("zsh", "zsh", "the zsh shell backend"),
