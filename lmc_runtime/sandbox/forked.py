@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import subprocess
+from collections.abc import Callable
 
 import anyio
 
@@ -27,6 +28,7 @@ class ForkedKernel:
     sandbox, whose PID namespace takes every process the kernel started with it."""
 
     ends_its_tree = True
+    _handed_over = False
 
     def __init__(
         self,
@@ -104,13 +106,33 @@ class ForkedKernel:
         if release:
             self._release()
 
+    def hand_over(self) -> Callable[[], None] | None:
+        """Give up its sandbox to a kernel that replaces it in there (a rollback's):
+        its own end then ends the kernel alone. What ends the sandbox (blocking,
+        once), for that kernel to call when it ends; None once its sandbox has
+        ended or was handed over."""
+        holder, self._holder = self._holder, None
+        if holder is None:
+            return None
+        init, self._init = self._init, -1
+        self._handed_over = True  # its descriptors are still to close at its end
+        self.ends_its_tree = False  # what it started is looked for by its session
+
+        def end() -> None:
+            end_holder(holder, init)
+            os.close(init)
+
+        return end
+
     def _release(self) -> None:
         """The kernel has ended: end its sandbox and close the descriptors (once)."""
         holder, self._holder = self._holder, None
-        if holder is None:
+        handed, self._handed_over = self._handed_over, False
+        if holder is None and not handed:
             return
-        end_holder(holder, self._init)
-        os.close(self._init)
+        if holder is not None:
+            end_holder(holder, self._init)
+            os.close(self._init)
         self._broker.close()
         with contextlib.suppress(OSError):
             os.close(self._pidfd)

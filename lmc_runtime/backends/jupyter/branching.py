@@ -19,8 +19,10 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -29,7 +31,7 @@ from ...replies import Status
 from ..base import ExecutionOptions, SessionSettings
 from ..checkpoints import CheckpointInfo, StartFrom, private_bytes
 from .backend import JupyterSession
-from .frozen import Frozen
+from .frozen import Frozen, RevivedKernel
 from .interpreter import JupyterInterpreter
 
 __all__ = ["CheckpointingSession", "FrozenOrigin"]
@@ -72,12 +74,24 @@ class CheckpointingSession(JupyterSession):
         if not hasattr(os, "pidfd_open"):
             raise CheckpointsUnsupported("checkpoints need Linux (pidfds)")
         # A sandbox without bubblewrap keeps the kernel's process tree on the host:
-        # the frozen copy and its revived kernels stay in the session's cgroup.
-        if settings.launcher is not None and getattr(settings.launcher, "supervises", True):
+        # the frozen copy and its revived kernels stay in the session's cgroup. With
+        # bubblewrap, the kernel must be one that can hand its sandbox (its PID
+        # namespace, where the frozen copy lives) over to the kernel that replaces
+        # it: one the fork server forked into it, or one revived there.
+        launcher = settings.launcher
+        supervised = launcher is not None and getattr(launcher, "supervises", True)
+        if supervised and not hasattr(self._kernel_process(), "hand_over"):
             raise CheckpointsUnsupported(
-                f"checkpoints are not supported for {self.language} under a launcher (a sandbox)"
+                f"checkpoints are not supported for {self.language} in a sandbox "
+                "whose kernel was not forked into it (lmc serve --no-fork-server)"
             )
         return settings
+
+    def _kernel_process(self) -> object:
+        """The running kernel's process, as its provisioner keeps it (or None)."""
+        interpreter = self.supervisor.current
+        manager = getattr(interpreter, "_km", None)
+        return getattr(getattr(manager, "provisioner", None), "process", None)
 
     async def checkpoint(self) -> CheckpointInfo:
         settings = self._usable()
@@ -86,6 +100,7 @@ class CheckpointingSession(JupyterSession):
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             listener.bind(str(path))
+            os.chmod(path, 0o666)  # the sandbox's user connects (its folder is the host's)
             listener.listen(1)
             listener.setblocking(False)
             reported = await self._fork_frozen(settings.inside(path))
@@ -101,7 +116,7 @@ class CheckpointingSession(JupyterSession):
                 os.unlink(path)
         conn.setblocking(True)
         pid = _peer_pid(conn)
-        if pid != reported.get("pid"):
+        if _inner_pid(pid) != reported.get("pid"):
             conn.close()
             raise CheckpointFailed("the frozen copy that connected is not the kernel's")
         frozen = Frozen(pid, conn)
@@ -136,18 +151,35 @@ class CheckpointingSession(JupyterSession):
         return found
 
     async def rollback(self, checkpoint_id: str) -> None:
+        settings = self._usable()
         frozen = self._get(checkpoint_id).frozen
         supervisor = self.supervisor
         factory = supervisor.factory
+        # In a sandbox, the new kernel takes it over from the one it replaces.
+        hand_over = getattr(self._kernel_process(), "hand_over", None)
+        end_sandbox: Callable[[], None] | None = hand_over() if hand_over else None
+
+        async def start(argv: Sequence[str], **options: Any) -> RevivedKernel:
+            nonlocal end_sandbox
+            inside = [settings.inside(Path(a)) if a.startswith("/") else a for a in argv]
+            kernel = await frozen.start(inside, **options)
+            if end_sandbox is not None:
+                kernel.adopt(end_sandbox)
+                end_sandbox = None
+            return kernel
 
         def revived() -> JupyterInterpreter:
             interpreter = factory()
             assert isinstance(interpreter, JupyterInterpreter)
-            interpreter.start_with(frozen.start)
+            interpreter.start_with(start)
             return interpreter
 
         reason = f"rolled back to checkpoint {checkpoint_id}"
-        await supervisor.restart(reason, Status.RESTARTED, factory=revived)
+        try:
+            await supervisor.restart(reason, Status.RESTARTED, factory=revived)
+        finally:
+            if end_sandbox is not None:  # no kernel took it: the sandbox ends
+                await anyio.to_thread.run_sync(end_sandbox)
 
     def checkpoints(self) -> Sequence[CheckpointInfo]:
         return [
@@ -171,6 +203,18 @@ class CheckpointingSession(JupyterSession):
             for found in self._checkpoints.values():
                 found.frozen.close()
             self._checkpoints.clear()
+
+
+def _inner_pid(pid: int) -> int:
+    """Process ``pid``'s pid in its own PID namespace (its last ``NSpid``)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return pid
 
 
 def _peer_pid(conn: socket.socket) -> int:

@@ -21,7 +21,7 @@ import os
 import signal
 import socket
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -37,22 +37,40 @@ _ANSWER = 30.0
 
 class RevivedKernel:
     """A kernel started from a checkpoint, as the provisioner uses a ``Popen``.
-    It leads a session of its own: the provisioner's kill ends what it started."""
+    It leads a session of its own: the provisioner's kill ends what it started.
+    In a sandbox it holds the sandbox (:meth:`adopt`) as the kernel it replaced did."""
 
     ends_its_tree = False
 
     def __init__(self, pid: int, pidfd: int, monitor: socket.socket) -> None:
-        self.pid = pid
+        self.pid = _host_pid(pidfd) or pid
         self.returncode: int | None = None
         self._pidfd = pidfd
         self._monitor = monitor
         #: Set when the task reading the monitor stops (one task reads; the others wait).
         self._reading: anyio.Event | None = None
+        #: Ends the sandbox it runs in, when it ends (see :meth:`adopt`).
+        self._end_sandbox: Callable[[], None] | None = None
+
+    def adopt(self, end_sandbox: Callable[[], None]) -> None:
+        """Hold the sandbox it runs in, handed over by the kernel it replaced:
+        ``end_sandbox`` (blocking) is called once this kernel has ended."""
+        self._end_sandbox = end_sandbox
+
+    def hand_over(self) -> Callable[[], None] | None:
+        """Give up its sandbox to the kernel that replaces it (another rollback)."""
+        end, self._end_sandbox = self._end_sandbox, None
+        return end
 
     def send_signal(self, signum: int) -> None:
         if self.returncode is None and self._pidfd >= 0:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signum)
+
+    def _release_sandbox(self) -> None:
+        end, self._end_sandbox = self._end_sandbox, None
+        if end is not None:
+            end()
 
     async def ended(self) -> None:
         """Wait until the monitor says how the kernel ended (any number of tasks at once)."""
@@ -63,10 +81,13 @@ class RevivedKernel:
             self._reading = reading = anyio.Event()
             try:
                 await anyio.wait_readable(self._monitor)
-                self._read_status()
+                self._read_status(release=False)
             finally:
                 self._reading = None
                 reading.set()
+        if self._end_sandbox is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._release_sandbox)
 
     def poll(self) -> int | None:
         idle = self.returncode is None and self._reading is None
@@ -81,7 +102,7 @@ class RevivedKernel:
             self._read_status()
         return self.returncode
 
-    def _read_status(self) -> None:
+    def _read_status(self, *, release: bool = True) -> None:
         try:
             data = self._monitor.recv(4096)
             status = int(json.loads(data)["status"]) if data else None
@@ -96,6 +117,21 @@ class RevivedKernel:
         with contextlib.suppress(OSError):
             os.close(self._pidfd)
         self._pidfd = -1
+        if release:
+            self._release_sandbox()
+
+
+def _host_pid(pidfd: int) -> int | None:
+    """The pid, in the host's PID namespace, of the process pidfd ``pidfd`` refers to."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("Pid:"):
+                    pid = int(line.split()[1])
+                    return pid if pid > 0 else None
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 class Frozen:

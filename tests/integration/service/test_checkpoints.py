@@ -201,22 +201,29 @@ def test_fork_is_independent_and_isolated(plain: Server) -> None:
             plain.delete(child)
 
 
-def test_sandboxed_checkpoint_is_refused_and_fork_works(boxed: Server) -> None:
+def test_sandboxed_rollback_restores_state_and_files_and_fork_works(boxed: Server) -> None:
     parent = boxed.create()
     child = ""
     try:
         _run(boxed, parent, "secret = 'mine'\nopen('f.txt', 'w').write('data')")
         with boxed.client() as client:
-            refused = client.post(f"/v1/sessions/{parent}/checkpoints")
-            assert refused.status_code == 400, refused.text
-            assert refused.json()["error"]["code"] == "checkpoints_unsupported"
+            made = client.post(f"/v1/sessions/{parent}/checkpoints")
+            assert made.status_code == 201, made.text
+            checkpoint = made.json()["id"]
+            _run(boxed, parent, "del secret\nimport os\nos.remove('f.txt')")
+            for _ in range(2):  # a revived kernel hands the sandbox on to the next one
+                back = client.post(
+                    f"/v1/sessions/{parent}/rollback", json={"checkpoint": checkpoint}
+                )
+                assert back.status_code == 200, back.text
+                got = _run(boxed, parent, "print(secret, open('f.txt').read())")
+                assert got == "mine data\n"
+                _run(boxed, parent, "secret = 'changed'")
             forked = client.post(f"/v1/sessions/{parent}/fork")
             assert forked.status_code == 201, forked.text
             child = forked.json()["id"]
         got = _run(boxed, child, "import os\nprint(secret, open('f.txt').read(), os.getuid())")
-        parent_uid = _run(boxed, parent, "import os\nprint(os.getuid())").split()[0]
-        assert got.split()[:2] == ["mine", "data"]
-        assert got.split()[2] == parent_uid  # the same uid inside; a host uid of its own
+        assert got.split()[:2] == ["changed", "data"]
     finally:
         boxed.delete(parent)
         if child:
@@ -320,3 +327,45 @@ def test_fork_of_a_shell_session_carries_its_files(plain: Server) -> None:
         plain.delete(parent)
         if child:
             plain.delete(child)
+
+
+def test_sandboxed_revived_kernel_interrupts_and_its_death_ends_the_checkpoint(
+    boxed: Server,
+) -> None:
+    session = boxed.create()
+    try:
+        _run(boxed, session, "kept = 7")
+        with boxed.client() as client:
+            checkpoint = client.post(f"/v1/sessions/{session}/checkpoints").json()["id"]
+            back = client.post(f"/v1/sessions/{session}/rollback", json={"checkpoint": checkpoint})
+            assert back.status_code == 200, back.text
+            stopped = boxed.execute(
+                session, "import time\nwhile True: time.sleep(0.05)", timeout=1.5
+            )
+            assert stopped[-1]["extras"]["status"] in ("timeout", "interrupted"), stopped[-1]
+            assert _run(boxed, session, "print(kept)") == "7\n"
+            # The kernel dies: its sandbox, and the frozen copy in it, end with it.
+            boxed.execute(session, "import os\nos._exit(3)")
+            for _ in range(100):  # bounded: until the listing sees it ended
+                listed = client.get(f"/v1/sessions/{session}/checkpoints").json()
+                if not listed["checkpoints"][0]["alive"]:
+                    break
+                threading.Event().wait(0.05)
+            gone = client.post(f"/v1/sessions/{session}/rollback", json={"checkpoint": checkpoint})
+            assert gone.status_code == 410, gone.text
+            assert gone.json()["error"]["code"] == "checkpoint_gone"
+            assert _run(boxed, session, "print('fresh')") == "fresh\n"
+    finally:
+        boxed.delete(session)
+
+
+def test_without_the_fork_server_checkpoints_are_a_typed_400() -> None:
+    """A kernel bwrap started itself leads its sandbox's PID namespace: it cannot
+    hand the sandbox over, so a rollback would lose the checkpoint with it."""
+    with running_server("--no-fork-server", "--pool-size", "0") as server:
+        session = server.create()
+        with server.client() as client:
+            refused = client.post(f"/v1/sessions/{session}/checkpoints")
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == "checkpoints_unsupported"
+        assert "fork" in refused.json()["error"]["message"]
