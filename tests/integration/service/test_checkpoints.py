@@ -1,11 +1,8 @@
-"""Checkpoints, rollback and fork of a session on a real ``lmc serve``.
-
-Checkpoints keep a frozen copy of the kernel; under bubblewrap the kernel's PID
-namespace ends with it, so they are served by a server without bubblewrap
-(``--no-sandbox``: the session's cgroup, rlimits and folders still apply) and
-refused with a typed 400 under it. A fork carries the state by value and works
-under both.
-"""
+"""Checkpoints, rollback and fork of a session on a real ``lmc serve``: with
+bubblewrap (the frozen copy in the sandbox, the sandbox handed to the revived
+kernel) and without (``--no-sandbox``: the session's cgroup, rlimits and folders
+still apply, and the tests can reach the frozen process). A fork carries the
+state by value and works under both."""
 
 from __future__ import annotations
 
