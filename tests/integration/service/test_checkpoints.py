@@ -216,6 +216,10 @@ def test_sandboxed_rollback_restores_state_and_files_and_fork_works(boxed: Serve
                 got = _run(boxed, parent, "print(secret, open('f.txt').read())")
                 assert got == "mine data\n"
                 _run(boxed, parent, "secret = 'changed'")
+            # The revived kernel outlives its checkpoint.
+            dropped = client.delete(f"/v1/sessions/{parent}/checkpoints/{checkpoint}")
+            assert dropped.status_code == 204
+            assert _run(boxed, parent, "print(secret)") == "changed\n"
             forked = client.post(f"/v1/sessions/{parent}/fork")
             assert forked.status_code == 201, forked.text
             child = forked.json()["id"]
