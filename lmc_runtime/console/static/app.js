@@ -35,6 +35,7 @@ function show() {
   for (const section of document.querySelectorAll("main > section")) section.hidden = section.id !== page;
   for (const link of document.querySelectorAll("#nav a")) link.classList.toggle("current", link.dataset.page === page);
   if (page === "sessions") sessionsPage.start(); else sessionsPage.stop();
+  if (page === "playground") playground.refreshSessions().catch(() => {});
   if (page === "transcripts") transcriptsPage.start().catch(() => {});
   if (page === "server") { serverFigures().catch(() => {}); serverPage.start(); } else serverPage.stop();
   document.body.dataset.page = page;

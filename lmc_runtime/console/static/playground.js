@@ -12,6 +12,7 @@ function showError(error) {
 
 function lineNumbers(active) {
   const count = $("code").value.split("\n").length;
+  $("code").rows = Math.max(12, count + 1);  // grows with the code: the gutter never scrolls apart
   const gutter = $("gutter");
   gutter.replaceChildren();
   for (let n = 1; n <= count; n++) {
@@ -132,6 +133,16 @@ async function upload() {
   }
 }
 
+// The live sessions, offered in the session list (this tab's, or any client's).
+export async function refreshSessions() {
+  const listing = await json("GET", "/v1/sessions");
+  const select = $("session-pick");
+  for (const info of listing.sessions) {
+    if (![...select.options].some((o) => o.value === info.id)) select.append(new Option(info.id, info.id));
+  }
+  if (!current && listing.sessions.length) await pick(listing.sessions[0].id);
+}
+
 export function setUp() {
   $("create").addEventListener("click", create);
   $("run").addEventListener("click", run);
@@ -149,6 +160,10 @@ export function setUp() {
   $("code").addEventListener("input", () => lineNumbers(0));
   $("code").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); run(); }
+    if (event.key === "Tab" && !event.shiftKey && !event.ctrlKey) {
+      event.preventDefault();
+      document.execCommand("insertText", false, "    ");  // keeps the undo history
+    }
   });
   lineNumbers(0);
 }

@@ -72,12 +72,16 @@ def logged_in(page: Any) -> None:
 
 def new_session(page: Any, languages: str = "python,shell") -> str:
     """Create a session with the playground's form; its id."""
+    before = page.locator("#session-pick option").count()
     page.fill("#new-languages", languages)
     page.click("#create")
+    # not wait_for_function: the CSP has no eval
+    made = page.wait_for_selector(f"#session-pick option >> nth={before}", state="attached")
+    session_id = str(made.get_attribute("value"))
     page.wait_for_selector(
-        "#session-pick option", state="attached"
-    )  # not wait_for_function: the CSP has no eval
-    return str(page.input_value("#session-pick"))
+        f"#session-pick:has(option[value='{session_id}']:checked)", state="attached"
+    )
+    return session_id
 
 
 def run(page: Any, code: str) -> str:
