@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar, Unpack
 import anyio
 
 from .. import replies
-from ..arguments import MessageInput, RunOptions, check_env, check_run
+from ..arguments import MessageInput, RunOptions, check_run
 from ..errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -34,6 +34,7 @@ from .files import FileMethods
 from .languages import language_statuses, resolve
 from .models import RemoteTimeouts
 from .rest import Api, ExecutionRefused
+from .spec import session_spec
 from .sync_layer import SyncLayer
 from .websocket import WebSocketChannel
 from .wire import ANSWERED, REFUSED_STATUS, code_body, from_wire
@@ -53,8 +54,9 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
     session's working directory), ``env``, ``network`` (``True``, ``False``, or an
     egress policy: ``{"allow": [...], "deny": [...]}`` within the server's
     ``--allow-network`` list), ``limits`` (a mapping of
-    the server's limit names), ``title`` and ``environment`` (the name of one of
-    the server's environments) describe the session it creates;
+    the server's limit names), ``title``, ``environment`` (the name of one of
+    the server's environments) and ``secrets`` (names of the server's secrets:
+    the session sees placeholders) describe the session it creates;
     ``session=`` attaches to an existing session instead, which ``close`` leaves
     alive unless ``delete_on_close=True``. ``transport`` is ``"http"`` (one
     streamed request per run) or ``"websocket"`` (one connection for every run).
@@ -78,6 +80,7 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
         delete_on_close: bool | None = None,
         timeouts: RemoteTimeouts | None = None,
         environment: str | None = None,
+        secrets: Sequence[str] | None = None,
     ) -> None:
         if isinstance(languages, str) or not all(isinstance(n, str) for n in languages or ()):
             raise ArgumentTypeError(f"languages must be a list of names, not {languages!r}")
@@ -87,19 +90,9 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
         self.token = token if token is not None else os.environ.get("LMC_TOKEN") or None
         self.transport: Transport = transport
         self.timeouts = timeouts or RemoteTimeouts()
-        self._spec: dict[str, Any] = {"languages": list(languages or ["python"]), "title": title}
-        if cwd:
-            self._spec["cwd"] = cwd
-        if env:
-            self._spec["env"] = check_env(env)
-        if isinstance(network, Mapping):
-            self._spec["network"] = _network_policy(network)
-        elif network is not None:
-            self._spec["network"] = network
-        if limits:
-            self._spec["limits"] = dict(limits)
-        if environment is not None:
-            self._spec["environment"] = environment
+        self._spec = session_spec(
+            languages or ["python"], title, cwd, env, network, limits, environment, secrets
+        )
         self._session_id = session
         self._delete = delete_on_close if delete_on_close is not None else session is None
         self.info: dict[str, Any] = {}
@@ -293,13 +286,3 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
     def refresh(self) -> None:
         """The sync form of :meth:`arefresh`."""
         self._call(self.arefresh)
-
-
-def _network_policy(network: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """An egress policy as the server reads it: lists of entries (the server checks them)."""
-    policy: dict[str, list[str]] = {}
-    for key, entries in network.items():
-        if isinstance(entries, str) or not all(isinstance(e, str) for e in entries):
-            raise ArgumentTypeError(f"network[{key!r}] must be a list of entries, not {entries!r}")
-        policy[key] = list(entries)
-    return policy

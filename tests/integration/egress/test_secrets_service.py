@@ -118,6 +118,28 @@ def test_a_session_uses_secrets_it_never_sees(server: Server, internet: TestInte
     assert "API_KEY" in log and FROM_ENV not in log and FROM_FILE not in log
 
 
+def test_remote_computer_asks_for_secrets(server: Server, internet: TestInternet) -> None:
+    """RemoteComputer(secrets=[...]) gets the session placeholders the broker fills in."""
+    from lmc_runtime.remote import RemoteComputer
+    from tests.integration.service.server import TOKEN
+
+    code = f'curl -sS --max-time 30 -H "Authorization: Bearer $API_KEY" https://{ALLOWED}/remote'
+    code += '\necho "token $API_KEY"'
+    since = internet.mark()
+    with RemoteComputer(
+        server.url,
+        token=TOKEN,
+        languages=["shell"],
+        network={"allow": [ALLOWED]},
+        secrets=["API_KEY"],
+    ) as computer:
+        said = "".join(str(m.content) for m in computer.run("shell", code) if m.format == "output")
+    assert re.search(r"token lmc-secret-api-key-\S+", said), said
+    assert FROM_ENV not in said
+    allowed = authorizations(internet, since, f"{internet.allowed}:443")
+    assert allowed == {"/remote": f"Bearer {FROM_ENV}"}
+
+
 def test_unknown_secrets_are_refused(server: Server) -> None:
     with server.client() as client:
         response = client.post(
