@@ -112,3 +112,23 @@ def test_restart_loses_the_state(page: Any, session: str) -> None:
     page.wait_for_selector("#status[data-status='restarted']")
     assert run(page, "print(kept)") == "error"
     assert "NameError" in page.inner_text("#output")
+
+
+def test_a_session_made_with_a_memory_limit_shows_the_limits_badge(
+    page: Any, server: Server
+) -> None:
+    logged_in(page)
+    page.fill("#new-memory", "256")
+    session_id = new_session(page, "python")
+    try:
+        with server.client() as client:
+            limits = client.get(f"/v1/sessions/{session_id}").json()["limits"]
+        assert limits["memory_bytes"] == 256 << 20
+        assert (
+            run(page, "block = bytearray(600 << 20)\nblock[::4096] = b'x' * len(block[::4096])")
+            == "memory_limit"
+        )
+        assert page.get_attribute("#status", "class") == "badge memory_limit"
+        assert "memory" in page.inner_text("#output pre.notice").lower()
+    finally:
+        server.delete(session_id)
