@@ -101,20 +101,17 @@ class Computer(Branching, PortalHost):
         Jupyter Kernel Gateway or Enterprise Gateway, with ``gateway_token`` (sent
         as ``Authorization: token ...``); without them, ``LMC_GATEWAY_URL`` and
         ``LMC_GATEWAY_TOKEN`` if set. ``python=`` or ``r=`` keeps that language here.
-
         ``launcher`` wraps every interpreter's command line (a sandbox, limits).
-
         ``filters`` is what every execution's messages pass through, in order
         (see :mod:`lmc_runtime.filters`); by default the output budget, a
         :class:`~lmc_runtime.budget.BudgetFilter`. A list given here replaces it.
 
-        ``work_dir`` holds the runtime's own files (connection files, cells,
-        FIFOs, logs); by default a fresh temporary directory, removed on close. A
-        ``work_dir`` given here belongs to the caller and is left in place.
-        ``shared_dir`` is where interpreters create files of their own (unix
-        sockets, screenshots); by default the ``work_dir``. A sandbox gives a
-        folder it can write there and keeps ``work_dir`` read-only to the code,
-        so that the host never follows a path the code could have planted.
+        ``work_dir`` holds the runtime's own files (connection files, cells, FIFOs,
+        logs); by default a fresh temporary directory, removed on close (one given
+        is the caller's, left in place). ``shared_dir`` is where interpreters make
+        files of their own (sockets, screenshots); by default the ``work_dir``. A
+        sandbox gives a folder it can write there and keeps ``work_dir`` read-only,
+        so the host never follows a path the code could have planted.
 
         ``checkpoints="every_run"``: a checkpoint before every run, the last ``keep``
         kept, named by ``extras["checkpoint"]`` (see :mod:`lmc_runtime.branching`).
