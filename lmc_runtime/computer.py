@@ -102,9 +102,8 @@ class Computer(Branching, PortalHost):
         as ``Authorization: token ...``); without them, ``LMC_GATEWAY_URL`` and
         ``LMC_GATEWAY_TOKEN`` if set. ``python=`` or ``r=`` keeps that language here.
         ``launcher`` wraps every interpreter's command line (a sandbox, limits).
-        ``filters`` is what every execution's messages pass through, in order
-        (see :mod:`lmc_runtime.filters`); by default the output budget, a
-        :class:`~lmc_runtime.budget.BudgetFilter`. A list given here replaces it.
+        ``filters`` is what every execution's messages pass through, in order (see
+        :mod:`lmc_runtime.filters`); by default the output budget (a list replaces it).
 
         ``work_dir`` holds the runtime's own files (connection files, cells, FIFOs,
         logs); by default a fresh temporary directory, removed on close (one given
@@ -114,8 +113,7 @@ class Computer(Branching, PortalHost):
         so the host never follows a path the code could have planted.
 
         ``checkpoints="every_run"``: a checkpoint before every run, the last ``keep``
-        kept, named by ``extras["checkpoint"]`` (see :mod:`lmc_runtime.branching`).
-        """
+        kept, named by ``extras["checkpoint"]`` (see :mod:`lmc_runtime.branching`)."""
         self._init_branching(checkpoints, keep)
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
