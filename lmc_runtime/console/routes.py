@@ -4,19 +4,30 @@ The page holds no secret: the token is typed in and kept in the browser's
 ``sessionStorage``, sent as a bearer header by the page's own requests (no
 cookie, so nothing for another site to forge). Every response carries a strict
 Content-Security-Policy: scripts and styles from this origin only, no inline
-script, no eval, and no framing of the console by anyone. HTML output is shown
+script, no eval, and no framing of the console by anyone; the page's own
+style elements (the editor's) need a nonce made for each load. HTML output is shown
 in a ``srcdoc`` frame sandboxed without ``allow-same-origin``: an opaque origin
 with no access to the console's.
 """
 
 from __future__ import annotations
 
+import secrets
 from importlib import resources
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import RedirectResponse, Response
 
-__all__ = ["CSP", "console_router"]
+__all__ = ["CSP", "console_router", "page_policy"]
+
+#: Where the page's nonce goes (a meta element the editor reads).
+NONCE_MARK = b"__STYLE_NONCE__"
+
+
+def page_policy(nonce: str) -> str:
+    """The policy of the page itself: :data:`CSP`, and style elements with ``nonce``."""
+    return CSP.replace("style-src 'self'", f"style-src 'self' 'nonce-{nonce}'")
+
 
 CSP = "; ".join(
     [
@@ -72,7 +83,11 @@ def console_router() -> APIRouter:
     @router.get("/ui/")
     async def console_page() -> Response:
         body, media_type = assets["index.html"]
-        return Response(body, media_type=media_type, headers=_HEADERS)
+        nonce = secrets.token_urlsafe(18)
+        headers = {**_HEADERS, "Content-Security-Policy": page_policy(nonce)}
+        return Response(
+            body.replace(NONCE_MARK, nonce.encode()), media_type=media_type, headers=headers
+        )
 
     @router.get("/ui/static/{name}")
     async def console_asset(name: str) -> Response:

@@ -1,26 +1,19 @@
 // The playground: create or pick a session, edit, run, interrupt, restart, files.
 import { ApiError, call, execute, filePath, json, sessionPath } from "./api.js";
+import { createEditor } from "./editor.js";
 import { render } from "./output.js";
 
 const $ = (id) => document.getElementById(id);
 let current = null;   // the session's id
 let running = null;   // the AbortController of the run in progress
+let editor = null;
 
 function showError(error) {
   $("session-error").textContent = error ? (error instanceof ApiError ? `${error.code}: ${error.message}` : String(error)) : "";
 }
 
 function lineNumbers(active) {
-  const count = $("code").value.split("\n").length;
-  $("code").rows = Math.max(12, count + 1);  // grows with the code: the gutter never scrolls apart
-  const gutter = $("gutter");
-  gutter.replaceChildren();
-  for (let n = 1; n <= count; n++) {
-    const line = document.createElement("div");
-    line.textContent = String(n);
-    if (n === active) line.className = "active";
-    gutter.append(line);
-  }
+  editor.runningLine(active);
 }
 
 function setStatus(text) {
@@ -38,6 +31,7 @@ export async function pick(id) {
   select.value = id;
   const language = $("language");
   language.replaceChildren(...info.languages.map((name) => new Option(name, name)));
+  editor.language(language.value);
   await listFiles();
 }
 
@@ -67,7 +61,7 @@ async function run() {
   setStatus("running");
   let status = null;
   try {
-    for await (const message of execute(current, $("language").value, $("code").value, running.signal)) {
+    for await (const message of execute(current, $("language").value, editor.code, running.signal)) {
       const final = render(box, message, lineNumbers);
       if (final) status = final;
     }
@@ -144,6 +138,8 @@ export async function refreshSessions() {
 }
 
 export function setUp() {
+  editor = createEditor($("editor"), { text: 'print("hello")\n', onRun: () => { run(); } });
+  $("language").addEventListener("change", () => editor.language($("language").value));
   $("create").addEventListener("click", create);
   $("run").addEventListener("click", run);
   $("interrupt").addEventListener("click", () => current && call("POST", sessionPath(current, "/interrupt")).catch(showError));
@@ -157,13 +153,5 @@ export function setUp() {
   $("session-pick").addEventListener("change", (event) => pick(event.target.value).catch(showError));
   $("upload").addEventListener("change", upload);
   $("refresh-files").addEventListener("click", () => listFiles().catch(showError));
-  $("code").addEventListener("input", () => lineNumbers(0));
-  $("code").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); run(); }
-    if (event.key === "Tab" && !event.shiftKey && !event.ctrlKey) {
-      event.preventDefault();
-      document.execCommand("insertText", false, "    ");  // keeps the undo history
-    }
-  });
   lineNumbers(0);
 }

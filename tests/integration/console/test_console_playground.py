@@ -52,13 +52,13 @@ def test_the_running_line_moves_and_an_interrupt_ends_the_run(page: Any, session
     page.click("#run")
     seen = set()
     for line in ("3", "4", "3"):  # the loop's body, round again
-        page.wait_for_selector(f"#gutter .active:text-is('{line}')")
+        page.wait_for_selector(f"#editor .cm-running[data-line='{line}']")
         seen.add(line)
     assert seen == {"3", "4"}
     screenshot(page, "active-line")
     page.click("#interrupt")
     page.wait_for_selector("#status[data-status='interrupted']")
-    assert page.locator("#gutter .active").count() == 0
+    assert page.locator("#editor .cm-running").count() == 0
     assert run(page, "print(step > 0)") == "ok"  # the state is kept
     assert "True" in page.inner_text("#output")
 

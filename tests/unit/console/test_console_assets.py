@@ -11,7 +11,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from lmc_runtime.console import CSP, console_router
+from lmc_runtime.console import CSP, console_router, page_policy
 
 STATIC = resources.files("lmc_runtime.console").joinpath("static")
 SCRIPTS = sorted(p.name for p in STATIC.iterdir() if p.name.endswith(".js"))
@@ -26,12 +26,25 @@ def client() -> TestClient:
 
 def test_the_page_and_every_asset_carry_the_policy(client: TestClient) -> None:
     assert client.get("/ui", follow_redirects=False).status_code == 308
-    for path in ["/ui/", *(f"/ui/static/{name}" for name in [*SCRIPTS, "console.css"])]:
+    for path in [f"/ui/static/{name}" for name in [*SCRIPTS, "console.css"]]:
         response = client.get(path)
         assert response.status_code == 200, path
         assert response.headers["content-security-policy"] == CSP
     assert client.get("/ui/static/routes.py").status_code == 404
     assert client.get("/ui/static/%2e%2e/routes.py").status_code == 404
+
+
+def test_each_load_of_the_page_has_a_style_nonce_of_its_own(client: TestClient) -> None:
+    nonces = []
+    for _ in range(2):
+        response = client.get("/ui/")
+        found = re.search(r'<meta name="lmc-style-nonce" content="([\w-]{24})">', response.text)
+        assert found is not None
+        nonces.append(found.group(1))
+        assert response.headers["content-security-policy"] == page_policy(found.group(1))
+    assert nonces[0] != nonces[1]
+    policy = page_policy(nonces[0])
+    assert "script-src 'self';" in policy and "unsafe" not in policy
 
 
 def test_the_page_has_no_inline_script_and_loads_only_its_own_files() -> None:
