@@ -12,10 +12,11 @@ with no access to the console's.
 
 from __future__ import annotations
 
+import gzip
 import secrets
 from importlib import resources
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 __all__ = ["CSP", "console_router", "page_policy"]
@@ -61,14 +62,20 @@ _TYPES = {
 }
 
 
-def _assets() -> dict[str, tuple[bytes, str]]:
-    """Every file of the package's ``static`` folder, read once: name -> (body, type)."""
-    found: dict[str, tuple[bytes, str]] = {}
+def _assets() -> dict[str, tuple[bytes, bytes, str]]:
+    """Every file of the package's ``static`` folder, read and compressed once:
+    name -> (body, gzipped body, type)."""
+    found: dict[str, tuple[bytes, bytes, str]] = {}
     for entry in resources.files(__package__).joinpath("static").iterdir():
         suffix = "." + entry.name.rsplit(".", 1)[-1]
         if entry.is_file() and suffix in _TYPES:
-            found[entry.name] = (entry.read_bytes(), _TYPES[suffix])
+            body = entry.read_bytes()
+            found[entry.name] = (body, gzip.compress(body, 9, mtime=0), _TYPES[suffix])
     return found
+
+
+def _gzip_accepted(request: Request) -> bool:
+    return "gzip" in request.headers.get("accept-encoding", "").lower()
 
 
 def console_router() -> APIRouter:
@@ -82,7 +89,7 @@ def console_router() -> APIRouter:
 
     @router.get("/ui/")
     async def console_page() -> Response:
-        body, media_type = assets["index.html"]
+        body, _, media_type = assets["index.html"]
         nonce = secrets.token_urlsafe(18)
         headers = {**_HEADERS, "Content-Security-Policy": page_policy(nonce)}
         return Response(
@@ -90,10 +97,15 @@ def console_router() -> APIRouter:
         )
 
     @router.get("/ui/static/{name}")
-    async def console_asset(name: str) -> Response:
+    async def console_asset(request: Request, name: str) -> Response:
         found = assets.get(name)
         if found is None:
             raise HTTPException(404, "no such asset")
-        return Response(found[0], media_type=found[1], headers=_HEADERS)
+        body, packed, media_type = found
+        headers = {**_HEADERS, "Vary": "Accept-Encoding"}
+        if _gzip_accepted(request):
+            headers["Content-Encoding"] = "gzip"
+            body = packed
+        return Response(body, media_type=media_type, headers=headers)
 
     return router

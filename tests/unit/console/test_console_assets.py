@@ -73,3 +73,12 @@ def test_a_module_imports_only_files_that_ship_and_never_parses_html(name: str) 
         assert banned not in source, f"{name} uses {banned}"
     code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
     assert "allow-same-origin" not in code
+
+
+def test_assets_go_compressed_to_a_client_that_takes_gzip(client: TestClient) -> None:
+    plain = client.get("/ui/static/codemirror.js", headers={"Accept-Encoding": "identity"})
+    packed = client.get("/ui/static/codemirror.js", headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in plain.headers
+    assert packed.headers["content-encoding"] == "gzip"
+    assert packed.content == plain.content  # httpx decoded it
+    assert int(packed.headers["content-length"]) < len(plain.content) // 2
