@@ -3,7 +3,9 @@ console's tests: one server and one browser per module, a fresh page per test.""
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -93,5 +95,12 @@ def run(page: Any, code: str) -> str:
 
 
 def screenshot(page: Any, name: str) -> None:
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMAGES / f"console-{name}.png"))
+    """A screenshot of the page: into the docs' images with LMC_DOCS_SCREENSHOTS=1
+    (how they are made), else into a temporary folder (the run leaves the
+    checkout as it was)."""
+    if os.environ.get("LMC_DOCS_SCREENSHOTS") == "1":
+        folder = IMAGES
+    else:
+        folder = Path(tempfile.gettempdir()) / "lmc-console-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"console-{name}.png"))
