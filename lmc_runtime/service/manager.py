@@ -95,7 +95,6 @@ class SessionManager:
         #: Warm sessions: of the default policy, and of each environment asked for.
         make = pool_maker(settings, starts, self._start_pooled, self._room)
         self.pools = Pools(default_policy(settings), make)
-        self.pool = self.pools.default
         #: The feed of ``GET /v1/events``: clients' sessions created, ended, busy or idle.
         self.events = SessionEvents()
 
@@ -137,7 +136,7 @@ class SessionManager:
                     tg.start_soon(self.forks.prepare)
                 if self.settings.pool_ceiling:
                     self.pools.spawn = tg.start_soon
-                    tg.start_soon(self.pool.run)
+                    tg.start_soon(self.pools.default.run)
                 task_status.started()
                 await anyio.sleep_forever()
         finally:
@@ -173,11 +172,7 @@ class SessionManager:
             root, policy, enabled=enabled, forks=self.forks, host=self.host, egress=self.egress
         )
         session = ServiceSession(
-            session_id,
-            sandbox,
-            policy,
-            languages,
-            self.transcripts,
+            *(session_id, sandbox, policy, languages, self.transcripts),
             sandboxed=self.settings.sandbox,
             idle_timeout=self.settings.idle_timeout,
             in_pool=pooled,
@@ -205,14 +200,11 @@ class SessionManager:
         if self.secrets is not None:
             self.secrets.close(session.id)
         if self.sessions.pop(session.id, None) is not None:
-            self._record_end(session.id, session.end_reason or "it was closed")
+            self.ended[session.id] = session.end_reason or "it was closed"
+            while len(self.ended) > self.settings.ended_kept:
+                self.ended.popitem(last=False)
             self.events.publish("ended", session)
         self.pools.wake()
-
-    def _record_end(self, session_id: str, reason: str) -> None:
-        self.ended[session_id] = reason
-        while len(self.ended) > self.settings.ended_kept:
-            self.ended.popitem(last=False)
 
     async def _start_pooled(self, policy: SandboxPolicy) -> ServiceSession:
         session = self._new(policy, ["python"], pooled=True)
