@@ -338,9 +338,7 @@ def test_regression_a_refusal_names_the_path_as_the_client_sent_it(server: Serve
             assert response.status_code == 404, response.text
             message = response.json()["error"]["message"]
             assert "'in/x.csv'" in message and "project" not in message, message
-            response = client.request(
-                "DELETE", f"/v1/sessions/{session_id}/files/nothing/here.txt"
-            )
+            response = client.request("DELETE", f"/v1/sessions/{session_id}/files/nothing/here.txt")
             assert response.status_code == 404 and "project" not in response.text
     finally:
         server.delete(session_id)

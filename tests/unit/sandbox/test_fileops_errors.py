@@ -40,9 +40,18 @@ def test_fileops_raise_their_own_errors_not_service_ones(tmp_path: Path) -> None
             "'a' is not a directory, or goes through a file",
         ),
         (lambda: fileops.IsADirectory("a"), 400, "is_a_directory", "'a' is a directory"),
-        (lambda: fileops.Refused("a", "is a FIFO: refused"), 400, "unsafe_path", "'a' is a FIFO: refused"),
-        (lambda: fileops.BadDestination("b", "cannot move 'a' into itself"), 400, "bad_path",
-         "cannot move 'a' into itself"),
+        (
+            lambda: fileops.Refused("a", "is a FIFO: refused"),
+            400,
+            "unsafe_path",
+            "'a' is a FIFO: refused",
+        ),
+        (
+            lambda: fileops.BadDestination("b", "cannot move 'a' into itself"),
+            400,
+            "bad_path",
+            "cannot move 'a' into itself",
+        ),
     ],
 )
 def test_service_maps_each_fileops_error_by_class(
