@@ -18,7 +18,13 @@ from ...kernelspecs import kernels_dir
 
 __all__ = ["python_startup", "r_startup"]
 
-_PYTHON_FILES = ("lmc_startup.py", "lmc_displays.py", "lmc_pip.py", "lmc_charts.py")
+_PYTHON_FILES = (
+    "lmc_startup.py",
+    "lmc_displays.py",
+    "lmc_pip.py",
+    "lmc_charts.py",
+    "lmc_checkpoint.py",
+)
 
 _PYTHON_LOADER = """\
 def _lmc_remote_startup(files, env):
