@@ -27,8 +27,7 @@ from ..backends.base import ExecutionOptions
 from ..errors import CheckpointFailed
 from ..sandbox import fileops
 from ..sandbox.fileops._copy import copy_tree, empty_tree
-from ..sandbox.policy import shown_network
-from .errors import CapacityExceeded, SessionEnded, SessionStartFailed, ShuttingDown
+from .errors import CapacityExceeded, SessionEnded, ShuttingDown
 
 if TYPE_CHECKING:
     from ..computer import Computer
@@ -161,34 +160,13 @@ def _computer(session: ServiceSession) -> Computer:
 
 async def _new_session(manager: SessionManager, parent: ServiceSession) -> ServiceSession:
     """A session made as ``parent`` was (its policy, languages and folder)."""
-    manager._starting += 1
-    child: ServiceSession | None = None
-    try:
-        child = manager._new(parent.policy, list(parent.languages), pooled=False, cwd=parent.cwd)
-        await manager._launch(child, warm=True)
-        if child.start_error is not None:
-            raise SessionStartFailed(child.id, child.start_error)
-        child.claim()
-        manager.sessions[child.id] = child
-    except BaseException:
-        if child is not None and child.id not in manager.sessions:
-            child.stop("its creation was abandoned")
-        raise
-    finally:
-        manager._starting -= 1
-    policy = child.policy
-    metadata = {
-        "languages": child.languages,
-        "network": shown_network(policy.network),
-        "pooled": False,
-        "cwd": child.cwd,
-        "env": sorted(policy.env),
-        "environment": policy.environment.name if policy.environment else None,
-        "forked_from": parent.id,
-    }
-    await manager.transcripts.open(child.id, title=f"fork of {parent.id}", metadata=metadata)
-    manager.events.publish("created", child)
-    return child
+    return await manager.open_session(
+        parent.policy,
+        list(parent.languages),
+        parent.cwd,
+        title=f"fork of {parent.id}",
+        extra={"forked_from": parent.id},
+    )
 
 
 async def _carry_files(parent: ServiceSession, child: ServiceSession) -> None:

@@ -212,8 +212,7 @@ class SessionManager:
         return session
 
     async def create(self, request: CreateSession) -> ServiceSession:
-        """A new session, from the pool when it fits; :class:`CapacityExceeded`
-        past ``max_sessions``."""
+        """A new session, from the pool when it fits (past ``max_sessions``: 429)."""
         if self.shutting_down:
             raise ShuttingDown()
         policy = session_policy(self.settings, request)
@@ -222,17 +221,19 @@ class SessionManager:
         cwd = checked_cwd(request.cwd)
         pool = self.pools.for_policy(policy, cwd)
         with pool.serving() if pool is not None else contextlib.nullcontext():
-            return await self._create(request, policy, languages, cwd, pool=pool)
+            return await self.open_session(policy, languages, cwd, pool=pool, title=request.title)
 
-    async def _create(
+    async def open_session(
         self,
-        request: CreateSession,
         policy: SandboxPolicy,
         languages: list[str],
         cwd: str,
         *,
-        pool: Pool | None,
+        pool: Pool | None = None,
+        title: str = "",
+        extra: dict[str, object] | None = None,
     ) -> ServiceSession:
+        """A client's session under a checked ``policy``, from ``pool`` if it has one."""
         if len(self.sessions) + self._starting >= self.settings.max_sessions:
             raise CapacityExceeded(self.settings.max_sessions)
         session = pool.take() if pool is not None else None
@@ -262,8 +263,9 @@ class SessionManager:
             "cwd": cwd,
             "env": sorted(policy.env),
             "environment": policy.environment.name if policy.environment else None,
+            **(extra or {}),
         }
-        await self.transcripts.open(session.id, title=request.title, metadata=metadata)
+        await self.transcripts.open(session.id, title=title, metadata=metadata)
         self.events.publish("created", session)
         return session
 
