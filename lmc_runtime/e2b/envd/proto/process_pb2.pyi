@@ -1,5 +1,5 @@
-# Made by `python lmc_runtime/e2b/envd/proto/_generate.py` (grpcio-tools 1.62,
-# protoc 25) from the .proto beside it, E2B's envd schema. Do not edit.
+# Made by `python docs/reference/envd/generate.py` (grpcio-tools 1.62,
+# protoc 25) from E2B's envd schema in docs/reference/envd/. Do not edit.
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
