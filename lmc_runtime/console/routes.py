@@ -6,8 +6,8 @@ cookie, so nothing for another site to forge). Every response carries a strict
 Content-Security-Policy: scripts and styles from this origin only, no inline
 script, no eval, and no framing of the console by anyone; the page's own
 style elements (the editor's) need a nonce made for each load. HTML output is shown
-in a ``srcdoc`` frame sandboxed without ``allow-same-origin``: an opaque origin
-with no access to the console's.
+in a frame of ``/ui/frame`` (:mod:`.frame`), sandboxed without ``allow-same-origin``:
+an opaque origin with no access to the console's, where the output's own scripts run.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from importlib import resources
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
+
+from .frame import frame_router
 
 __all__ = ["CSP", "console_router", "page_policy"]
 
@@ -82,6 +84,7 @@ def console_router() -> APIRouter:
     """The routes of ``/ui``; no token needed to load the page (it holds none)."""
     router = APIRouter(include_in_schema=False)
     assets = _assets()
+    router.include_router(frame_router())
 
     @router.get("/ui")
     async def console_root() -> Response:

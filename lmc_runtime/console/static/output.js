@@ -1,5 +1,6 @@
 // Rendering computer messages. Text is only ever set with textContent; HTML
-// output goes into a srcdoc frame sandboxed without allow-same-origin.
+// output goes into a frame of /ui/frame sandboxed without allow-same-origin
+// (an opaque origin, whose own policy lets the output's scripts run there).
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -40,14 +41,32 @@ function chartTable(chart) {
   return table;
 }
 
+const FRAME_MIN = 40, FRAME_MAX = 2000;  // px: the heights a frame may ask for
+
+// The frame is handed its HTML once its page has loaded, by a message: a srcdoc
+// frame would inherit the console's policy, under which no inline script runs.
 function htmlFrame(html) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("referrerpolicy", "no-referrer");
+  frame.className = "html-output";
   frame.title = "HTML output";
-  frame.srcdoc = html;
+  frame.addEventListener("load", () => frame.contentWindow.postMessage(html, "*"), { once: true });
+  frame.src = "/ui/frame";
   return frame;
 }
+
+// A frame's report of its height, clamped; any other message is ignored.
+addEventListener("message", (event) => {
+  const height = Number(event.data?.lmcFrameHeight);
+  if (!Number.isFinite(height)) return;
+  for (const frame of document.querySelectorAll("iframe.html-output")) {
+    if (frame.contentWindow !== event.source) continue;
+    const shown = Math.min(FRAME_MAX, Math.max(FRAME_MIN, Math.ceil(height)));
+    frame.style.height = `${shown}px`;
+    frame.dataset.height = String(shown);
+  }
+});
 
 // Show one message in `box`; returns its final status when it is the last one.
 export function render(box, message, onLine) {
