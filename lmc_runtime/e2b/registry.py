@@ -173,6 +173,7 @@ class Sandboxes:
             thaw(frozen)
             return
         sandbox.frozen = frozen
+        sandbox.session.set_paused(True)
         logger.info("sandbox %s paused", sandbox.shown)
         self._wake()
 
@@ -185,6 +186,7 @@ class Sandboxes:
         frozen, sandbox.frozen = sandbox.frozen, None
         if frozen is not None:
             thaw(frozen)
+        sandbox.session.set_paused(False)
         sandbox.paused_at = None
         left = sandbox.left_when_paused if timeout is None else timeout
         if timeout is None and left <= 0:

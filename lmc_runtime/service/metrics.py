@@ -43,7 +43,7 @@ class _SessionStates(Collector):
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
         family = GaugeMetricFamily("lmc_sessions", "Sessions by state", labels=["state"])
-        counts = dict.fromkeys(("starting", "idle", "busy", "closing", "pooled"), 0)
+        counts = dict.fromkeys(("starting", "idle", "busy", "paused", "closing", "pooled"), 0)
         for state in self._states():
             counts[state] = counts.get(state, 0) + 1
         for state, count in counts.items():

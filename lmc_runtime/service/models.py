@@ -194,7 +194,7 @@ class SessionInfo(BaseModel):
     languages: list[str]
     network: bool | dict[str, list[str]]
     limits: dict[str, Any]
-    state: Literal["starting", "idle", "busy", "closing"]
+    state: Literal["starting", "idle", "busy", "paused", "closing"]
     created_at: float
     last_active: float
     pooled: bool

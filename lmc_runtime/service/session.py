@@ -94,8 +94,10 @@ class ServiceSession:
         self._busy = anyio.Semaphore(1)
         self._stop = anyio.Event()
         self._changed = anyio.Event()
-        #: Called when a run starts or ends (the manager's feed of events).
+        #: Called when a run starts or ends, or a pause (the manager's feed of events).
         self.on_state: Callable[[ServiceSession], None] | None = None
+        #: Its processes stopped where they stand (E2B's pause), until resumed.
+        self.paused = False
 
     # -- state -------------------------------------------------------------
 
@@ -109,7 +111,15 @@ class ServiceSession:
             return "closing"
         if not self.ready.is_set():
             return "starting"
+        if self.paused:
+            return "paused"
         return "busy" if self.busy else "idle"
+
+    def set_paused(self, paused: bool) -> None:
+        """Show it as paused (or not) from now on, and tell the feed of events."""
+        changed, self.paused = paused != self.paused, paused
+        if changed and self.on_state is not None:
+            self.on_state(self)
 
     @property
     def limits(self) -> dict[str, Any]:
