@@ -114,6 +114,10 @@ class Service:
 
 
 def _timeout(request: Request) -> float | None:
+    """The call's bound (``Connect-Timeout-Ms``), once its protocol version is checked."""
+    version = request.headers.get("connect-protocol-version", "1")
+    if version != "1":
+        raise ConnectError("invalid_argument", f"Connect-Protocol-Version {version[:20]!r} != 1")
     header = request.headers.get("connect-timeout-ms")
     if not header:
         return None
@@ -121,12 +125,6 @@ def _timeout(request: Request) -> float | None:
         raise ConnectError("invalid_argument", f"Connect-Timeout-Ms is no number: {header[:20]!r}")
     millis = int(header)
     return None if millis == 0 or millis > _MAX_TIMEOUT_MS else millis / 1000
-
-
-def _check_version(request: Request) -> None:
-    version = request.headers.get("connect-protocol-version", "1")
-    if version != "1":
-        raise ConnectError("invalid_argument", f"Connect-Protocol-Version {version[:20]!r} != 1")
 
 
 async def _read_body(request: Request) -> bytes:
@@ -153,7 +151,6 @@ async def _unary(request: Request, kind: type[Req], handler: Unary) -> Response:
         accepted = {"Accept-Post": "application/json, application/proto"}
         return Response(status_code=415, headers=accepted)
     try:
-        _check_version(request)
         timeout = _timeout(request)
         body = decompress(await _read_body(request), request.headers.get("content-encoding"))
         message = codec.decode(body, kind)
@@ -177,16 +174,25 @@ def _unsupported() -> Response:
     )
 
 
+async def _messages(request: Request, codec: Codec, kind: type[Req]) -> AsyncGenerator[Req, None]:
+    """The messages of a stream's request body."""
+    reader = EnvelopeReader(request.stream(), request.headers.get("connect-content-encoding"))
+    while True:
+        try:
+            data = await reader.next()
+        except ClientDisconnect:
+            raise ConnectError("canceled", "the client left before the request ended") from None
+        if data is None:
+            return
+        yield codec.decode(data, kind)
+
+
 async def _first_message(request: Request, codec: Codec, kind: type[Req]) -> Req:
     """The one message of a server stream's request body."""
-    reader = EnvelopeReader(request.stream(), request.headers.get("connect-content-encoding"))
-    try:
-        data = await reader.next()
-    except ClientDisconnect:
-        raise ConnectError("canceled", "the client left before the request ended") from None
-    if data is None:
-        raise ConnectError("invalid_argument", "the request stream holds no message")
-    return codec.decode(data, kind)
+    async with aclosing(_messages(request, codec, kind)) as messages:
+        async for message in messages:
+            return message
+    raise ConnectError("invalid_argument", "the request stream holds no message")
 
 
 async def _server_stream(request: Request, kind: type[Req], handler: Streaming) -> Response:
@@ -194,7 +200,6 @@ async def _server_stream(request: Request, kind: type[Req], handler: Streaming) 
     if codec is None:
         return _unsupported()
     try:
-        _check_version(request)
         timeout = _timeout(request)
         message = await _first_message(request, codec, kind)
     except Exception as exc:
@@ -208,22 +213,9 @@ async def _client_stream(request: Request, kind: type[Req], handler: ClientStrea
     if codec is None:
         return _unsupported()
     try:
-        _check_version(request)
         timeout = _timeout(request)
-        reader = EnvelopeReader(request.stream(), request.headers.get("connect-content-encoding"))
-
-        async def messages() -> AsyncGenerator[Any, None]:
-            while True:
-                try:
-                    data = await reader.next()
-                except ClientDisconnect:
-                    raise ConnectError("canceled", "the client left") from None
-                if data is None:
-                    return
-                yield codec.decode(data, kind)
-
         with anyio.fail_after(timeout if timeout is not None else math.inf):
-            async with aclosing(messages()) as requests:
+            async with aclosing(_messages(request, codec, kind)) as requests:
                 answer = await handler(requests, Call(request, timeout))
     except TimeoutError:
         return _ended(codec, ConnectError("deadline_exceeded", "the call ran out of time"))
