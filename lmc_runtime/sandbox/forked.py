@@ -8,7 +8,6 @@ and with it the sandbox's PID namespace and everything left in it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -17,6 +16,7 @@ from collections.abc import Callable
 
 import anyio
 
+from ..exit_report import ReportReader, read_exit
 from ..procs import wait_readable
 from .holder import end_holder
 
@@ -45,8 +45,8 @@ class ForkedKernel:
         self._broker = broker
         self._holder: subprocess.Popen[bytes] | None = holder
         self._init = init
-        #: Set when the task reading the broker stops (one task reads; the others wait).
-        self._reading: anyio.Event | None = None
+        #: One task reads the broker; the others wait.
+        self._reader = ReportReader()
 
     def send_signal(self, signum: int) -> None:
         if self.returncode is None:
@@ -58,24 +58,18 @@ class ForkedKernel:
         its sandbox is ended and reaped in a worker thread. Any number of tasks
         may wait at once (a supervisor's watch and a kill's wait): one reads the
         broker, the others wait for it; if it is cancelled, another reads."""
-        while self.returncode is None:
-            if self._reading is not None:
-                await self._reading.wait()
-                continue
-            self._reading = reading = anyio.Event()
-            try:
-                await anyio.wait_readable(self._broker)
-                self._read_status(wait=False, release=False)
-            finally:
-                self._reading = None
-                reading.set()
+        await self._reader.wait(
+            self._broker,
+            lambda: self.returncode is not None,
+            lambda: self._read_status(wait=False, release=False),
+        )
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(self._release)
 
     def poll(self) -> int | None:
         # While a task waits in ended(), the broker is that task's to read: read and
         # closed here, it would leave the task waiting on a closed descriptor's number.
-        if self.returncode is None and self._reading is None:
+        if self.returncode is None and not self._reader.busy:
             self._read_status(wait=False)
         return self.returncode
 
@@ -92,17 +86,7 @@ class ForkedKernel:
             if wait and timeout is not None:
                 raise subprocess.TimeoutExpired(["forked kernel"], timeout)
             return
-        try:
-            data = self._broker.recv(4096)
-            status = int(json.loads(data)["status"]) if data else None
-        except (OSError, ValueError, KeyError, TypeError):
-            status = None
-        if status is None:  # the broker is gone without a word: the kernel goes too
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            self.returncode = -signal.SIGKILL
-        else:
-            self.returncode = os.waitstatus_to_exitcode(status)
+        self.returncode = read_exit(self._broker, self._pidfd)
         if release:
             self._release()
 

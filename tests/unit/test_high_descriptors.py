@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 import lmc_runtime
+from lmc_runtime.exit_report import ReportReader
 from lmc_runtime.procs import readable_now, wait_readable
 from lmc_runtime.sandbox.forks import ForkedKernel
 
@@ -74,7 +75,7 @@ def test_a_forked_kernel_past_1024_reads_its_exit(high_fd: Callable[[int], int])
     fd = high_fd(os.dup(ours.fileno()))
     ours.close()
     kernel = ForkedKernel.__new__(ForkedKernel)
-    kernel.returncode, kernel._reading = None, None
+    kernel.returncode, kernel._reader, kernel._pidfd = None, ReportReader(), -1
     kernel._broker = socket.socket(fileno=fd)
     try:
         assert kernel.poll() is None
@@ -108,7 +109,8 @@ def test_a_forked_kernel_s_poll_leaves_its_exit_to_the_task_waiting_for_it() -> 
     that would say nothing more (or on a number another descriptor then took)."""
     ours, broker = socket.socketpair()
     kernel = ForkedKernel.__new__(ForkedKernel)
-    kernel.returncode, kernel._reading, kernel._holder = None, None, None
+    kernel.returncode, kernel._reader, kernel._holder = None, ReportReader(), None
+    kernel._pidfd = -1
     kernel._broker = ours
 
     async def main() -> None:

@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 
 from ...errors import KernelStartError
+from ...exit_report import ReportReader, read_exit
 from ...procs import wait_readable
 
 __all__ = ["Frozen", "RevivedKernel"]
@@ -47,8 +48,8 @@ class RevivedKernel:
         self.returncode: int | None = None
         self._pidfd = pidfd
         self._monitor = monitor
-        #: Set when the task reading the monitor stops (one task reads; the others wait).
-        self._reading: anyio.Event | None = None
+        #: One task reads the monitor; the others wait.
+        self._reader = ReportReader()
         #: Ends the sandbox it runs in, when it ends (see :meth:`adopt`).
         self._end_sandbox: Callable[[], None] | None = None
 
@@ -74,23 +75,17 @@ class RevivedKernel:
 
     async def ended(self) -> None:
         """Wait until the monitor says how the kernel ended (any number of tasks at once)."""
-        while self.returncode is None:
-            if self._reading is not None:
-                await self._reading.wait()
-                continue
-            self._reading = reading = anyio.Event()
-            try:
-                await anyio.wait_readable(self._monitor)
-                self._read_status(release=False)
-            finally:
-                self._reading = None
-                reading.set()
+        await self._reader.wait(
+            self._monitor,
+            lambda: self.returncode is not None,
+            lambda: self._read_status(release=False),
+        )
         if self._end_sandbox is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._release_sandbox)
 
     def poll(self) -> int | None:
-        idle = self.returncode is None and self._reading is None
+        idle = self.returncode is None and not self._reader.busy
         if idle and wait_readable(self._monitor.fileno(), 0):
             self._read_status()
         return self.returncode
@@ -103,16 +98,7 @@ class RevivedKernel:
         return self.returncode
 
     def _read_status(self, *, release: bool = True) -> None:
-        try:
-            data = self._monitor.recv(4096)
-            status = int(json.loads(data)["status"]) if data else None
-        except (OSError, ValueError, KeyError, TypeError):
-            status = None
-        if status is None:  # the monitor is gone without a word: the kernel goes too
-            self.send_signal(signal.SIGKILL)
-            self.returncode = -signal.SIGKILL
-        else:
-            self.returncode = os.waitstatus_to_exitcode(status)
+        self.returncode = read_exit(self._monitor, self._pidfd)
         self._monitor.close()
         with contextlib.suppress(OSError):
             os.close(self._pidfd)

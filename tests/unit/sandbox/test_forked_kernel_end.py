@@ -10,6 +10,7 @@ import socket
 import anyio
 import pytest
 
+from lmc_runtime.exit_report import ReportReader
 from lmc_runtime.sandbox.forks import ForkedKernel
 
 
@@ -21,7 +22,8 @@ def anyio_backend() -> str:
 def _kernel(broker: socket.socket) -> ForkedKernel:
     kernel = ForkedKernel.__new__(ForkedKernel)
     kernel.pid, kernel.returncode = 12345, None
-    kernel._broker, kernel._holder, kernel._reading = broker, None, None
+    kernel._broker, kernel._holder, kernel._pidfd = broker, None, -1
+    kernel._reader = ReportReader()
     return kernel
 
 
