@@ -77,13 +77,14 @@ def _egress(args: argparse.Namespace) -> int:
 
 
 def _checkpoints(args: argparse.Namespace) -> int:
-    """Only the checkpoint rows: checkpoint, rollback and fork against re-running."""
+    """Only the checkpoint rows, the library's and the service's: checkpoint,
+    rollback and fork against re-running."""
     from .checkpoints import checkpoints_phase, missing_for_checkpoints
 
     missing = missing_for_checkpoints()
     figures = checkpoints_phase(quick=args.quick) if missing is None else None
     rows = figures.figures() if figures is not None else []
-    notes = [missing] if missing else []
+    notes = figures.notes if figures is not None else [missing] if missing else []
     if args.json:
         data = {"checkpoints": asdict(figures) if figures else None, "notes": notes}
         write_json(sys.stdout, {**data, "figures": [asdict(row) for row in rows]})

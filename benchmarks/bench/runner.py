@@ -116,8 +116,10 @@ def _checkpoints(quick: bool, notes: list[str]) -> CheckpointFigures | None:
     if missing is not None:
         notes.append(missing)
         return None
-    logger.info("checkpoints, rollbacks and forks")
-    return checkpoints_phase(quick=quick)
+    logger.info("checkpoints, rollbacks and forks: the library's and the service's")
+    figures = checkpoints_phase(quick=quick)
+    notes += figures.notes
+    return figures
 
 
 def run_benchmark(*, repeat: int = 200, quick: bool = False) -> BenchReport:
