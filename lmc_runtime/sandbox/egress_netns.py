@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..backends.base import Availability
 from ..egress.handover import EgressAttacher, Handover
 from ..errors import SandboxUnavailable
-from .network import _which
+from .network import find_programs, required
 
 __all__ = [
     "EGRESS_HELPER",
@@ -76,21 +76,16 @@ class EgressTools:
 
 def find_egress_tools() -> EgressTools | None:
     """``ip`` and the iptables loaders, or None if one is missing."""
-    paths = [_which(name) for name in ("ip", "iptables-restore", "ip6tables-restore")]
-    if any(path is None for path in paths):
-        return None
-    ip, restore4, restore6 = (str(path) for path in paths)
-    return EgressTools(ip, restore4, restore6)
+    paths = find_programs("ip", "iptables-restore", "ip6tables-restore")
+    return None if paths is None else EgressTools(*paths)
 
 
 def require_egress_tools() -> EgressTools:
     """The tools, or :class:`~lmc_runtime.errors.SandboxUnavailable` naming what is missing."""
-    tools = find_egress_tools()
-    if tools is None:
-        raise SandboxUnavailable(
-            "an egress policy needs ip and iptables (apt-get install iproute2 iptables)"
-        )
-    return tools
+    return required(
+        find_egress_tools(),
+        "an egress policy needs ip and iptables (apt-get install iproute2 iptables)",
+    )
 
 
 def egress_netns_command(

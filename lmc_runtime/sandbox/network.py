@@ -32,6 +32,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..backends.base import Availability
 from ..egress.local import host_addresses
@@ -43,14 +44,18 @@ __all__ = [
     "NetworkTools",
     "blocked_networks",
     "find_network_tools",
+    "find_programs",
     "host_addresses",
     "install_host_firewall",
     "netns_command",
     "network_available",
     "require_network_tools",
+    "required",
 ]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: The helper that sets up the namespace and starts bwrap in it (stdlib only).
 NETNS_HELPER = Path(__file__).with_name("_netns.py")
@@ -81,23 +86,33 @@ def _which(name: str) -> str | None:
     return os.path.abspath(found) if found else None
 
 
+def find_programs(*names: str) -> list[str] | None:
+    """The absolute paths of the programs ``names`` (looked for in PATH, then in
+    the sbin folders), or None if one is missing."""
+    paths = [_which(name) for name in names]
+    return None if None in paths else [str(path) for path in paths]
+
+
+def required(tools: T | None, problem: str) -> T:
+    """``tools``, found; else :class:`~lmc_runtime.errors.SandboxUnavailable`
+    saying ``problem`` (what is missing, and how to install it)."""
+    if tools is None:
+        raise SandboxUnavailable(problem)
+    return tools
+
+
 def find_network_tools() -> NetworkTools | None:
     """slirp4netns and the iptables loaders, or None if one is missing."""
-    paths = [_which(n) for n in ("slirp4netns", "iptables-restore", "ip6tables-restore")]
-    if any(path is None for path in paths):
-        return None
-    slirp, restore4, restore6 = (str(path) for path in paths)
-    return NetworkTools(slirp, restore4, restore6)
+    paths = find_programs("slirp4netns", "iptables-restore", "ip6tables-restore")
+    return None if paths is None else NetworkTools(*paths)
 
 
 def require_network_tools() -> NetworkTools:
     """The tools, or :class:`~lmc_runtime.errors.SandboxUnavailable` naming what is missing."""
-    tools = find_network_tools()
-    if tools is None:
-        raise SandboxUnavailable(
-            "network access needs slirp4netns and iptables (apt-get install slirp4netns iptables)"
-        )
-    return tools
+    return required(
+        find_network_tools(),
+        "network access needs slirp4netns and iptables (apt-get install slirp4netns iptables)",
+    )
 
 
 def tun_usable() -> bool:

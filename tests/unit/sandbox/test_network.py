@@ -8,14 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from lmc_runtime.errors import SandboxUnavailable
 from lmc_runtime.sandbox import network
 from lmc_runtime.sandbox.launch import EXEC_WRAPPER, SandboxLauncher
 from lmc_runtime.sandbox.network import (
     NETNS_HELPER,
     NetworkTools,
     blocked_networks,
+    find_programs,
     host_addresses,
     netns_command,
+    required,
 )
 from lmc_runtime.service.settings import ServiceSettings
 
@@ -130,3 +133,23 @@ def test_the_host_rule_covers_the_whole_uid_range() -> None:
     assert rule[0] == "OUTPUT" and rule[-2:] == ["-j", "REJECT"]
     assert rule[rule.index("--uid-owner") + 1] == "1500000-1565535"
     assert rule[rule.index("--dst-type") + 1] == "LOCAL"
+
+
+def test_programs_are_found_as_absolute_paths_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = tmp_path / "bin" / "some-tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "bin")  # a relative PATH entry: still an absolute path back
+    assert find_programs("some-tool") == [str(tool)]
+    assert find_programs("some-tool", "no-such-tool-here") is None
+
+
+def test_tools_not_found_are_refused_with_what_to_install() -> None:
+    tools = NetworkTools("/a", "/b", "/c")
+    assert required(tools, "unused") is tools
+    with pytest.raises(SandboxUnavailable, match="apt-get install slirp4netns"):
+        required(None, "network access needs slirp4netns (apt-get install slirp4netns)")
