@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request, Response
 from .. import __version__
 from ..closing import closing_task_group
 from ..console import console_router
+from ..console.history import MetricsHistory, history_router
 from ..egress.gateway import EgressGateway
 from ..egress.resolver import DnsResolver
 from ..errors import MissingExtra, StoreError
@@ -100,10 +101,12 @@ def create_app(settings: ServiceSettings, extensions: Sequence[Extension] = ()) 
     app.include_router(transcripts_router())
     manager.events.describe = lambda session: info(session).model_dump(mode="json")
     app.include_router(console_router())
+    app.state.metrics_history = MetricsHistory(metrics, manager.states)
+    app.include_router(history_router())
     # Every run comes through it: first, before FastAPI's routes (see .hot).
     app.router.routes.insert(0, execute_route())
     install_openapi(app, (CreateSession, CodeMessage, RestartRequest, RollbackRequest))
-    app.state.extensions = [
+    app.state.extensions = [app.state.metrics_history] + [
         running for extend in extensions if (running := extend(app, service)) is not None
     ]
     return app
