@@ -32,12 +32,10 @@ and the server's sockets in it. Options:
     how long the server may take to answer (default 30).
 """
 
-import importlib.util
 import os
 import select
 import socket
 import sys
-from types import ModuleType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -173,7 +171,10 @@ def _parse(args: list[str], fail: "Fail") -> tuple[dict[str, str], list[str]]:
 
 
 def main(args: list[str]) -> None:
-    netns = _sibling_netns()
+    # Run with -I, this file's folder is not on the path: _netns.py is beside it.
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import _netns as netns  # type: ignore[import-not-found]
+
     fail = netns._fail
     options, argv = _parse(args, fail)
     wrapper = netns.exec_wrapper()
@@ -197,16 +198,6 @@ def main(args: list[str]) -> None:
         fail(f"the server's egress gateway refused the session's sockets: {reason}")
     handover.close()
     netns.exec_bwrap("--bwrap-env" in options, argv, env, wrapper)
-
-
-def _sibling_netns() -> ModuleType:
-    """``_netns.py`` beside this file (run with ``-I``: not importable by name)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_netns.py")
-    spec = importlib.util.spec_from_file_location("_lmc_netns", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 if __name__ == "__main__":
