@@ -23,6 +23,10 @@ from benchmarks.load.loadmix import run_mixed
 from ..service.server import TOKEN, wait_for_pool
 from .census import Served, settled
 
+#: A minute of 12 busy sessions takes every core: it runs alone, after the rest
+#: (tests beside it would crawl, and slow its sessions' warm-up in turn).
+pytestmark = pytest.mark.serial
+
 SESSIONS = 12
 POOL = 4
 DURATION = 60.0
