@@ -22,8 +22,9 @@ from .pages import SERVER_TOKEN, SERVER_URL, Block, all_blocks
 
 #: Seconds one example may take (a kernel's start included).
 EXAMPLE_SECONDS = 60
-#: Examples run at once: most of an example's time is an interpreter starting.
-CONCURRENT = 4
+#: Examples run at once: most of an example's time is an interpreter starting. The
+#: other test workers (``pytest -n``) share the cores, so each runs its share of 4.
+CONCURRENT = max(1, 4 // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 Done = subprocess.CompletedProcess[str]
 

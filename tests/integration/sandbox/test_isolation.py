@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import threading
 from collections.abc import Iterator
@@ -176,9 +177,11 @@ print("planted")
 
 
 async def test_no_process_is_left_after_aclose(sandboxed: Opener) -> None:
-    code = """
+    # a duration no other test's sleep has: tests run beside this one (pytest -n)
+    duration = f"1000.{secrets.randbelow(10**6)}"
+    code = f"""
 import subprocess, os
-p = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+p = subprocess.Popen(["sleep", "{duration}"], start_new_session=True)
 print("CHILD", p.pid)
 """
     async with sandboxed() as (sandbox, computer):
@@ -186,11 +189,11 @@ print("CHILD", p.pid)
         usage = sandbox.usage()
         before = usage.processes
     assert before is None or before >= 2
-    # every sleep 1000 started by a sandbox is gone
+    # the sleep the sandbox started is gone
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 cmdline = Path("/proc", entry, "cmdline").read_bytes()
             except OSError:
                 continue
-            assert cmdline != b"sleep\x001000\x00"
+            assert cmdline != f"sleep\0{duration}\0".encode()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -23,7 +24,13 @@ TOKEN = "test-token-0123456789"
 CODE = {"role": "assistant", "type": "code", "format": "python"}
 
 
+#: What ``lmc serve`` prints once it listens (``--port 0``: the port the kernel chose).
+_ANNOUNCED = re.compile(rb"lmc serve: listening on http://127\.0\.0\.1:(\d+)\n")
+
+
 def free_port() -> int:
+    """A port free now; another process may take it before it is bound (a server
+    that can, is started on port 0 and says which port it got)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -38,11 +45,11 @@ class Server:
 
     def __init__(self, process: subprocess.Popen[bytes], port: int, data_dir: Path) -> None:
         self.process = process
-        self.port = port
         self.data_dir = data_dir
-        self.url = f"http://127.0.0.1:{port}"
-        self.ws_url = f"ws://127.0.0.1:{port}"
+        self._at(port)
         self._output = bytearray()
+        #: Set once the server printed the port it listens on, or its output ended.
+        self._announced = threading.Event()
         self._readers = [
             threading.Thread(target=self._drain, args=(stream,), daemon=True)
             for stream in (process.stdout, process.stderr)
@@ -51,11 +58,26 @@ class Server:
         for reader in self._readers:
             reader.start()
 
+    def _at(self, port: int) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}"
+
     def _drain(self, stream: IO[bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
             while piece := stream.read1(65536):  # type: ignore[attr-defined]
                 self._output += piece
+                if not self._announced.is_set() and _ANNOUNCED.search(self._output):
+                    self._announced.set()
                 del self._output[: max(0, len(self._output) - (1 << 20))]
+        self._announced.set()
+
+    def listening_port(self, timeout: float) -> int | None:
+        """The port ``lmc serve --port 0`` said it listens on (a bounded wait);
+        None if it ended, or said nothing, first."""
+        self._announced.wait(timeout)
+        found = _ANNOUNCED.search(self._output)
+        return int(found.group(1)) if found else None
 
     def log(self, wait: float = 0) -> str:
         """What the server printed; ``wait``: at most that long for it to end."""
@@ -130,8 +152,9 @@ def _running(
     env: dict[str, str] | None = None,
     pass_fds: tuple[int, ...] = (),
 ) -> Iterator[Server]:
-    port = free_port()
-    argv = [*(prefix or []), sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
+    # Port 0: the kernel picks a free port and the server prints it. A port picked
+    # here could be taken by another test's server (pytest -n) before it is bound.
+    argv = [*(prefix or []), sys.executable, "-m", "lmc_runtime", "serve", "--port", "0"]
     argv += ["--data-dir", str(data_dir), *args]
     environ = {k: v for k, v in os.environ.items() if k != "LMC_TOKEN"}
     environ.update(env or {})
@@ -145,9 +168,13 @@ def _running(
         env=environ,
         pass_fds=pass_fds,
     )
-    server = Server(process, port, data_dir)
+    server = Server(process, 0, data_dir)
     try:
         deadline = time.monotonic() + 60
+        port = server.listening_port(60)
+        if port is None:
+            raise AssertionError(f"lmc serve did not say where it listens: {server.log(wait=10)!r}")
+        server._at(port)
         while True:
             if process.poll() is not None:
                 raise AssertionError(f"lmc serve exited: {server.log(wait=10)!r}")
