@@ -12,7 +12,8 @@ tell a fork's parts apart, ``repeat`` new sessions timed until they answer
 ``pass``.
 
 Memory is the PSS of the server's whole process tree (shared pages counted once
-in the sum), read before and after: what the unmodified checkpoints added, and
+in the sum; a first session has started and ended, so the fork server is among
+them), read before and after: what the unmodified checkpoints added, and
 what the forks added, divided by their number. A fork is a new session in a new
 sandbox that loaded a copy of the state, so its figure is a whole session's
 memory; the parent session's own figure is given beside it.
@@ -118,8 +119,10 @@ def service_server(max_mb: int, repeat: int) -> Iterator[ServiceServer]:
     sandboxed = sandbox_available().available
     with local_server(*serve_args(max_mb, repeat, sandboxed)) as (url, token):
         pid = _server_pid()
+        server = ServiceServer(url, token, pid, sandboxed)
         try:
-            yield ServiceServer(url, token, pid, sandboxed)
+            _fresh(server, "pass")  # what the first session starts (the fork server)
+            yield server
         except (BenchError, LMCError):
             logger.warning("lmc serve's log ends with:\n%s", _log_tail(pid))
             raise
