@@ -146,37 +146,14 @@ def hand_over(sock: socket.socket, made: list[socket.socket], timeout: float) ->
     return sock.recv(4096)
 
 
-def _parse(args: list[str], fail: "Fail") -> tuple[dict[str, str], list[str]]:
-    if "--" not in args:
-        fail("usage: _egressns.py [options] -- bwrap ...")
-    split = args.index("--")
-    flags, argv = args[:split], args[split + 1 :]
-    options = {"--timeout": "30"}
-    index = 0
-    while index < len(flags):
-        if flags[index] == "--bwrap-env":
-            options["--bwrap-env"] = ""
-            index += 1
-            continue
-        if index + 1 >= len(flags):
-            fail(f"{flags[index]} needs a value")
-        options[flags[index]] = flags[index + 1]
-        index += 2
-    for needed in _REQUIRED:
-        if needed not in options:
-            fail(f"{needed} is required")
-    if not argv:
-        fail("no command given")
-    return options, argv
-
-
 def main(args: list[str]) -> None:
     # Run with -I, this file's folder is not on the path: _netns.py is beside it.
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
     import _netns as netns  # type: ignore[import-not-found]
 
     fail = netns._fail
-    options, argv = _parse(args, fail)
+    values, argv = netns.parse(args, "_egressns.py", _REQUIRED)
+    options = {name: given[-1] if given else "" for name, given in values.items()}
     wrapper = netns.exec_wrapper()
     env = netns.bwrap_environment()
     try:

@@ -179,9 +179,14 @@ def _wait_readable(fd: int, timeout: float) -> bytes:
     return os.read(fd, 1) if poller.poll(max(0, int(timeout * 1000))) else b""
 
 
-def _parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+def parse(
+    args: list[str], program: str, required: tuple[str, ...]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """``[options] -- bwrap ...`` (this helper's and ``_egressns.py``'s): each
+    option's values and the command. ``--bwrap-env`` takes no value; ``--block``
+    may be given more than once; ``--timeout`` is 30 unless given."""
     if "--" not in args:
-        _fail("usage: _netns.py [options] -- bwrap ...")
+        _fail(f"usage: {program} [options] -- bwrap ...")
     split = args.index("--")
     options: dict[str, list[str]] = {"--block": [], "--timeout": ["30"]}
     flags, argv = args[:split], args[split + 1 :]
@@ -198,7 +203,7 @@ def _parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
         else:
             options[flags[index]] = [flags[index + 1]]
         index += 2
-    for needed in ("--slirp4netns", "--iptables-restore", "--ip6tables-restore"):
+    for needed in required:
         if needed not in options:
             _fail(f"{needed} is required")
     if not argv:
@@ -207,7 +212,8 @@ def _parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
 
 
 def main(args: list[str]) -> None:
-    options, argv = _parse(args)
+    required = ("--slirp4netns", "--iptables-restore", "--ip6tables-restore")
+    options, argv = parse(args, "_netns.py", required)
     wrapper = exec_wrapper()  # loaded before anything starts, so the end cannot fail
     env = bwrap_environment()
     child_ready, ready = os.pipe()

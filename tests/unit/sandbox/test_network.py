@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lmc_runtime.errors import SandboxUnavailable
 from lmc_runtime.sandbox import network
+from lmc_runtime.sandbox.egress_netns import EGRESS_HELPER
 from lmc_runtime.sandbox.launch import EXEC_WRAPPER, SandboxLauncher
 from lmc_runtime.sandbox.network import (
     NETNS_HELPER,
@@ -153,3 +156,48 @@ def test_tools_not_found_are_refused_with_what_to_install() -> None:
     assert required(tools, "unused") is tools
     with pytest.raises(SandboxUnavailable, match="apt-get install slirp4netns"):
         required(None, "network access needs slirp4netns (apt-get install slirp4netns)")
+
+
+def _helper() -> object:
+    spec = importlib.util.spec_from_file_location("_netns_parse", NETNS_HELPER)
+    assert spec is not None and spec.loader is not None
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    return helper
+
+
+def test_the_helpers_read_their_options_and_command() -> None:
+    helper: Any = _helper()
+    args = ["--ip", "/sbin/ip", "--block", "a", "--bwrap-env", "--block", "b", "--", "bwrap", "x"]
+    options, argv = helper.parse(args, "_x.py", ("--ip",))
+    assert options == {
+        "--block": ["a", "b"],
+        "--timeout": ["30"],
+        "--ip": ["/sbin/ip"],
+        "--bwrap-env": [],
+    }
+    assert argv == ["bwrap", "x"]
+
+
+@pytest.mark.parametrize(
+    ("helper", "args", "says"),
+    [
+        (NETNS_HELPER, ["--slirp4netns", "/x", "--", "bwrap"], "--iptables-restore is required"),
+        (NETNS_HELPER, ["--slirp4netns"], "usage: _netns.py [options] -- bwrap"),
+        (EGRESS_HELPER, ["--ip", "/x", "--timeout"], "usage: _egressns.py [options] -- bwrap"),
+        (EGRESS_HELPER, ["--ip", "--"], "--ip needs a value"),
+        (EGRESS_HELPER, ["--ip", "/x", "--", "bwrap"], "--iptables-restore is required"),
+    ],
+)
+def test_a_helper_given_wrong_options_says_what_is_wrong(
+    helper: Path, args: list[str], says: str
+) -> None:
+    ended = subprocess.run(
+        [sys.executable, "-I", "-S", str(helper), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ended.returncode == 127
+    assert says in ended.stderr
