@@ -1,19 +1,16 @@
 """Checkpoints of a live kernel: a frozen copy-on-write image of its interpreter.
 
-``__lmc_checkpoint__(path)`` (a builtin, called by the runtime in a hidden run,
-between two cells) forks the kernel. The copy leaves the kernel's session,
-connects to the runtime's unix socket at ``path``, keeps no other descriptor
-and waits there, frozen: it runs nothing and costs only the pages the kernel
-writes after it. Each request the runtime sends on that socket brings a socket
-of its own and the new kernel's stdout and stderr: the frozen copy forks a
-*monitor*, which forks a kernel revived from the image (the same objects,
-modules, functions, generators and ``random`` state) on fresh ZMQ sockets, as
-the command line in the request says (``lmc_kernel.py -f CONNECTION ...``);
-the monitor reports how it ended, and kills it if the runtime goes first. The
-frozen copy ends when its own socket closes: the runtime dropped it or ended.
-
-Threads other than the main one, child processes and open sockets are not in
-the copy: the first cell of a revived kernel says which were left behind.
+``__lmc_checkpoint__(path)`` (a builtin the runtime calls in a hidden run, between
+cells) forks the kernel. The copy leaves the kernel's session, connects to the
+runtime's unix socket at ``path``, keeps no other descriptor and waits there,
+frozen: it costs only the pages the kernel writes after it. Each request on that
+socket brings a socket of its own and the new kernel's stdout and stderr: the
+copy forks a *monitor*, which forks a kernel revived from the image (the same
+objects, modules, generators and ``random`` state) on fresh ZMQ sockets, as the
+request's command line says; the monitor reports how it ended, and kills it if
+the runtime goes first. The copy ends when its socket closes. Threads other than
+the main one, child processes and open sockets are not in the copy: the first
+cell of a revived kernel says which were left behind.
 """
 
 import builtins
@@ -136,6 +133,8 @@ def _frozen(conn: socket.socket, ready: int, left: str) -> None:
     try:
         os.close(ready)
         _keep_only(conn.fileno())
+        with contextlib.suppress(Exception):
+            _prepare()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the system
         while True:
@@ -154,6 +153,31 @@ def _frozen(conn: socket.socket, ready: int, left: str) -> None:
                 os.close(fd)
     except BaseException:
         os._exit(1)
+
+
+def _prepare() -> None:
+    """Once, in the frozen copy, what every kernel revived from it would do again:
+    the startup files compiled, and the new interactive shell made (with the
+    kernel's configuration and namespace; :func:`_new_kernel` gives it its kernel).
+    What fails here is left to each revived kernel, as if nothing was prepared."""
+    from ipykernel.kernelapp import IPKernelApp
+    from ipykernel.zmqshell import ZMQInteractiveShell
+
+    old = IPKernelApp.instance()
+    compiled = {}
+    for name in old.exec_files:
+        path = os.path.realpath(os.path.expanduser(name))
+        with open(path, "rb") as file:
+            compiled[path] = compile(file.read(), path, "exec")
+    _OWN["compiled"] = compiled
+    shell = old.shell
+    ZMQInteractiveShell.clear_instance()
+    _OWN["shell"] = ZMQInteractiveShell.instance(
+        config=old.config,
+        profile_dir=shell.profile_dir,
+        user_ns=shell.user_ns,
+        compiler_class=type(shell.compile),
+    )
 
 
 def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> None:
@@ -229,18 +253,31 @@ def _new_kernel(argv: list, bound: int, left: str) -> int:
     from ipykernel.zmqshell import ZMQInteractiveShell
 
     old = IPKernelApp.instance()
-    shell = old.shell
+    shell = old.kernel.shell
     # Kept referenced: the image's ZMQ objects must never be closed or collected here.
     builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), old]
     user_ns, count = shell.user_ns, shell.execution_count
     inputs = list(shell.history_manager.input_hist_parsed)
     for singleton in (IPKernelApp, IPythonKernel, ZMQInteractiveShell):
         singleton.clear_instance()
+    prepared = _OWN.get("shell")
+    if prepared is not None:  # the kernel made next takes it as its shell
+        for singleton in ZMQInteractiveShell._walk_mro():
+            singleton._instance = prepared
+        _compiled_startup(_OWN.get("compiled") or {})
     asyncio.events._set_running_loop(None)
     asyncio.set_event_loop(asyncio.new_event_loop())
     builtins.__lmc_checkpoint_note__ = left
     sys.argv = argv[1:]
     app = IPKernelApp.instance(user_ns=user_ns)
+    if prepared is not None:
+        made = app.init_kernel
+
+        def init_kernel() -> None:
+            made()
+            app.kernel.shell.kernel = app.kernel  # before the startup files run
+
+        app.init_kernel = init_kernel
     app.initialize(argv[2:])
     os.write(bound, b"1")
     os.close(bound)
@@ -250,6 +287,21 @@ def _new_kernel(argv: list, bound: int, left: str) -> int:
     new.history_manager.input_hist_raw[:] = inputs
     contextvars.Context().run(app.start)
     return 0
+
+
+def _compiled_startup(compiled: dict) -> None:
+    """The startup files run from their code compiled in :func:`_prepare`."""
+    from IPython.utils import py3compat
+
+    original = py3compat.execfile
+
+    def execfile(fname: object, glob: dict, loc: object = None, compiler: object = None) -> None:
+        code = compiled.get(os.path.realpath(str(fname)))
+        if code is None or compiler is not None:
+            return original(fname, glob, loc, compiler)
+        exec(code, glob, glob if loc is None else loc)
+
+    py3compat.execfile = execfile
 
 
 def _note_once(ip: object) -> None:

@@ -166,3 +166,18 @@ def test_a_revived_kernel_is_interrupted_asks_for_input_and_shows_displays(
         shown = run(computer, "from IPython.display import HTML\nHTML('<b>hi</b>')")
         assert [m.content for m in shown.of("code", "html")] == ["<b>hi</b>"]
         assert run(computer, "print(x)").output == "5\n"
+
+
+def test_a_revived_kernels_runtime_hooks_are_installed_every_time(computer: Computer) -> None:
+    """Regression: revived kernels reuse a shell prepared in the frozen copy; the
+    runtime's startup (per-run environment, the note of what was left behind) must
+    still be installed on it, for the first and for a second kernel revived from it."""
+    run(computer, "import os, threading, time\nx = 1")
+    run(computer, "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()")
+    taken = computer.checkpoint()
+    for _ in range(2):
+        computer.rollback(taken)
+        first = run(computer, "print(os.environ.get('LMC_HOOKED'), x)", env={"LMC_HOOKED": "yes"})
+        assert first.output.endswith("yes 1\n")
+        assert "1 thread" in first.output and "not carried" in first.output
+        assert run(computer, "print(os.environ.get('LMC_HOOKED'))").output == "None\n"
