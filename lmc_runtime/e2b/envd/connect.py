@@ -195,34 +195,39 @@ async def _first_message(request: Request, codec: Codec, kind: type[Req]) -> Req
     raise ConnectError("invalid_argument", "the request stream holds no message")
 
 
-async def _server_stream(request: Request, kind: type[Req], handler: Streaming) -> Response:
+async def _stream_call(
+    request: Request, run: Callable[[Codec, float | None], Awaitable[Response]]
+) -> Response:
+    """A stream's call: ``run`` with its codec and timeout (no codec: 415); what
+    it raises ends the stream at once, with the error."""
     codec = _stream_codec(request)
     if codec is None:
         return _unsupported()
     try:
-        timeout = _timeout(request)
-        message = await _first_message(request, codec, kind)
-    except Exception as exc:
-        return _ended(codec, connect_error_of(exc))
-    call = Call(request, timeout)
-    return _streamed(codec, handler(message, call), timeout)
-
-
-async def _client_stream(request: Request, kind: type[Req], handler: ClientStreaming) -> Response:
-    codec = _stream_codec(request)
-    if codec is None:
-        return _unsupported()
-    try:
-        timeout = _timeout(request)
-        with anyio.fail_after(timeout if timeout is not None else math.inf):
-            async with aclosing(_messages(request, codec, kind)) as requests:
-                answer = await handler(requests, Call(request, timeout))
+        return await run(codec, _timeout(request))
     except TimeoutError:
         return _ended(codec, ConnectError("deadline_exceeded", "the call ran out of time"))
     except Exception as exc:
         return _ended(codec, connect_error_of(exc))
-    body = envelope(codec.encode(answer)) + envelope(end_body(None), END_STREAM)
-    return Response(body, media_type=f"application/connect+{codec.name}")
+
+
+async def _server_stream(request: Request, kind: type[Req], handler: Streaming) -> Response:
+    async def run(codec: Codec, timeout: float | None) -> Response:
+        message = await _first_message(request, codec, kind)
+        return _streamed(codec, handler(message, Call(request, timeout)), timeout)
+
+    return await _stream_call(request, run)
+
+
+async def _client_stream(request: Request, kind: type[Req], handler: ClientStreaming) -> Response:
+    async def run(codec: Codec, timeout: float | None) -> Response:
+        with anyio.fail_after(timeout if timeout is not None else math.inf):
+            async with aclosing(_messages(request, codec, kind)) as requests:
+                answer = await handler(requests, Call(request, timeout))
+        body = envelope(codec.encode(answer)) + envelope(end_body(None), END_STREAM)
+        return Response(body, media_type=f"application/connect+{codec.name}")
+
+    return await _stream_call(request, run)
 
 
 def _ended(codec: Codec, error: ConnectError) -> Response:
