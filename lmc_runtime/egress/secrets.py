@@ -19,7 +19,7 @@ import inspect
 import logging
 import secrets as random
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -198,61 +198,56 @@ class SecretBroker:
                 message = f"{name}'s certificate was not accepted: {exc}"
                 await client.write(error_response(502, "Bad Gateway", message))
                 return
-        await self._relay(session, name, port, client, upstream, in_clear=not tls)
+        replacements = self._replacements(session, name, port, in_clear=not tls)
+        what = f"session {session}: a request to {name}"
+        await _relay(client, upstream, _requests(client, upstream, replacements, what))
 
-    async def _relay(
-        self,
-        session: str,
-        name: str,
-        port: int,
-        client: Channel,
-        upstream: Channel,
-        *,
-        in_clear: bool = False,
-    ) -> None:
-        """Requests one way (placeholders replaced), responses the other, until
-        the upstream ends, or the client has ended and the upstream answered."""
-        responses = asyncio.create_task(_pipe(upstream, client))
-        requests = asyncio.create_task(
-            self._requests(session, name, port, client, upstream, in_clear)
-        )
-        try:
-            done, _ = await asyncio.wait({requests, responses}, return_when=asyncio.FIRST_COMPLETED)
-            if requests in done and requests.exception() is None and not responses.done():
-                await upstream.finish()
-                await responses
-            for task in done:
-                task.result()
-        finally:
-            for task in (requests, responses):
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.gather(requests, responses, return_exceptions=True)
+    def _replacements(
+        self, session: str, name: str, port: int, *, in_clear: bool
+    ) -> dict[bytes, bytes]:
+        """:meth:`replacements`, looked up once a connection (a session's
+        connections end with it). Plain HTTP gets values on port 80 only:
+        elsewhere (443, a secret's own port) the client would have them cross the
+        network in the clear to a port where TLS was meant; its placeholders stay
+        placeholders."""
+        if in_clear and port != 80:
+            logger.info("session %s: plain HTTP to %s:%d, no secret put in", session, name, port)
+            return {}
+        return self.replacements(session, name, port)
 
-    async def _requests(
-        self,
-        session: str,
-        name: str,
-        port: int,
-        client: Channel,
-        upstream: Channel,
-        in_clear: bool,
-    ) -> None:
-        try:
-            # Looked up once a connection (a session's connections end with it).
-            # Plain HTTP gets values on port 80 only: elsewhere (443, a secret's
-            # own port) the client would have them cross the network in the clear
-            # to a port where TLS was meant; its placeholders stay placeholders.
-            replacements = {} if in_clear and port != 80 else self.replacements(session, name, port)
-            if in_clear and port != 80:
-                logger.info(
-                    "session %s: plain HTTP to %s:%d, no secret put in", session, name, port
-                )
-            await relay_requests(Requests(client), upstream, replacements)
-        except BadRequest as exc:
-            logger.info("session %s: a request to %s refused: %s", session, name, exc)
-            await client.write(error_response(400, "Bad Request", str(exc)))
-            raise
+
+async def _relay(
+    client: Channel, upstream: Channel, requests_sent: Coroutine[Any, Any, None]
+) -> None:
+    """Requests one way (``requests_sent`` sends them), responses the other, until
+    the upstream ends, or the client has ended and the upstream answered."""
+    responses = asyncio.create_task(_pipe(upstream, client))
+    requests = asyncio.create_task(requests_sent)
+    try:
+        done, _ = await asyncio.wait({requests, responses}, return_when=asyncio.FIRST_COMPLETED)
+        if requests in done and requests.exception() is None and not responses.done():
+            await upstream.finish()
+            await responses
+        for task in done:
+            task.result()
+    finally:
+        for task in (requests, responses):
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.gather(requests, responses, return_exceptions=True)
+
+
+async def _requests(
+    client: Channel, upstream: Channel, replacements: dict[bytes, bytes], what: str
+) -> None:
+    """The client's requests to the upstream, ``replacements`` made; a request
+    refused is answered 400 (``what`` names it in the log)."""
+    try:
+        await relay_requests(Requests(client), upstream, replacements)
+    except BadRequest as exc:
+        logger.info("%s refused: %s", what, exc)
+        await client.write(error_response(400, "Bad Request", str(exc)))
+        raise
 
 
 class _Gateway(Protocol):
