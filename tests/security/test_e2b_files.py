@@ -35,7 +35,8 @@ pytestmark = pytest.mark.timeout(300)
 _PLANTED = f"/tmp/lmc-e2b-files-{secrets.token_hex(6)}"
 OUTSIDE = [
     "/etc/passwd",
-    _PLANTED,
+    # an id that does not change with the name: each test worker (pytest -n) collects it
+    pytest.param(_PLANTED, id="/tmp/lmc-e2b-files-planted"),
     "/",
     "/home",
     "/home/userx/a",
