@@ -14,6 +14,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..messages import Message
+from ..web.disconnect import cancel_on_disconnect
 from .drain import Drain, closed_replies
 from .errors import MalformedRequest, RequestTooLarge
 from .execution import Claim
@@ -140,13 +141,7 @@ class NdjsonExecution(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             async with anyio.create_task_group() as tg:
-
-                async def watch_disconnect() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(watch_disconnect)
+                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
                 await self._body(_Lines(send))
                 tg.cancel_scope.cancel()
         except OSError:

@@ -39,6 +39,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ...web.disconnect import cancel_on_disconnect
 from .codes import ConnectError, connect_error_of
 from .wire import END_STREAM, MAX_MESSAGE, Codec, EnvelopeReader, codec_for, decompress, envelope
 from .wire import error_body as end_body
@@ -261,13 +262,7 @@ class _Stream(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         async with anyio.create_task_group() as group:
-
-            async def watch_client() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                group.cancel_scope.cancel()
-
-            group.start_soon(watch_client)
+            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
             try:
                 await self._pump(send)
             finally:

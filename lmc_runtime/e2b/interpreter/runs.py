@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from ...errors import LMCError
 from ...intake import code_message
 from ...messages import Message
+from ...web.disconnect import cancel_on_disconnect
 from ..registry import E2BSandbox
 from .contexts import Context, Contexts
 from .events import Events, end_of_execution, error_event
@@ -59,10 +60,8 @@ class EventStream(Response):
             async with anyio.create_task_group() as tg:
 
                 async def watch_disconnect() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
+                    await cancel_on_disconnect(receive, tg.cancel_scope)
                     logger.info("an E2B client left during an execution: it is interrupted")
-                    tg.cancel_scope.cancel()
 
                 tg.start_soon(watch_disconnect)
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
