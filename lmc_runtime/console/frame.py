@@ -47,7 +47,8 @@ FRAME_PAGE = b"""<!doctype html>
   "use strict";
   var shown = false;
   function report() {
-    var height = document.documentElement ? document.documentElement.scrollHeight : 0;
+    var root = document.documentElement;  // its own height, not the frame's
+    var height = root ? Math.ceil(root.getBoundingClientRect().height) : 0;
     parent.postMessage({ lmcFrameHeight: height }, "*");
   }
   function show(event) {
@@ -55,7 +56,7 @@ FRAME_PAGE = b"""<!doctype html>
     shown = true;
     removeEventListener("message", show);
     document.open();
-    document.write(event.data);
+    document.write("<!doctype html>" + event.data);  // standards mode, as a notebook's page
     document.close();
     if (typeof ResizeObserver === "function" && document.documentElement) {
       new ResizeObserver(report).observe(document.documentElement);

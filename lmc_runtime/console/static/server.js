@@ -19,16 +19,18 @@ function chart(key, title, unit) {
   const figure = document.createElement("figure");
   figure.dataset.name = key;
   const caption = document.createElement("figcaption");
-  const last = points.length ? points[points.length - 1][key] : null;
-  caption.textContent = `${title}: ${last == null ? "–" : last.toFixed(unit === "/s" ? 2 : 0)} ${unit}`;
   const values = points.map((p) => p[key]).filter((v) => v != null);
+  // The latest value; a latency's is that of the last runs, however long ago.
+  const latest = unit === "ms" ? values[values.length - 1] : points[points.length - 1]?.[key];
+  caption.textContent = `${title}: ${latest == null ? "–" : latest.toFixed(unit === "/s" ? 2 : 0)} ${unit}`;
   figure.dataset.peak = String(values.length ? Math.max(...values) : 0);
   const svgNS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(svgNS, "svg");
   svg.setAttribute("viewBox", "0 0 240 60");
   svg.setAttribute("class", "spark");
+  // From the first point kept (at most keep * period ago, at least a minute) to the last.
   const end = points.length ? points[points.length - 1].at : 0;
-  const span = Math.max(1, keep * period);
+  const span = Math.min(keep * period, Math.max(60, end - (points.length ? points[0].at : end)));
   const top = Math.max(1e-9, ...values);
   // A run of points with values is one line; a point without one breaks it.
   let run = [];

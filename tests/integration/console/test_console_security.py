@@ -99,6 +99,7 @@ def test_output_that_attacks_the_page_does_nothing(server: Server, page: Any) ->
             == "denied"
         )
         assert page.evaluate(MARKER) is None
+        page.wait_for_selector("#output iframe[data-height]")  # sized to what it shows
         screenshot(page, "xss")
     finally:
         server.delete(session_id)
