@@ -6,7 +6,8 @@ sized for the largest state: see :func:`serve_args`) holds a session that builds
 the state of :data:`benchmarks.checkpoints.BUILD`; then, through
 ``RemoteComputer`` (the routes ``POST /v1/sessions/{id}/checkpoints``,
 ``.../rollback`` and ``.../fork``): ``repeat`` checkpoints, kept; ``repeat``
-rollbacks to the first; ``repeat`` forks, each timed until it answers a run; and
+rollbacks to the first; ``repeat`` forks, each timed until it answers a run (and
+its ``POST .../fork`` alone: the new session made and the state carried); and
 ``repeat`` new sessions, each timed until it has re-run the build; and, to
 tell a fork's parts apart, ``repeat`` new sessions timed until they answer
 ``pass``.
@@ -33,14 +34,14 @@ from lmc_runtime.errors import LMCError
 from lmc_runtime.sandbox import sandbox_available
 
 from .bench import pss
-from .bench.service import local_server, missing_for_service
+from .bench.service import local_server
 from .bench.workloads import BenchError
 from .checkpoints import BUILD
 
 if TYPE_CHECKING:
     from lmc_runtime.remote import RemoteComputer
 
-__all__ = ["ServiceServer", "measure_service", "missing_for_service", "service_server"]
+__all__ = ["ServiceServer", "measure_service", "service_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -171,8 +172,9 @@ def measure_service(server: ServiceServer, mb: int, repeat: int) -> dict[str, fl
         _ran(parent, check)
         before_forks = server.tree_pss_kib()
         forks: list[RemoteComputer] = []
+        requests: list[float] = []
         try:
-            fork = [_timed(lambda: _fork(parent, forks, check)) for _ in range(repeat)]
+            fork = [_timed(lambda: _fork(parent, forks, requests, check)) for _ in range(repeat)]
             forked = server.tree_pss_kib()
         finally:
             for other in forks:
@@ -186,6 +188,7 @@ def measure_service(server: ServiceServer, mb: int, repeat: int) -> dict[str, fl
         "checkpoint_ms": _median_ms(checkpoint),
         "rollback_ms": _median_ms(rollback),
         "fork_ms": _median_ms(fork),
+        "fork_request_ms": _median_ms(requests),
         "rebuild_ms": _median_ms(rebuild),
         "start_ms": _median_ms(start),
         "checkpoints": len(taken),
@@ -198,11 +201,13 @@ def measure_service(server: ServiceServer, mb: int, repeat: int) -> dict[str, fl
     }
 
 
-def _fork(parent: RemoteComputer, forks: list[RemoteComputer], check: str) -> None:
-    """A fork of ``parent``, until it has answered a run that checks the state."""
-    other = parent.fork()
-    forks.append(other)
-    _ran(other, check)
+def _fork(
+    parent: RemoteComputer, forks: list[RemoteComputer], requests: list[float], check: str
+) -> None:
+    """A fork of ``parent``, until it has answered a run that checks the state (the
+    time of its ``POST .../fork`` alone goes to ``requests``)."""
+    requests.append(_timed(lambda: forks.append(parent.fork())))
+    _ran(forks[-1], check)
 
 
 def _fresh(server: ServiceServer, code: str) -> None:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from lmc_runtime.errors import LMCError
 
 from ..checkpoints import measure
-from ..checkpoints_service import measure_service, missing_for_service, service_server
 from .model import Figure
+from .service import missing_for_service
 from .workloads import BenchError
 
 __all__ = ["CheckpointFigures", "checkpoints_phase", "missing_for_checkpoints"]
@@ -117,6 +117,16 @@ def _service(mb: int, f: dict[str, float]) -> list[Figure]:
             informational=True,
         ),
         Figure(
+            f"service_fork_request_{mb}mb",
+            f"POST .../fork alone (a session made, the state carried), {mb} MB, median",
+            "ms",
+            f["fork_request_ms"],
+            f["start_ms"],
+            "a new session",
+            f["fork_request_ms"] / f["start_ms"] if f["start_ms"] > 0 else float("inf"),
+            informational=True,
+        ),
+        Figure(
             f"service_start_{mb}mb",
             f"a new session until it answers `pass` (beside the {mb} MB rows), median",
             "ms",
@@ -171,6 +181,9 @@ def _notes(sandboxed: bool) -> list[str]:
 
 def checkpoints_phase(*, quick: bool = False) -> CheckpointFigures:
     """The library's and the service's figures at each size (small ones if ``quick``)."""
+    # Imported here: it imports this package's modules, and runs beside it as a script.
+    from ..checkpoints_service import measure_service, service_server
+
     sizes = QUICK_SIZES if quick else SIZES
     repeat = QUICK_REPEAT if quick else REPEAT
     library = {mb: measure(mb, repeat) for mb in sizes}

@@ -37,6 +37,7 @@ SERVICE = {
     "checkpoint_ms": 30.0,
     "rollback_ms": 120.0,
     "fork_ms": 1200.0,
+    "fork_request_ms": 900.0,
     "rebuild_ms": 600.0,
     "start_ms": 450.0,
     "checkpoints": 5,
@@ -56,7 +57,15 @@ def test_service_rows_beside_the_library_rows_each_against_the_re_run() -> None:
     assert sorted(service) == sorted(
         f"service_{name}_{mb}mb"
         for mb in (1, 100)
-        for name in ("checkpoint", "rollback", "fork", "checkpoint_memory", "fork_memory", "start")
+        for name in (
+            "checkpoint",
+            "rollback",
+            "fork",
+            "fork_request",
+            "checkpoint_memory",
+            "fork_memory",
+            "start",
+        )
     )
     assert all(row.informational for row in rows.values())
     fork = rows["service_fork_100mb"]
@@ -69,3 +78,4 @@ def test_service_rows_beside_the_library_rows_each_against_the_re_run() -> None:
     assert rows["service_checkpoint_memory_1mb"].passed is None
     assert rows["service_fork_memory_100mb"].ratio == 1.5  # a fork holds a whole session
     assert rows["service_start_1mb"].ours == 450.0
+    assert rows["service_fork_request_1mb"].ratio == 2.0  # against a new session's start

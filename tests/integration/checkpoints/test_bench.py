@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench.checkpoints import QUICK_SIZES, missing_for_checkpoints
-from benchmarks.checkpoints_service import missing_for_service
+from benchmarks.bench.service import missing_for_service
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
