@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -143,6 +144,21 @@ def _e2b(app: Any, service: Any) -> Any:
     return install_e2b(app, service)
 
 
+def _command(
+    sub: argparse._SubParsersAction[OneLineParser],
+    name: str,
+    help: str,
+    configure: Callable[[OneLineParser], object],
+    description: str | None = None,
+    **defaults: Any,
+) -> None:
+    """Subcommand ``name``: its options set by ``configure``, then ``defaults``
+    (``func``, or ``extra`` for a command run elsewhere)."""
+    command = sub.add_parser(name, help=help, description=description)
+    configure(command)
+    command.set_defaults(**defaults)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``lmc`` command; each subcommand sets ``func`` (and ``extra``)."""
     parser = OneLineParser(prog="lmc", description="The computer for LLM agents.")
@@ -150,22 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     _batch_commands(sub)
-    languages = sub.add_parser("languages", help="list languages and whether they run here")
-    add_interpreter_options(languages)
-    languages.set_defaults(func=cmd_languages)
-    setup = sub.add_parser(
-        "setup",
-        help="install what is missing and prepare the host for sandboxes (--dry-run: say what)",
-        description=SETUP_DESCRIPTION,
-    )
-    add_setup_options(setup)
-    setup.set_defaults(func=cmd_setup)
-    env = sub.add_parser(
-        "env",
-        help="make, list and remove environments sessions run in",
-        description=ENV_DESCRIPTION,
-    )
-    add_env_commands(env)
+    what = "list languages and whether they run here"
+    _command(sub, "languages", what, add_interpreter_options, func=cmd_languages)
+    what = "install what is missing and prepare the host for sandboxes (--dry-run: say what)"
+    _command(sub, "setup", what, add_setup_options, SETUP_DESCRIPTION, func=cmd_setup)
+    what = "make, list and remove environments sessions run in"
+    _command(sub, "env", what, add_env_commands, ENV_DESCRIPTION)
     bench = sub.add_parser("bench", help="measure against raw jupyter-client")
     bench.add_argument("--quick", action="store_true", help="fewer samples")
     bench.add_argument("--json", action="store_true", help="one JSON object instead of a table")
@@ -185,22 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
         " beside an editable install)",
     )
     bench.set_defaults(func=cmd_bench)
+    from ..mcp.command import configure_parser as configure_mcp
     from ..repl import add_arguments as configure_repl
     from ..service.command import configure_parser as configure_serve
 
-    repl = sub.add_parser("repl", help="an interactive REPL: type code, watch it run")
-    configure_repl(repl)
-    repl.set_defaults(extra="repl")
-    serve = sub.add_parser(
-        "serve",
-        help="run the sandboxed HTTP and WebSocket service",
-        description=SERVE_DESCRIPTION,
-    )
-    configure_serve(serve, extensions=(_e2b,))
-    serve.set_defaults(extra="serve")
-    from ..mcp.command import configure_parser as configure_mcp
-
-    configure_mcp(sub.add_parser("mcp", help="a Model Context Protocol server (stdio or HTTP)"))
+    what = "an interactive REPL: type code, watch it run"
+    _command(sub, "repl", what, configure_repl, extra="repl")
+    what = "run the sandboxed HTTP and WebSocket service"
+    serve_with_e2b = functools.partial(configure_serve, extensions=(_e2b,))
+    _command(sub, "serve", what, serve_with_e2b, SERVE_DESCRIPTION, extra="serve")
+    _command(sub, "mcp", "a Model Context Protocol server (stdio or HTTP)", configure_mcp)
     parser.docs = docs_link("")
     for name, command in sub.choices.items():
         command.docs = docs_link(name)
