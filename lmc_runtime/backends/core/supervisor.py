@@ -103,17 +103,35 @@ class Supervisor:
         reason: str = "restarted on request",
         status: Status = Status.RESTARTED,
         factory: InterpreterFactory | None = None,
+        *,
+        overlap: bool = False,
     ) -> None:
         """Replace the interpreter (by one ``factory`` makes, if given); an open run
-        ends with ``reason`` and ``status``."""
+        ends with ``reason`` and ``status``. With ``overlap``, the old one is killed
+        while the new one starts (the caller knows they need nothing of each other)."""
         async with self._lifecycle:
             if self._closing:
                 raise KernelStartError("the session is closed")
             old, self.current = self.current, None
-            if old is not None:
-                await old.kill()
-            self._end_route(Gone.on_purpose(reason, status))
-            await self._relaunch(factory)
+            if old is None or not overlap:
+                if old is not None:
+                    await old.kill()
+                self._end_route(Gone.on_purpose(reason, status))
+                await self._relaunch(factory)
+                return
+            failed: Exception | None = None
+            async with anyio.create_task_group() as ending:
+                ending.start_soon(old.kill)
+                # A kill silences the interpreter before its first wait: that
+                # happens here, before the route ends and the new one launches.
+                await anyio.lowlevel.checkpoint()
+                self._end_route(Gone.on_purpose(reason, status))
+                try:
+                    await self._relaunch(factory)
+                except Exception as exc:  # raised as itself, not in a group
+                    failed = exc
+            if failed is not None:
+                raise failed
 
     @property
     def settled(self) -> bool:

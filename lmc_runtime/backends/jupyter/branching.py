@@ -175,8 +175,11 @@ class CheckpointingSession(JupyterSession):
             return interpreter
 
         reason = f"rolled back to checkpoint {checkpoint_id}"
+        current = supervisor.current
+        if isinstance(current, JupyterInterpreter):
+            current.leave_files()  # the old kernel ends while the new one starts
         try:
-            await supervisor.restart(reason, Status.RESTARTED, factory=revived)
+            await supervisor.restart(reason, Status.RESTARTED, factory=revived, overlap=True)
         finally:
             if end_sandbox is not None:  # no kernel took it: the sandbox ends
                 await anyio.to_thread.run_sync(end_sandbox)

@@ -37,6 +37,10 @@ _STDIN_GRACE = 2.0
 _KILL_BOUND = 5.0
 
 
+def _nothing() -> None:
+    pass
+
+
 class JupyterInterpreter(KernelInterpreter[Channels]):
     """A kernel of kernelspec ``kernel_name``, its client and its readers.
 
@@ -90,6 +94,11 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
     def start_with(self, start: StartFrom) -> None:
         """Start the kernel with ``start`` (from a checkpoint), not from nothing."""
         self._launch_args["fork_command"] = start
+
+    def leave_files(self) -> None:
+        """Its end leaves its connection file and sockets' paths: the kernel that
+        replaces it, started while it ends, has the same ones."""
+        self._km.cleanup_connection_file = self._km.cleanup_ipc_files = _nothing
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         conversation = self._converse(deliver)

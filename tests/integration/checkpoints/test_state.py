@@ -181,3 +181,20 @@ def test_a_revived_kernels_runtime_hooks_are_installed_every_time(computer: Comp
         assert first.output.endswith("yes 1\n")
         assert "1 thread" in first.output and "not carried" in first.output
         assert run(computer, "print(os.environ.get('LMC_HOOKED'))").output == "None\n"
+
+
+def test_the_kernel_a_rollback_replaces_ends_without_taking_the_new_ones_files(
+    computer: Computer,
+) -> None:
+    """Regression: a rollback kills the old kernel while the new one starts, on the
+    same connection file and socket paths; the old one's cleanup must leave them."""
+    run(computer, "x = 3")
+    taken = computer.checkpoint()
+    check = (
+        "import glob, os\nfrom ipykernel.kernelapp import IPKernelApp\n"
+        "f = IPKernelApp.instance().connection_file\n"
+        "print(os.path.exists(f), len(glob.glob(os.path.join(os.path.dirname(f), '*-kernel-*'))), x)"
+    )
+    for _ in range(3):
+        computer.rollback(taken)
+        assert run(computer, check).output == "True 5 3\n"
