@@ -98,7 +98,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
     def leave_files(self) -> None:
         """Its end leaves its connection file and sockets' paths: the kernel that
         replaces it, started while it ends, has the same ones."""
-        self._km.cleanup_connection_file = self._km.cleanup_ipc_files = _nothing
+        self._km.cleanup_connection_file = self._km.cleanup_ipc_files = _nothing  # type: ignore[method-assign]
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         conversation = self._converse(deliver)
