@@ -34,7 +34,7 @@ def test_a_session_made_through_the_api_appears_within_a_second(page: Any, serve
     page.wait_for_selector(f"#session-table tr[data-id='{session_id}']", state="detached")
 
 
-def test_a_running_session_shows_busy_then_idle(page: Any, server: Server) -> None:
+def test_a_running_session_shows_running_then_idle(page: Any, server: Server) -> None:
     sessions_page(page)
     session_id = server.create(languages=["python"])
     try:
@@ -52,7 +52,7 @@ def test_a_running_session_shows_busy_then_idle(page: Any, server: Server) -> No
                 },
             ) as response,
         ):
-            page.wait_for_selector(f"tr[data-id='{session_id}'] td:text-is('busy')")
+            page.wait_for_selector(f"tr[data-id='{session_id}'] td:text-is('running')")
             response.read()
         page.wait_for_selector(f"tr[data-id='{session_id}'] td:text-is('idle')")
     finally:
