@@ -14,7 +14,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..messages import Message
-from ..web.disconnect import cancel_on_disconnect
+from ..web.disconnect import stream_while_connected
 from .drain import Drain, closed_replies
 from .errors import MalformedRequest, RequestTooLarge
 from .execution import Claim
@@ -140,15 +140,8 @@ class NdjsonExecution(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
-                await self._body(_Lines(send))
-                tg.cancel_scope.cancel()
-        except OSError:
-            logger.debug("client went away during an execution stream")
+            await stream_while_connected(receive, lambda: self._body(_Lines(send)), self._messages)
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._messages.aclose()
             self._claim.release()
 
 

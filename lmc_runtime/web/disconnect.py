@@ -4,10 +4,16 @@ prints nothing, a watch with no event)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
+
 import anyio
 from starlette.types import Receive
 
-__all__ = ["cancel_on_disconnect"]
+__all__ = ["cancel_on_disconnect", "stream_while_connected"]
+
+logger = logging.getLogger(__name__)
 
 
 async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
@@ -16,3 +22,31 @@ async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> No
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
+
+
+async def stream_while_connected(
+    receive: Receive, answer: Callable[[], Awaitable[object]], source: AsyncGenerator[Any, None]
+) -> bool:
+    """Run ``answer`` (it sends what ``source`` makes) until it returns or the
+    client disconnects, then close ``source`` (shielded: its ``finally`` runs
+    however this ends). True if the client left first; a connection that broke
+    under the answer (OSError) is a client that left."""
+    left = False
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                nonlocal left
+                await cancel_on_disconnect(receive, tg.cancel_scope)
+                left = True
+
+            tg.start_soon(watch)
+            await answer()
+            tg.cancel_scope.cancel()
+    except OSError as exc:
+        logger.debug("a client went away during a streamed answer: %s", exc)
+        left = True
+    finally:
+        with anyio.CancelScope(shield=True):
+            await source.aclose()
+    return left

@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 from ...errors import LMCError
 from ...intake import code_message
 from ...messages import Message
-from ...web.disconnect import cancel_on_disconnect
+from ...web.disconnect import stream_while_connected
 from ..registry import E2BSandbox
 from .contexts import Context, Contexts
 from .events import Events, end_of_execution, error_event
@@ -55,25 +55,12 @@ class EventStream(Response):
         self._events = events
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", b"application/x-ndjson"), (b"cache-control", b"no-store")]
-        try:
-            async with anyio.create_task_group() as tg:
-
-                async def watch_disconnect() -> None:
-                    await cancel_on_disconnect(receive, tg.cancel_scope)
-                    logger.info("an E2B client left during an execution: it is interrupted")
-
-                tg.start_soon(watch_disconnect)
-                await send({"type": "http.response.start", "status": 200, "headers": headers})
-                await self._send_events(send)
-                tg.cancel_scope.cancel()
-        except OSError:
-            logger.debug("an E2B client went away during an execution")
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self._events.aclose()
+        if await stream_while_connected(receive, lambda: self._send_events(send), self._events):
+            logger.info("an E2B client left during an execution: it is interrupted")
 
     async def _send_events(self, send: Send) -> None:
+        headers = [(b"content-type", b"application/x-ndjson"), (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         try:
             async for event in self._events:
                 await send({"type": "http.response.body", "body": _line(event), "more_body": True})
