@@ -4,13 +4,11 @@ handover of its sockets to the server (refusals included, never a hang)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import socket
 import sys
 import tempfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,16 +24,9 @@ from lmc_runtime.sandbox.egress_netns import (
 )
 from lmc_runtime.sandbox.launch import SandboxLauncher
 
+from .scripts import load_script
 
-def _helper() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_egressns_under_test", EGRESS_HELPER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HELPER = _helper()
+HELPER = load_script(EGRESS_HELPER, "_egressns_under_test")
 
 
 def test_the_firewall_redirects_tcp_and_dns_and_rejects_the_rest() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +23,8 @@ from lmc_runtime.sandbox.network import (
     required,
 )
 from lmc_runtime.service.settings import ServiceSettings
+
+from .scripts import load_script
 
 FIB_TRIE = """\
 Main:
@@ -108,10 +109,7 @@ def test_missing_tools_are_a_sandbox_error(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_the_helper_rules_reject_the_host_and_all_ipv6() -> None:
-    spec = importlib.util.spec_from_file_location("_netns", NETNS_HELPER)
-    assert spec is not None and spec.loader is not None
-    helper = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(helper)
+    helper: Any = load_script(NETNS_HELPER, "_netns")
     rules = helper._rules4(["127.0.0.0/8", "192.0.2.2/32"])
     assert rules.splitlines() == [
         "*filter",
@@ -158,16 +156,8 @@ def test_tools_not_found_are_refused_with_what_to_install() -> None:
         required(None, "network access needs slirp4netns (apt-get install slirp4netns)")
 
 
-def _helper() -> object:
-    spec = importlib.util.spec_from_file_location("_netns_parse", NETNS_HELPER)
-    assert spec is not None and spec.loader is not None
-    helper = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(helper)
-    return helper
-
-
 def test_the_helpers_read_their_options_and_command() -> None:
-    helper: Any = _helper()
+    helper: Any = load_script(NETNS_HELPER, "_netns")
     args = ["--ip", "/sbin/ip", "--block", "a", "--bwrap-env", "--block", "b", "--", "bwrap", "x"]
     options, argv = helper.parse(args, "_x.py", ("--ip",))
     assert options == {
