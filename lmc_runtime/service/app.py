@@ -15,7 +15,6 @@ from fastapi import FastAPI, Request, Response
 from .. import __version__
 from ..closing import closing_task_group
 from ..console import console_router
-from ..console.history import MetricsHistory, history_router
 from ..egress.gateway import EgressGateway
 from ..egress.resolver import DnsResolver
 from ..errors import MissingExtra, StoreError
@@ -26,6 +25,7 @@ from .command import StartRefused
 from .drain import Drain
 from .events import events_router
 from .files import files_router
+from .history import MetricsHistory, history_router
 from .hot import execute_route
 from .manager import SessionManager
 from .metrics import ServiceMetrics

@@ -9,7 +9,7 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from lmc_runtime.console.history import MetricsHistory, quantile
+from lmc_runtime.service.history import MetricsHistory, quantile
 from lmc_runtime.service.metrics import ServiceMetrics
 
 STATES = ["idle", "busy", "paused", "pooled", "pooled"]

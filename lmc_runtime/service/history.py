@@ -26,8 +26,8 @@ import anyio
 from anyio.abc import TaskStatus
 from fastapi import APIRouter, Depends, Query, Request
 
-from ..service.metrics import ServiceMetrics
-from ..service.routes import require_token
+from .metrics import ServiceMetrics
+from .routes import require_token
 
 __all__ = ["KEEP", "PERIOD", "MetricsHistory", "Reading", "history_router", "quantile"]
 
