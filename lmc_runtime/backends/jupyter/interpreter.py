@@ -125,7 +125,7 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
                 self._startup_timeout,
                 self._tail,
             )
-        client = self._km.client()
+        client = self._km.client(context=self._km.context)  # one context to end, not two
         info = dict(self._km.get_connection_info())
         if self._km.host_ip is not None:
             client.ip = info["ip"] = self._km.host_ip
@@ -160,8 +160,13 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
             await provisioner.wait()
         if not self._shut:
             self._shut = True
+            # Ending a ZMQ context joins its I/O thread: that waits in a worker thread.
+            context = self._km.context if self._km._created_context else None
+            self._km._created_context = False
             with anyio.move_on_after(_KILL_BOUND), contextlib.suppress(Exception):
                 await self._km.shutdown_kernel(now=True)
+            if context is not None:
+                await anyio.to_thread.run_sync(context.destroy, 0)
 
     async def _until_ready(self, channels: Channels) -> None:
         """Return once ``kernel_info`` is answered on shell and IOPub and stdin is connected."""
