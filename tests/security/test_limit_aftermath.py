@@ -48,6 +48,15 @@ def _until_gone(marker: str, seconds: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+def _until_running(marker: str, seconds: float = 10.0) -> None:
+    """Return once a process with ``marker`` runs: a background job the run
+    started forks, then execs, and the run may end in between."""
+    deadline = time.monotonic() + seconds
+    while not _running(marker):
+        assert time.monotonic() < deadline, f"nothing with {marker} ran in {seconds} s"
+        time.sleep(0.05)
+
+
 def _marker() -> str:
     return "7" + str(secrets.randbelow(10**8)).zfill(8)
 
@@ -96,7 +105,7 @@ def test_a_timeout_kills_what_the_run_left_running(server: Server) -> None:
         # What an ordinary run leaves in the background is the code's to keep.
         messages = server.execute(sid, f"sleep {mark}3 &", language="shell")
         assert final_status(messages) == "ok"
-        assert _running(f"{mark}3")
+        _until_running(f"{mark}3")
     finally:
         server.delete(sid)
 
