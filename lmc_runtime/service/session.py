@@ -1,11 +1,9 @@
 """One session of the service: a sandbox, a Computer inside it, and its lifetime.
 
-A session lives in one task (:meth:`ServiceSession.run`) of the manager's task
-group: it starts the sandbox, opens a Computer wired to it, optionally warms a
-Python kernel, then waits until it is stopped or has been idle too long, and
-finally closes the Computer and the sandbox (which kills every process the
-session started). One execution at a time: a second one is refused
-(:class:`~lmc_runtime.service.errors.SessionBusy`).
+A session lives in one task (:meth:`ServiceSession.run`) of the manager's task group:
+it starts the sandbox, opens a Computer wired to it, may warm a Python kernel, waits
+until it is stopped or idle too long, then closes the Computer and the sandbox (which
+kills every process the session started). A second execution at a time gets SessionBusy.
 """
 
 from __future__ import annotations
