@@ -109,14 +109,12 @@ class ServiceSession:
             return "closing"
         if not self.ready.is_set():
             return "starting"
-        if self.paused:
-            return "paused"
-        return "busy" if self.busy else "idle"
+        return "paused" if self.paused else "busy" if self.busy else "idle"
 
     def set_paused(self, paused: bool) -> None:
         """Show it as paused (or not) from now on, and tell the feed of events."""
         changed, self.paused = paused != self.paused, paused
-        if changed and self.on_state is not None:
+        if changed and self.on_state:
             self.on_state(self)
 
     @property
