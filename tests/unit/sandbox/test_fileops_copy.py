@@ -88,3 +88,29 @@ def test_empty_tree_keeps_the_folder_and_never_follows_a_link(tmp_path: Path) ->
     empty_tree(folder)
     assert folder.is_dir() and os.listdir(folder) == []
     assert (outside / "kept").read_text() == "kept"
+
+
+@pytest.mark.parametrize("in_kernel", [True, False], ids=["copy_file_range", "read-write"])
+def test_large_files_copy_whole_and_the_budget_holds_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_kernel: bool
+) -> None:
+    """Data is copied in the kernel (copy_file_range) where it can, else read and
+    written (a filesystem that refuses it): the same bytes, the same budget."""
+    if not in_kernel:
+
+        def refused(*args: object) -> int:
+            raise OSError(errno.EXDEV, "cross-device")
+
+        monkeypatch.setattr(os, "copy_file_range", refused)
+    source, target = tmp_path / "src", tmp_path / "dst"
+    source.mkdir()
+    target.mkdir()
+    data = os.urandom(3 * (1 << 20) + 7)
+    (source / "big").write_bytes(data)
+    copied = copy_tree(source, target, budget=len(data))
+    assert (target / "big").read_bytes() == data and copied.bytes == len(data)
+    again = tmp_path / "again"
+    again.mkdir()
+    with pytest.raises(OSError) as caught:
+        copy_tree(source, again, budget=len(data) - 1)
+    assert caught.value.errno == errno.ENOSPC
