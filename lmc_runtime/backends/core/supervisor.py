@@ -115,13 +115,13 @@ class Supervisor:
             old, self.current = self.current, None
             if old is None or not overlap:
                 if old is not None:
-                    await old.kill()
+                    await self._end_replaced(old)
                 self._end_route(Gone.on_purpose(reason, status))
                 await self._relaunch(factory)
                 return
             failed: Exception | None = None
             async with anyio.create_task_group() as ending:
-                ending.start_soon(old.kill)
+                ending.start_soon(self._end_replaced, old)
                 # A kill silences the interpreter before its first wait: that
                 # happens here, before the route ends and the new one launches.
                 await anyio.lowlevel.checkpoint()
@@ -132,6 +132,15 @@ class Supervisor:
                     failed = exc
             if failed is not None:
                 raise failed
+
+    async def _end_replaced(self, old: Interpreter) -> None:
+        """Kill the interpreter a restart replaces, to the end: a restart cancelled
+        (its caller left) or failing to launch the new one leaves nothing of it."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeouts.startup):
+            try:
+                await old.kill()
+            except Exception:  # the new one starts all the same
+                logger.exception("%s: ending the one a restart replaced failed", self.who)
 
     @property
     def settled(self) -> bool:

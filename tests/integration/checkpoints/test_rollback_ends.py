@@ -1,0 +1,68 @@
+"""How a rollback ends the kernel it replaces: the old one is killed while the new
+one starts from the checkpoint, and that kill is finished whatever happens to
+the rollback (its caller cancelled it, the kill failed)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from lmc_runtime import Computer
+from lmc_runtime.backends.jupyter.interpreter import JupyterInterpreter
+
+pytestmark = pytest.mark.anyio
+
+#: Bounds every test's waits.
+_GUARD = 60.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _interpreter(computer: Computer) -> JupyterInterpreter:
+    session = computer._sessions.running("python")
+    assert session is not None
+    current = session.supervisor.current  # type: ignore[attr-defined]
+    assert isinstance(current, JupyterInterpreter)
+    return current
+
+
+async def _output(computer: Computer, code: str) -> str:
+    messages = [m async for m in computer.arun("python", code)]
+    return "".join(m.content for m in messages if m.format == "output" and m.content)
+
+
+async def test_a_rollback_cancelled_while_the_new_kernel_starts_still_ends_the_old_one(
+    tmp_path: Path,
+) -> None:
+    """A caller that gives up on a rollback (a client that disconnects) cancels it
+    while the new kernel starts: the old kernel's end is not cut short, its ZMQ
+    context (and the I/O thread it holds) ends with it."""
+    with anyio.fail_after(_GUARD):
+        async with Computer(cwd=tmp_path) as computer:
+            await _output(computer, "x = 1")
+            taken = await computer.acheckpoint()
+            old = _interpreter(computer)
+            context, provisioner = old._km.context, old._km.provisioner
+            assert provisioner is not None
+            pidfd = os.pidfd_open(provisioner.pid)
+            try:
+                with anyio.CancelScope() as scope:
+                    async with anyio.create_task_group() as group:
+
+                        async def cancel_once_the_old_kernel_died() -> None:
+                            await anyio.wait_readable(pidfd)
+                            scope.cancel()
+
+                        group.start_soon(cancel_once_the_old_kernel_died)
+                        await computer.arollback(taken)
+                assert scope.cancelled_caught, "the rollback ended before the old kernel died"
+            finally:
+                os.close(pidfd)
+            assert context.closed, "the replaced kernel's ZMQ context was left open"
+            assert await _output(computer, "print('alive')") == "alive\n"
