@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,11 @@ class _Held:
     tried: bool = False
 
 
+def _never(session_id: str, messages: list[Message]) -> bool:
+    """A store's ``append_now`` when it has none: an append always waits."""
+    return False
+
+
 def _size(messages: Iterable[Message]) -> int:
     """A rough byte count of ``messages``, for the bound on what is held."""
     return sum(256 + len(str(m.content or "")) for m in messages)
@@ -73,6 +78,9 @@ class Transcripts:
 
     def __init__(self, store: ThreadStore, *, held_bytes: int = 64 << 20) -> None:
         self._store = store
+        self._append_now: Callable[[str, list[Message]], bool] = getattr(
+            store, "append_now", _never
+        )
         self._held_bytes = held_bytes
         self._held: dict[str, _Held] = {}
         self._problem: str | None = None
@@ -132,9 +140,11 @@ class Transcripts:
         if not batch:
             return
         if self._problem is None and session_id not in self._held:
-            # The usual case: straight to the store, sessions at once.
+            # The usual case: straight to the store, sessions at once; here, when
+            # the store can append without waiting (a worker thread costs more).
             try:
-                await anyio.to_thread.run_sync(self._store.append, session_id, batch)
+                if not self._append_now(session_id, batch):
+                    await anyio.to_thread.run_sync(self._store.append, session_id, batch)
                 return
             except Exception as exc:
                 async with self._lock:

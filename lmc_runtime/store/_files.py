@@ -16,15 +16,21 @@ from typing import Any
 from ..errors import StoreError
 
 __all__ = [
+    "LockBusy",
     "append_lines",
     "fsync_dir",
     "locked",
     "read_json_lines",
     "write_json_atomic",
     "write_lines",
+    "write_lines_now",
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class LockBusy(StoreError):
+    """Another writer held a lock for longer than the wait allowed."""
 
 
 def fsync_dir(path: Path) -> None:
@@ -102,12 +108,12 @@ class _Waiter:
 
 @contextlib.contextmanager
 def locked(fd: int, timeout: float, what: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``fd``; StoreError if ``timeout`` seconds pass first."""
+    """Hold an exclusive ``flock`` on ``fd``; LockBusy if ``timeout`` seconds pass first."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         if timeout <= 0 or not _Waiter(fd).wait(timeout):
-            raise StoreError(
+            raise LockBusy(
                 f"{what} stayed locked by another writer for {timeout:g} seconds"
             ) from None
     try:
@@ -141,6 +147,15 @@ def write_lines(path: Path, lines: list[str], timeout: float) -> int:
     """
     with _appended(path, lines, timeout) as fd:
         return os.dup(fd)
+
+
+def write_lines_now(path: Path, lines: list[str]) -> int | None:
+    """:func:`write_lines` without waiting for the lock: None, with nothing
+    written, while another writer holds it."""
+    try:
+        return write_lines(path, lines, 0)
+    except LockBusy:
+        return None
 
 
 @contextlib.contextmanager

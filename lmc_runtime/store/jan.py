@@ -40,6 +40,7 @@ from ._files import (
     read_json_lines,
     write_json_atomic,
     write_lines,
+    write_lines_now,
 )
 from ._group import GroupSync
 from .base import Thread, ThreadStore, matches, stamp, validate_thread_id
@@ -220,6 +221,16 @@ class JanThreadStore(ThreadStore):
         return out
 
     def append(self, thread_id: str, messages: Iterable[Message]) -> None:
+        self._append(thread_id, messages, wait=True)
+
+    def append_now(self, thread_id: str, messages: Iterable[Message]) -> bool:
+        """:meth:`append` if it needs no wait (``group_commit``, a thread found
+        before, its file not locked): fit for an event loop. False if it would wait."""
+        if self._group is None or thread_id not in self._found:
+            return False
+        return self._append(thread_id, messages, wait=False)
+
+    def _append(self, thread_id: str, messages: Iterable[Message], *, wait: bool) -> bool:
         folder = self._dir(thread_id)
         stamped = stamp(thread_id, messages)
         if thread_id not in self._found:
@@ -228,15 +239,24 @@ class JanThreadStore(ThreadStore):
                 self._found.clear()
             self._found.add(thread_id)
         if not stamped:
-            return
+            return True
         records = to_jan(stamped, thread_id=thread_id, assistant_id=ASSISTANT_ID)
         lines = [_dumps(record) for record in records]
         path = folder / "messages.jsonl"
         with _thread_errors(thread_id, "append to"):
             if self._group is None:
                 append_lines(path, lines, self.lock_timeout)
-            else:
-                self._group_append(path, lines)
+                return True
+            if (failure := self._group.failure()) is not None:
+                raise OSError(failure.errno, f"an earlier append did not reach the disk: {failure}")
+            fd = (
+                write_lines(path, lines, self.lock_timeout)
+                if wait
+                else write_lines_now(path, lines)
+            )
+            if fd is not None:
+                self._group.hand_over(path, fd)
+            return fd is not None
 
     def delete(self, thread_id: str) -> None:
         folder = self._dir(thread_id)
@@ -267,13 +287,6 @@ class JanThreadStore(ThreadStore):
                 if matches(message, text):
                     found.append((tid, message))
         return found
-
-    def _group_append(self, path: Path, lines: builtins.list[str]) -> None:
-        assert self._group is not None
-        failure = self._group.failure()
-        if failure is not None:
-            raise OSError(failure.errno, f"an earlier append did not reach the disk: {failure}")
-        self._group.hand_over(path, write_lines(path, lines, self.lock_timeout))
 
     def close(self) -> None:
         """Nothing is held open between calls; with ``group_commit``, wait until

@@ -5,6 +5,7 @@ share one fsync, and a failed fsync is reported by the next append."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import threading
 from collections.abc import Iterator
@@ -157,3 +158,29 @@ def test_open_store_gives_the_jan_folder_group_commit_when_asked(tmp_path: Path)
     store.close()
     plain = open_store(None, tmp_path)
     assert isinstance(plain, JanThreadStore) and plain._group is None
+
+
+def test_append_now_writes_only_when_nothing_would_wait(store: JanThreadStore, disk: Disk) -> None:
+    # A thread not appended to yet is looked up first (a read): not now.
+    assert not store.append_now("t1", [say("not yet")])
+    store.append("t1", [say("one")])
+    assert store.append_now("t1", [say("two")])
+    # Another writer (another process, say) holds the file: nothing written, no wait.
+    fd = os.open(_messages_file(store), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert not store.append_now("t1", [say("held")])
+    finally:
+        os.close(fd)
+    assert store.append_now("t1", [say("three")])
+    assert store._group.flush(timeout=HANG)  # type: ignore[union-attr]
+    assert [m.content for m in store.messages("t1")] == ["one", "two", "three"]
+
+
+def test_append_now_is_never_taken_without_group_commit(tmp_path: Path) -> None:
+    store = JanThreadStore(tmp_path / "jan")
+    store.create("t1")
+    store.append("t1", [say("one")])
+    assert not store.append_now("t1", [say("would fsync in the caller")])
+    assert [m.content for m in store.messages("t1")] == ["one"]
+    store.close()
