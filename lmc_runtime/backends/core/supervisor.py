@@ -104,21 +104,23 @@ class Supervisor:
         status: Status = Status.RESTARTED,
         factory: InterpreterFactory | None = None,
         *,
-        overlap: bool = False,
+        overlap: Callable[[Interpreter], object] | None = None,
     ) -> None:
         """Replace the interpreter (by one ``factory`` makes, if given); an open run
         ends with ``reason`` and ``status``. With ``overlap``, the old one is killed
-        while the new one starts (the caller knows they need nothing of each other)."""
+        while the new one starts, once ``overlap(old)`` readied it for that (under
+        the lock: the one replaced, whatever restarts came before)."""
         async with self._lifecycle:
             if self._closing:
                 raise KernelStartError("the session is closed")
             old, self.current = self.current, None
-            if old is None or not overlap:
+            if old is None or overlap is None:
                 if old is not None:
                     await self._end_replaced(old)
                 self._end_route(Gone.on_purpose(reason, status))
                 await self._relaunch(factory)
                 return
+            overlap(old)
             failed: Exception | None = None
             async with anyio.create_task_group() as ending:
                 ending.start_soon(self._end_replaced, old)

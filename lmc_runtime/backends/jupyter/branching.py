@@ -175,11 +175,10 @@ class CheckpointingSession(JupyterSession):
             return interpreter
 
         reason = f"rolled back to checkpoint {checkpoint_id}"
-        current = supervisor.current
-        if isinstance(current, JupyterInterpreter):
-            current.leave_files()  # the old kernel ends while the new one starts
         try:
-            await supervisor.restart(reason, Status.RESTARTED, factory=revived, overlap=True)
+            await supervisor.restart(
+                reason, Status.RESTARTED, factory=revived, overlap=_leave_files
+            )
         finally:
             if end_sandbox is not None:  # no kernel took it: the sandbox ends
                 await anyio.to_thread.run_sync(end_sandbox)
@@ -206,6 +205,12 @@ class CheckpointingSession(JupyterSession):
             for found in self._checkpoints.values():
                 found.frozen.close()
             self._checkpoints.clear()
+
+
+def _leave_files(old: object) -> None:
+    """The kernel a rollback replaces ends while the new one starts, on the same files."""
+    if isinstance(old, JupyterInterpreter):
+        old.leave_files()
 
 
 def _inner_pid(pid: int) -> int:

@@ -66,3 +66,22 @@ async def test_a_rollback_cancelled_while_the_new_kernel_starts_still_ends_the_o
                 os.close(pidfd)
             assert context.closed, "the replaced kernel's ZMQ context was left open"
             assert await _output(computer, "print('alive')") == "alive\n"
+
+
+async def test_two_rollbacks_at_once_leave_the_last_kernel_its_files(tmp_path: Path) -> None:
+    """Each rollback's replaced kernel is the one it marks to leave the files: the
+    second of two rollbacks asked at once replaces the first one's kernel."""
+    with anyio.fail_after(_GUARD):
+        async with Computer(cwd=tmp_path) as computer:
+            await _output(computer, "x = 3")
+            taken = await computer.acheckpoint()
+            async with anyio.create_task_group() as group:
+                group.start_soon(computer.arollback, taken)
+                group.start_soon(computer.arollback, taken)
+            check = (
+                "import glob, os\nfrom ipykernel.kernelapp import IPKernelApp\n"
+                "f = IPKernelApp.instance().connection_file\n"
+                "d = os.path.dirname(f)\n"
+                "print(os.path.exists(f), len(glob.glob(os.path.join(d, '*-kernel-*'))), x)"
+            )
+            assert await _output(computer, check) == "True 5 3\n"

@@ -16,6 +16,10 @@ from .harness import outputs, started
 pytestmark = pytest.mark.anyio
 
 
+def _ready(old: object) -> None:
+    """What a rollback does to the old interpreter first (nothing, for a fake)."""
+
+
 def _supervisor(session: object) -> Supervisor:
     supervisor = getattr(session, "supervisor", None)
     assert isinstance(supervisor, Supervisor)
@@ -33,7 +37,7 @@ async def test_an_overlapping_restart_cancelled_during_the_launch_still_ends_the
 
         async def restart() -> None:
             with scope:
-                await _supervisor(h.session).restart(overlap=True)
+                await _supervisor(h.session).restart(overlap=_ready)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(restart)
@@ -58,7 +62,7 @@ async def test_an_overlapping_restart_whose_old_kill_fails_raises_no_group(
             raise OSError("the kill failed")
 
         old.kill = failing_kill  # type: ignore[method-assign]
-        await _supervisor(h.session).restart(overlap=True)
+        await _supervisor(h.session).restart(overlap=_ready)
         assert h.fake is not old
         assert outputs(await h.run("print a")) == ["a\n"]
 
@@ -67,5 +71,15 @@ async def test_an_overlapping_restart_whose_launch_fails_raises_its_error(tmp_pa
     async with started(tmp_path) as h:
         h.backend.start_failures = ["no more fakes"]
         with pytest.raises(KernelStartError, match="no more fakes"):
-            await _supervisor(h.session).restart(overlap=True)
+            await _supervisor(h.session).restart(overlap=_ready)
         assert outputs(await h.run("print a")) == ["a\n"], "the next run starts one"
+
+
+async def test_each_overlapping_restart_readies_the_interpreter_it_replaces(tmp_path: Path) -> None:
+    async with started(tmp_path) as h:
+        readied: list[object] = []
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(lambda: _supervisor(h.session).restart(overlap=readied.append))
+        assert readied == h.backend.interpreters[:2], "the second readies the first's new one"
+        assert outputs(await h.run("print a")) == ["a\n"]
