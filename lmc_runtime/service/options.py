@@ -203,7 +203,7 @@ _SCALE_OPTIONS: tuple[Option, ...] = (
         "transcript_sync",
         choice(*TRANSCRIPT_SYNCS),
         "group",
-        "fsync a run's record in the Jan folder right after its final message "
+        "fsync a run's record in the Jan folder within 10 ms after its final message "
         "(group), or before it (run)",
         metavar="|".join(TRANSCRIPT_SYNCS),
     ),

@@ -46,7 +46,7 @@ class ServiceSettings:
     ``/metrics`` answers without the token. ``store``: where transcripts go, a
     ``postgresql://`` URL (None: the Jan folder under ``data_dir``).
     ``transcript_sync``: when a run's record in the Jan folder is fsynced:
-    ``group``, right after its final message (written before it, so visible and
+    ``group``, within 10 ms after its final message (written before it, so visible and
     safe from a crash of the server; appends made meanwhile share one fsync), or
     ``run``, before its final message is sent (one fsync on every run's path).
     ``gateway_url``/``gateway_token``: run Jupyter kernels on a Kernel Gateway or

@@ -7,7 +7,7 @@ append-only, under an exclusive ``flock`` (so concurrent writers, in this
 process or another, never interleave) and fsynced before ``append`` returns;
 with ``group_commit``, ``append`` returns once the lines are written (visible,
 and safe from a crash of the process) and a thread of the store fsyncs them
-right after. A torn last line left by a crash is skipped with a warning on load.
+within 10 ms. A torn last line left by a crash is skipped with a warning on load.
 
 A folder is a thread when its ``thread.json`` holds a JSON object. ``create``
 builds the folder under a hidden name and renames it into place, under a

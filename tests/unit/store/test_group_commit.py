@@ -184,3 +184,16 @@ def test_append_now_is_never_taken_without_group_commit(tmp_path: Path) -> None:
     assert not store.append_now("t1", [say("would fsync in the caller")])
     assert [m.content for m in store.messages("t1")] == ["one"]
     store.close()
+
+
+def test_appends_within_the_window_share_one_fsync_and_close_ends_the_window(
+    tmp_path: Path, disk: Disk
+) -> None:
+    store = JanThreadStore(tmp_path / "jan", group_commit=True)
+    store.create("t1")
+    store._group._window = HANG  # type: ignore[union-attr]  # the window outlasts the test
+    store.append("t1", [say("a run's code")])
+    store.append("t1", [say("its end")])
+    assert not store._group.flush(timeout=0.05)  # type: ignore[union-attr]  # still gathering
+    store.close()  # ends the window at once, and waits for the one fsync
+    assert disk.synced == [_messages_file(store).stat().st_ino]
