@@ -171,6 +171,7 @@ def _prepare() -> None:
 def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> None:
     """Fork the revived kernel; say its pid and how it ended on ``reply``."""
     channel = socket.socket(fileno=reply)
+    child = 0
     try:
         bound_read, bound_write = os.pipe()
         child = os.fork()
@@ -181,13 +182,20 @@ def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> 
         for fd in (stdout, stderr, bound_write):
             os.close(fd)
         pidfd = os.pidfd_open(child)
-        # Said once the kernel has bound its sockets (or ended): the runtime's
-        # client then connects at once, not after a reconnection's delay.
-        with os.fdopen(bound_read, "rb") as bound:
-            bound.read(1)
-        socket.send_fds(channel, [json.dumps({"pid": child}).encode()], [pidfd])
         import select
 
+        # Said once the kernel has bound its sockets (or ended): the runtime's
+        # client then connects at once, not after a reconnection's delay. Unless
+        # the runtime gives it up first (its end of the channel closes).
+        starting = select.poll()
+        starting.register(bound_read, select.POLLIN)
+        starting.register(channel.fileno(), select.POLLIN)
+        while bound_read not in [fd for fd, _ in starting.poll()]:
+            if not channel.recv(1):
+                raise ConnectionError("the runtime gave the kernel up")
+        os.read(bound_read, 1)
+        os.close(bound_read)
+        socket.send_fds(channel, [json.dumps({"pid": child}).encode()], [pidfd])
         poller = select.poll()
         poller.register(channel.fileno(), select.POLLIN)
         poller.register(pidfd, select.POLLIN)
@@ -205,7 +213,13 @@ def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> 
         with contextlib.suppress(OSError):
             channel.send(json.dumps({"status": status}).encode())
     except BaseException:
-        pass
+        # The runtime gave it up before it was told the pid (a rollback cancelled
+        # or timed out): the kernel goes with its monitor, nobody would end it.
+        if child > 0:
+            with contextlib.suppress(OSError):
+                os.killpg(child, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
     os._exit(0)
 
 

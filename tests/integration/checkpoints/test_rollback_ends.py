@@ -13,6 +13,8 @@ import pytest
 from lmc_runtime import Computer
 from lmc_runtime.backends.jupyter.interpreter import JupyterInterpreter
 
+from ...waiters import process_ended
+
 pytestmark = pytest.mark.anyio
 
 #: Bounds every test's waits.
@@ -85,3 +87,52 @@ async def test_two_rollbacks_at_once_leave_the_last_kernel_its_files(tmp_path: P
                 "print(os.path.exists(f), len(glob.glob(os.path.join(d, '*-kernel-*'))), x)"
             )
             assert await _output(computer, check) == "True 5 3\n"
+
+
+#: In the checkpoint's state: a kernel revived from it says its pid on ``fifo``
+#: before it binds its sockets, then never binds them.
+_STUCK = """
+import os, threading
+from ipykernel.kernelapp import IPKernelApp
+
+def _stuck(app, fifo={fifo!r}):
+    with open(fifo, "w") as said:
+        said.write(str(os.getpid()))
+    threading.Event().wait()
+
+IPKernelApp.init_sockets = _stuck
+"""
+
+
+async def test_a_rollback_given_up_before_the_new_kernel_bound_leaves_no_kernel(
+    tmp_path: Path,
+) -> None:
+    """A rollback cancelled while the revived kernel starts (before it bound its
+    sockets): the checkpoint's monitor, whose answer nobody reads any more, ends
+    that kernel instead of leaving it behind."""
+    fifo = tmp_path / "reviving"
+    os.mkfifo(fifo)
+    with anyio.fail_after(_GUARD):
+        async with Computer(cwd=tmp_path) as computer:
+            await _output(computer, _STUCK.format(fifo=str(fifo)))
+            taken = await computer.acheckpoint()
+            said = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            pid = b""
+            try:
+                with anyio.CancelScope() as scope:
+                    async with anyio.create_task_group() as group:
+
+                        async def cancel_once_it_is_reviving() -> None:
+                            nonlocal pid
+                            await anyio.wait_readable(said)
+                            pid = os.read(said, 32)
+                            scope.cancel()
+
+                        group.start_soon(cancel_once_it_is_reviving)
+                        await computer.arollback(taken)
+            finally:
+                os.close(said)
+            assert pid, "the revived kernel never said its pid"
+            assert await anyio.to_thread.run_sync(process_ended, int(pid), 10.0), (
+                "the kernel revived for a cancelled rollback was left running"
+            )
