@@ -65,8 +65,12 @@ class CheckpointingSession(JupyterSession):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._checkpoints: dict[str, _Checkpoint] = {}
 
-    def _usable(self) -> SessionSettings:
+    async def _usable(self) -> SessionSettings:
         settings = self.settings
+        if settings is not None and self.supervisor.current is None:
+            # Between kernels (a start that failed or was cancelled, a death being
+            # handled): the next run would start one; so does this.
+            await self.supervisor.ensure_ready()
         if settings is None or not isinstance(self.supervisor.current, JupyterInterpreter):
             raise CheckpointsUnsupported(
                 f"checkpoints are not supported for {self.language} on a Jupyter gateway"
@@ -94,7 +98,7 @@ class CheckpointingSession(JupyterSession):
         return getattr(getattr(manager, "provisioner", None), "process", None)
 
     async def checkpoint(self) -> CheckpointInfo:
-        settings = self._usable()
+        settings = await self._usable()
         cid = uuid.uuid4().hex[:12]
         path = settings.work_dir / f"checkpoint-{cid}.sock"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -151,7 +155,7 @@ class CheckpointingSession(JupyterSession):
         return found
 
     async def rollback(self, checkpoint_id: str) -> None:
-        settings = self._usable()
+        settings = await self._usable()
         frozen = self._get(checkpoint_id).frozen
         supervisor = self.supervisor
         factory = supervisor.factory

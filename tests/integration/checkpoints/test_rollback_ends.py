@@ -44,7 +44,8 @@ async def test_a_rollback_cancelled_while_the_new_kernel_starts_still_ends_the_o
 ) -> None:
     """A caller that gives up on a rollback (a client that disconnects) cancels it
     while the new kernel starts: the old kernel's end is not cut short, its ZMQ
-    context (and the I/O thread it holds) ends with it."""
+    context (and the I/O thread it holds) ends with it; and the session, left
+    without a kernel, takes the next rollback."""
     with anyio.fail_after(_GUARD):
         async with Computer(cwd=tmp_path) as computer:
             await _output(computer, "x = 1")
@@ -67,7 +68,9 @@ async def test_a_rollback_cancelled_while_the_new_kernel_starts_still_ends_the_o
             finally:
                 os.close(pidfd)
             assert context.closed, "the replaced kernel's ZMQ context was left open"
-            assert await _output(computer, "print('alive')") == "alive\n"
+            # No kernel now (the next run would start a fresh one): a rollback is one.
+            await computer.arollback(taken)
+            assert await _output(computer, "print(x)") == "1\n"
 
 
 async def test_two_rollbacks_at_once_leave_the_last_kernel_its_files(tmp_path: Path) -> None:
