@@ -185,7 +185,8 @@ class CheckpointingSession(JupyterSession):
             )
         finally:
             if end_sandbox is not None:  # no kernel took it: the sandbox ends
-                await anyio.to_thread.run_sync(end_sandbox)
+                with anyio.CancelScope(shield=True):  # a cancelled rollback too
+                    await anyio.to_thread.run_sync(end_sandbox)
 
     def checkpoints(self) -> Sequence[CheckpointInfo]:
         return [
