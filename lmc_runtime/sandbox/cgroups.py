@@ -1,12 +1,9 @@
 """A session's cgroup: cgroup v2 when it is writable and has the controllers,
 otherwise the v1 hierarchies (memory, pids, cpu, cpuacct, freezer) a hybrid host has.
-
-Its limits hold for the whole session, whether or not code is running: memory,
-tasks, and a CPU quota (``cpu.max`` on v2, ``cpu.cfs_quota_us`` on v1) that
-keeps background work of an idle session to its share of the CPUs.
-
-The cgroup is created under the cgroup this process is in, so whatever limits
-the host already puts on the runtime keep applying to the sessions.
+Its limits hold for the whole session, running or not: memory, tasks, and a CPU
+quota (``cpu.max``, ``cpu.cfs_quota_us`` on v1) that keeps an idle session's
+background work to its share. It is made under this process's own cgroup, so the
+limits the host puts on the runtime keep applying to the sessions.
 """
 
 from __future__ import annotations

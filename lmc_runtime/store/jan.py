@@ -1,21 +1,11 @@
-"""Threads in Jan's folder layout.
-
-``<root>/threads/<id>/thread.json`` describes the thread;
-``<root>/threads/<id>/messages.jsonl`` holds one Jan ``thread.message`` per line,
-each carrying its LMC message losslessly in ``metadata.lmc``. Appends are
-append-only, under an exclusive ``flock`` (so concurrent writers, in this
-process or another, never interleave) and fsynced before ``append`` returns;
-with ``group_commit``, ``append`` returns once the lines are written (visible,
-and safe from a crash of the process) and a thread of the store fsyncs them
-within 10 ms. A torn last line left by a crash is skipped with a warning on load.
-
-A folder is a thread when its ``thread.json`` holds a JSON object. ``create``
-builds the folder under a hidden name and renames it into place, under a
-store-wide ``flock``, so a crash leaves no half-made thread. What an older
-crash (or a person) left, a folder without a readable ``thread.json``, is not a
-thread: ``list`` skips it, ``get`` says ThreadNotFound, and ``create`` with
-its id moves it aside (kept hidden if it holds messages) and makes the thread.
-Every lock is waited for at most ``lock_timeout`` seconds, then StoreError.
+"""Threads in Jan's folder layout: ``<root>/threads/<id>/thread.json`` describes the
+thread, ``messages.jsonl`` beside it holds one Jan ``thread.message`` per line (its
+LMC message in ``metadata.lmc``). Appends are made under an exclusive ``flock`` and
+fsynced before ``append`` returns; with ``group_commit``, once written, and a thread
+of the store fsyncs them within 10 ms. A torn last line is skipped on load. A thread's
+folder is made under a hidden name and renamed into place, under a store-wide lock;
+a folder without a readable ``thread.json`` is not a thread (``create`` moves it
+aside). Every lock is waited for at most ``lock_timeout`` seconds, then StoreError.
 """
 
 from __future__ import annotations
@@ -289,8 +279,7 @@ class JanThreadStore(ThreadStore):
         return found
 
     def close(self) -> None:
-        """Nothing is held open between calls; with ``group_commit``, wait until
-        every append is on disk."""
+        """With ``group_commit``, wait until every append is on disk."""
         if self._group is not None:
             self._group.close()
 
