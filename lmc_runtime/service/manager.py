@@ -248,7 +248,7 @@ class SessionManager:
                 session.languages = languages
             if session.start_error is not None:
                 raise SessionStartFailed(session.id, session.start_error)
-            session.claim()
+            session.claim(title)
             self.sessions[session.id] = session
         except BaseException:
             if session is not None and session.id not in self.sessions:

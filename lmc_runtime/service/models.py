@@ -200,6 +200,7 @@ class SessionInfo(BaseModel):
     pooled: bool
     sandboxed: bool
     cwd: str = ""
+    title: str = ""
     env: list[str] = Field(default_factory=list, description="The names only, never the values.")
     usage: dict[str, Any] | None = None
     environment: str | None = Field(

@@ -70,6 +70,7 @@ class ServiceSession:
         self.policy = policy
         self.languages = languages
         self.cwd = cwd
+        self.title = ""
         self.metrics = metrics
         self.sandboxed = sandboxed
         self.pooled = in_pool
@@ -133,9 +134,9 @@ class ServiceSession:
         self._idle_timeout = None
         self._wake()
 
-    def claim(self) -> None:
-        """Take this session out of the pool for a client."""
-        self.in_pool = False
+    def claim(self, title: str = "") -> None:
+        """Take this session out of the pool for a client (who may title it)."""
+        self.in_pool, self.title = False, title
         self.created_at = time.time()
         self.touch()
 

@@ -48,6 +48,7 @@ def info(session: ServiceSession, *, with_usage: bool = False) -> SessionInfo:
         pooled=session.pooled,
         sandboxed=session.sandboxed,
         cwd=session.cwd,
+        title=session.title,
         env=sorted(session.policy.env),
         usage=session.usage() if with_usage else None,
         environment=environment.name if (environment := session.policy.environment) else None,

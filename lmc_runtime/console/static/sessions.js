@@ -47,12 +47,12 @@ function render() {
   const body = $("session-table").tBodies[0];
   body.replaceChildren();
   for (const info of sessions.values()) {
-    const text = [info.id, shownState(info.state), ...info.languages, info.environment || ""].join(" ").toLowerCase();
+    const text = [info.id, info.title || "", shownState(info.state), ...info.languages, info.environment || ""].join(" ").toLowerCase();
     if (filter && !text.includes(filter)) continue;
     const row = document.createElement("tr");
     row.dataset.id = info.id;
     const network = typeof info.network === "object" ? "policy" : info.network ? "on" : "off";
-    for (const value of [info.id, shownState(info.state), info.languages.join(", "), info.environment || "", network, ago(info.created_at), ago(info.last_active)]) {
+    for (const value of [info.id, info.title || "", shownState(info.state), info.languages.join(", "), info.environment || "", network, ago(info.created_at), ago(info.last_active)]) {
       const cell = document.createElement("td");
       cell.textContent = value;
       row.append(cell);

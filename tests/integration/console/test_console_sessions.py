@@ -76,3 +76,17 @@ def test_the_filter_and_the_delete_button(page: Any, server: Server) -> None:
     finally:
         server.delete(python)
         server.delete(shell)
+
+
+def test_a_sessions_title_is_in_its_row(page: Any, server: Server) -> None:
+    sessions_page(page)
+    session_id = server.create(languages=["python"], title="hypothesis B")
+    try:
+        page.wait_for_selector(f"tr[data-id='{session_id}'] td:text-is('hypothesis B')")
+        page.fill("#filter", "hypothesis b")
+        page.wait_for_selector(f"tr[data-id='{session_id}']")
+        with server.client() as client:
+            shown = client.get(f"/v1/sessions/{session_id}").json()
+        assert shown["title"] == "hypothesis B"
+    finally:
+        server.delete(session_id)

@@ -83,7 +83,7 @@ def test_the_session_bodies_have_their_fields(document: dict[str, Any]) -> None:
     assert {"role", "type", "format", "content", "id", "extras"} <= set(code)
     assert "env" in schemas["CodeExtras"]["properties"]
     assert schemas["RestartRequest"]["properties"]["language"]["default"] == "python"
-    assert {"cwd", "env"} <= set(schemas["SessionInfo"]["properties"])
+    assert {"cwd", "env", "title"} <= set(schemas["SessionInfo"]["properties"])
     language = schemas["LanguageInfo"]["properties"]
     assert {"name", "available", "reason", "aliases"} <= set(language)
 
