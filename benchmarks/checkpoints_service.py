@@ -100,18 +100,10 @@ def serve_args(max_mb: int, repeat: int, sandboxed: bool) -> list[str]:
 
 def _server_pid() -> int:
     """The ``lmc serve`` this process started last."""
-    found = [pid for pid in pss.children(os.getpid()) if b"serve" in _cmdline(pid)]
-    if not found:
+    found = pss.child_running(b"serve")
+    if found is None:
         raise BenchError("the server's process is not a child of this one")
-    return max(found)
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as file:
-            return file.read()
-    except OSError:
-        return b""
+    return found
 
 
 @contextmanager

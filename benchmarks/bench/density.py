@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import selectors
 import socket
 import subprocess
@@ -48,22 +47,10 @@ _REQUEST_TIMEOUT = 300.0
 
 def _server_pid() -> int:
     """The ``lmc serve`` (or gateway) this process started last."""
-    found = [
-        pid
-        for pid in pss.children(os.getpid())
-        if b"serve" in _cmdline(pid) or b"kernel_gateway" in _cmdline(pid)
-    ]
-    if not found:
+    found = pss.child_running(b"serve", b"kernel_gateway")
+    if found is None:
         raise BenchError("the server's process is not a child of this one")
-    return max(found)
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as file:
-            return file.read()
-    except OSError:
-        return b""
+    return found
 
 
 def _measure(name: str, root: int, base_kib: int, sessions: int) -> DensityAt:

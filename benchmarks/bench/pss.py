@@ -70,6 +70,23 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def child_running(*markers: bytes) -> int | None:
+    """The newest child of this process whose command line holds one of ``markers``."""
+    found = [
+        pid
+        for pid in children(os.getpid())
+        if any(marker in _read_bytes(pid, "cmdline") for marker in markers)
+    ]
+    return max(found) if found else None
+
+
+def _read_bytes(pid: int, name: str) -> bytes:
+    try:
+        return (PROC / str(pid) / name).read_bytes()
+    except OSError:
+        return b""
+
+
 def _tree(root: int) -> list[int]:
     """``root`` and every process under it, parents first."""
     out, todo = [], [root]

@@ -16,22 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-import httpx
 from playwright.sync_api import sync_playwright
 
-from .console_watch import ARGS, CHROMIUM, TOKEN, _free_port
+from .console_watch import ARGS, CHROMIUM, TOKEN, serving
 
 logger = logging.getLogger("console_first_load")
 
@@ -40,42 +32,6 @@ ENTRIES = """
 [...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource")]
   .map((e) => ({ name: e.name, bytes: e.transferSize, body: e.decodedBodySize }))
 """
-
-
-@contextmanager
-def serving() -> Iterator[str]:
-    """A ``lmc serve`` of its own (no warm pool): its URL."""
-    port = _free_port()
-    with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
-        os.chmod(tmp, 0o711)
-        argv = [sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
-        argv += ["--data-dir", str(Path(tmp) / "data"), "--pool-size", "0"]
-        server = subprocess.Popen(
-            argv,
-            env={**os.environ, "LMC_TOKEN": TOKEN},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(url + "/healthz", timeout=5).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("lmc serve did not start")
-                time.sleep(0.2)
-            yield url
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                server.kill()
 
 
 def one_load(browser: Any, url: str) -> dict[str, Any]:
@@ -105,7 +61,7 @@ def one_load(browser: Any, url: str) -> dict[str, Any]:
 
 
 def run(rounds: int) -> dict[str, Any]:
-    with serving() as url, sync_playwright() as playwright:
+    with serving() as (url, _), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             one_load(browser, url)  # the server's and the browser's first time: not counted

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -51,69 +53,74 @@ def _measure(process: psutil.Process, seconds: float) -> float:
     return (_cpu_seconds(process) - before) / (time.monotonic() - start)
 
 
-def run(sessions: int, consoles: int, seconds: float, language: str) -> dict[str, float]:
+@contextmanager
+def serving(*extra: str) -> Iterator[tuple[str, int]]:
+    """A ``lmc serve`` of its own (no warm pool, ``extra`` options): its URL and pid."""
     port = _free_port()
-    url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="lmc-") as tmp:
         os.chmod(tmp, 0o711)
         argv = [sys.executable, "-m", "lmc_runtime", "serve", "--port", str(port)]
-        argv += ["--data-dir", str(Path(tmp) / "data"), "--pool-size", "0"]
-        argv += ["--max-sessions", str(sessions + 2)]
-        env = {**os.environ, "LMC_TOKEN": TOKEN}
+        argv += ["--data-dir", str(Path(tmp) / "data"), "--pool-size", "0", *extra]
         server = subprocess.Popen(
             argv,
-            env=env,
+            env={**os.environ, "LMC_TOKEN": TOKEN},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        url = f"http://127.0.0.1:{port}"
         try:
-            client = httpx.Client(
-                base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
-            )
             deadline = time.monotonic() + 60
             while True:
                 try:
-                    if client.get("/healthz").status_code == 200:
+                    if httpx.get(url + "/healthz", timeout=5).status_code == 200:
                         break
                 except httpx.TransportError:
                     pass
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("lmc serve did not start")
                 time.sleep(0.2)
-            for _ in range(sessions):
-                response = client.post("/v1/sessions", json={"languages": [language]})
-                response.raise_for_status()
-            logger.info("%d %s sessions made", sessions, language)
-            process = psutil.Process(server.pid)
-            time.sleep(5)  # the creations' tail
-            idle = _measure(process, seconds)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-                pages = []
-                for _ in range(consoles):
-                    page = browser.new_page()
-                    page.goto(url + "/ui/")
-                    page.fill("#token", TOKEN)
-                    page.click("#login-form button[type=submit]")
-                    page.click("#nav a[data-page='sessions']")
-                    page.wait_for_selector(f"#feed-state:has-text('{sessions} sessions')")
-                    pages.append(page)
-                watched = _measure(process, seconds)
-                browser.close()
-            return {
-                "sessions": sessions,
-                "consoles": consoles,
-                "seconds": seconds,
-                "cpu_no_console": idle,
-                "cpu_watched": watched,
-            }
+            yield url, server.pid
         finally:
             server.send_signal(signal.SIGTERM)
             try:
                 server.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 server.kill()
+
+
+def run(sessions: int, consoles: int, seconds: float, language: str) -> dict[str, float]:
+    with serving("--max-sessions", str(sessions + 2)) as (url, pid):
+        client = httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
+        )
+        for _ in range(sessions):
+            response = client.post("/v1/sessions", json={"languages": [language]})
+            response.raise_for_status()
+        logger.info("%d %s sessions made", sessions, language)
+        process = psutil.Process(pid)
+        time.sleep(5)  # the creations' tail
+        idle = _measure(process, seconds)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            pages = []
+            for _ in range(consoles):
+                page = browser.new_page()
+                page.goto(url + "/ui/")
+                page.fill("#token", TOKEN)
+                page.click("#login-form button[type=submit]")
+                page.click("#nav a[data-page='sessions']")
+                page.wait_for_selector(f"#feed-state:has-text('{sessions} sessions')")
+                pages.append(page)
+            watched = _measure(process, seconds)
+            browser.close()
+        return {
+            "sessions": sessions,
+            "consoles": consoles,
+            "seconds": seconds,
+            "cpu_no_console": idle,
+            "cpu_watched": watched,
+        }
 
 
 def main() -> None:
