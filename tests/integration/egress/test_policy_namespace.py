@@ -4,6 +4,7 @@ connections reach only allowed upstreams, transparently and through HTTP_PROXY."
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import shutil
@@ -35,7 +36,17 @@ pytestmark = [
     ),
 ]
 
-_OUTSIDE = [a for a in host_addresses() if not a.startswith("127.") and not a.endswith(".255")]
+
+def _outside() -> str | None:
+    """One of the host's own non-loopback addresses, looked up when a test needs it:
+    the one its default route leaves from (no packet is sent), else any. (Read at
+    import time, the list held the addresses of namespaces another test run had
+    made, gone by the time a server was bound to one: EADDRNOTAVAIL.)"""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))
+        return str(probe.getsockname()[0])
+    found = [a for a in host_addresses() if not a.startswith("127.") and not a.endswith(".255")]
+    return found[0] if found else None
 
 
 @pytest.fixture
@@ -82,10 +93,11 @@ def _serve(address: str) -> Iterator[int]:
 @pytest.fixture
 def upstream() -> Iterator[tuple[str, int]]:
     """A plain HTTP server on one of the host's own (non-loopback) addresses."""
-    if not _OUTSIDE:
+    address = _outside()
+    if address is None:
         pytest.skip("the host has no address but loopback")
-    for port in _serve(_OUTSIDE[0]):
-        yield _OUTSIDE[0], port
+    for port in _serve(address):
+        yield address, port
 
 
 CHECKS = """
