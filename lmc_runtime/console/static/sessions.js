@@ -52,8 +52,13 @@ function render() {
     const row = document.createElement("tr");
     row.dataset.id = info.id;
     const network = typeof info.network === "object" ? "policy" : info.network ? "on" : "off";
-    for (const value of [info.id, info.title || "", shownState(info.state), info.languages.join(", "), info.environment || "", network, ago(info.created_at), ago(info.last_active)]) {
+    const columns = {
+      id: info.id, title: info.title || "", state: shownState(info.state), languages: info.languages.join(", "),
+      environment: info.environment || "", network, age: ago(info.created_at), idle: ago(info.last_active),
+    };
+    for (const [name, value] of Object.entries(columns)) {
       const cell = document.createElement("td");
+      cell.dataset.col = name; // tests and styles name a column, not its place
       cell.textContent = value;
       row.append(cell);
     }

@@ -92,7 +92,7 @@ def test_the_sessions_page_shows_a_pause_and_a_resumption(page: Any, server: Ser
     with sandbox(server) as (sandbox_id, session_id), _e2b(server) as e2b:
         logged_in(page)
         page.click("#nav a[data-page='sessions']")
-        state = f"tr[data-id='{session_id}'] td:nth-child(2)"
+        state = f"tr[data-id='{session_id}'] td[data-col='state']"
         page.wait_for_selector(f"{state}:text-is('idle')")
         assert e2b.post(f"/sandboxes/{sandbox_id}/pause").status_code == 204
         page.wait_for_selector(f"{state}:text-is('paused')")
