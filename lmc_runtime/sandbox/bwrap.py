@@ -30,6 +30,15 @@ __all__ = [
 SANDBOX_UID = 1000
 SANDBOX_GID = 1000
 
+# The lock files useradd, passwd and the like hold for a moment while they
+# write /etc (only root may read them; they hold a process id, no secret). One
+# seen by a look-up is gone by the time a later sandbox starts.
+_LOCKS = frozenset(
+    {
+        ".pwd.lock",
+        *(f"{name}.lock" for name in ("passwd", "group", "shadow", "gshadow", "subuid", "subgid")),
+    }
+)
 #: System directories bound read-only when they exist.
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 
@@ -126,7 +135,7 @@ def private_entries(roots: Iterable[Path]) -> list[Path]:
                     info = path.lstat()
                 except OSError:
                     continue
-                if stat.S_ISLNK(info.st_mode):
+                if stat.S_ISLNK(info.st_mode) or name in _LOCKS:
                     continue
                 if not info.st_mode & stat.S_IROTH:
                     found.append(path)
@@ -185,7 +194,14 @@ def bwrap_args(
         else:
             args += ["--ro-bind", str(path), str(path)]
     for path in hidden:
-        if path.is_dir() and not path.is_symlink():
+        # Looked up a while ago (see hostview.py): an entry gone since then is
+        # left out, or bwrap would try to make its mount point in the
+        # read-only /etc and the sandbox would not start.
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
