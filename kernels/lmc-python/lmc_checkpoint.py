@@ -155,17 +155,25 @@ def _frozen(conn: socket.socket, ready: int, left: str) -> None:
         os._exit(1)
 
 
-def _prepare() -> None:
-    """Once, in the frozen copy: the startup files compiled, for every kernel revived
-    from it. (A shell made here would save a rollback 5 ms, but dirties 4 MiB.)"""
-    from ipykernel.kernelapp import IPKernelApp
+def _reviver() -> object:
+    """``lmc_revive.py``, from beside this file: what a revived kernel runs."""
+    import importlib.util
 
-    compiled = {}
-    for name in IPKernelApp.instance().exec_files:
-        path = os.path.realpath(os.path.expanduser(name))
-        with open(path, "rb") as file:
-            compiled[path] = compile(file.read(), path, "exec")
-    _OWN["compiled"] = compiled
+    if "revive" not in _OWN:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_revive.py")
+        spec = importlib.util.spec_from_file_location("_lmc_revive", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _OWN["revive"] = module
+    return _OWN["revive"]
+
+
+def _prepare() -> None:
+    """Once, in the frozen copy: what every kernel revived from it would do alike
+    (see ``lmc_revive.prepare``)."""
+    _reviver().prepare()  # type: ignore[attr-defined]
 
 
 def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> None:
@@ -239,59 +247,12 @@ def _revive(request: dict, stdout: int, stderr: int, bound: int, left: str) -> N
         rand = sys.modules.get("random")
         if rand is not None and _OWN.get("random") is not None:
             rand.setstate(_OWN["random"])
-        code = _new_kernel([str(part) for part in request["argv"]], bound, left)
+        argv = [str(part) for part in request["argv"]]
+        code = _reviver().new_kernel(argv, bound, left)  # type: ignore[attr-defined]
     except BaseException:
         with contextlib.suppress(BaseException):
             traceback.print_exc()
     os._exit(code)
-
-
-def _new_kernel(argv: list, bound: int, left: str) -> int:
-    import asyncio
-    import contextvars
-
-    from ipykernel.ipkernel import IPythonKernel
-    from ipykernel.kernelapp import IPKernelApp
-    from ipykernel.zmqshell import ZMQInteractiveShell
-
-    old = IPKernelApp.instance()
-    shell = old.kernel.shell
-    # Kept referenced: the image's ZMQ objects must never be closed or collected here.
-    builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), old]
-    user_ns, count = shell.user_ns, shell.execution_count
-    inputs = list(shell.history_manager.input_hist_parsed)
-    for singleton in (IPKernelApp, IPythonKernel, ZMQInteractiveShell):
-        singleton.clear_instance()
-    _compiled_startup(_OWN.get("compiled") or {})
-    asyncio.events._set_running_loop(None)
-    asyncio.set_event_loop(asyncio.new_event_loop())
-    builtins.__lmc_checkpoint_note__ = left
-    sys.argv = argv[1:]
-    app = IPKernelApp.instance(user_ns=user_ns)
-    app.initialize(argv[2:])
-    os.write(bound, b"1")
-    os.close(bound)
-    new = app.shell
-    new.execution_count = count
-    new.history_manager.input_hist_parsed[:] = inputs
-    new.history_manager.input_hist_raw[:] = inputs
-    contextvars.Context().run(app.start)
-    return 0
-
-
-def _compiled_startup(compiled: dict) -> None:
-    """The startup files run from their code compiled in :func:`_prepare`."""
-    from IPython.utils import py3compat
-
-    original = py3compat.execfile
-
-    def execfile(fname: object, glob: dict, loc: object = None, compiler: object = None) -> None:
-        code = compiled.get(os.path.realpath(str(fname)))
-        if code is None or compiler is not None:
-            return original(fname, glob, loc, compiler)
-        exec(code, glob, glob if loc is None else loc)
-
-    py3compat.execfile = execfile
 
 
 def _note_once(ip: object) -> None:

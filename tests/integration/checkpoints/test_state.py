@@ -198,3 +198,32 @@ def test_the_kernel_a_rollback_replaces_ends_without_taking_the_new_ones_files(
     for _ in range(3):
         computer.rollback(taken)
         assert run(computer, check).output == "True 5 3\n"
+
+
+def test_a_revived_kernel_keeps_the_kernels_configuration_and_script_magics(
+    computer: Computer,
+) -> None:
+    """Regression: a revived kernel takes the image's parsed configuration (not its
+    command line parsed again) and the script magics' parser built once in the
+    frozen copy; the kernelspec's options and ``%%bash --out`` must hold in
+    every kernel revived from it, and in a fork, whose connection file is its own."""
+    taken = computer.checkpoint()
+    check = (
+        "from ipykernel.kernelapp import IPKernelApp\nip = get_ipython()\n"
+        "print(ip.colors, ip.history_manager.enabled, IPKernelApp.instance().connection_file)"
+    )
+    script = "%%bash --out said\necho from-bash"
+    for _ in range(2):
+        computer.rollback(taken)
+        colors, history, connection = run(computer, check).output.splitlines()[-1].split()
+        assert (colors, history) == ("NoColor", "False")
+        assert run(computer, script).status == "ok"
+        assert run(computer, "print(said.strip())").output == "from-bash\n"
+    fork = computer.fork()
+    try:
+        colors, history, forked = run(fork, check).output.splitlines()[-1].split()
+        assert (colors, history) == ("NoColor", "False") and forked != connection
+        assert run(fork, script).status == "ok"
+        assert run(fork, "print(said.strip())").output == "from-bash\n"
+    finally:
+        fork.close()

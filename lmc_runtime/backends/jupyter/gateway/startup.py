@@ -24,6 +24,7 @@ _PYTHON_FILES = (
     "lmc_pip.py",
     "lmc_charts.py",
     "lmc_checkpoint.py",
+    "lmc_revive.py",
 )
 
 _PYTHON_LOADER = """\
