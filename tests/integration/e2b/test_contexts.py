@@ -119,3 +119,36 @@ def test_two_runs_in_one_context_queue(sandbox: Sandbox) -> None:
     results.append(sandbox.run_code("'fast'", context=context).text)
     thread.join(60)
     assert results == ["slow", "fast"]
+
+
+#: What a context's Python kernel says of itself: where its sockets are, and the run's name.
+_KERNEL = (
+    "from ipykernel.kernelapp import IPKernelApp\n"
+    "mine = {name!r}\n"
+    "f'{{IPKernelApp.instance().ip}} {{mine}}'"
+)
+
+
+def test_first_runs_in_several_contexts_start_kernels_of_their_own(sandbox: Sandbox) -> None:
+    """Guards the kernels' sockets: each context's interpreters bind them in a
+    folder of their own. In the sandbox's one shared folder, Python kernels
+    starting at once bound the same paths and took each other's sockets; a run
+    failed (BackendError) or waited a minute for a kernel that never answered."""
+    contexts = {f"ctx-{n}": sandbox.create_code_context() for n in range(4)}
+    seen: dict[str, str] = {}
+
+    def run(name: str, context: object) -> None:
+        execution = sandbox.run_code(_KERNEL.format(name=name), context=context, timeout=90)
+        seen[name] = execution.text if execution.error is None else repr(execution.error)
+
+    threads = [threading.Thread(target=run, args=item) for item in contexts.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert sorted(seen) == sorted(contexts), seen
+    kernels = {name: said.split() for name, said in seen.items()}
+    assert all(len(parts) == 2 and parts[1] == name for name, parts in kernels.items()), seen
+    default = sandbox.run_code(_KERNEL.format(name="default")).text
+    sockets = {parts[0] for parts in kernels.values()} | {default.split()[0]}
+    assert len(sockets) == len(contexts) + 1, (seen, default)
