@@ -128,6 +128,8 @@ class Events:
         self.execution_count: int | None = None
         #: The run's final status, once it ended.
         self.status: str | None = None
+        #: The runtime's last notice of each status (why the run ended so).
+        self._notices: dict[str, str] = {}
 
     def feed(self, message: Message) -> list[dict[str, Any]]:
         """What ``message`` sends to E2B's client (often nothing)."""
@@ -157,6 +159,8 @@ class Events:
             self.errored = True
             reason = extras.get("reason")
             return [error_event(refused, str(reason if reason else message.content).strip())]
+        if "status" in extras:
+            self._notices[str(extras["status"])] = message.content
         stream = "stderr" if extras.get("stream") == "stderr" or "status" in extras else "stdout"
         return [{"type": stream, "text": message.content, "timestamp": _now()}]
 
@@ -189,7 +193,9 @@ class Events:
         if status not in ("ok", "error", "truncated") and not self.errored:
             self.errored = True
             name = _STOPPED.get(status, status)
-            out.append(error_event(name, f"the execution ended: {status.replace('_', ' ')}"))
+            ended = f"the execution ended: {status.replace('_', ' ')}"
+            said = self._notices.get(status, "").strip().removeprefix("[lmc]").strip()
+            out.append(error_event(name, f"{ended}: {said}" if said else ended))
         elif status == "error" and not self.errored:
             self.errored = True
             name = str(extras.get("error") or "Error")
