@@ -63,7 +63,9 @@ class GuardFilter:
             await guard.make_room()
             await run.computer.astart(run.language)
         except LMCError:
-            logger.debug("the %s interpreter did not start before its run", run.language, exc_info=True)
+            logger.debug(
+                "the %s interpreter did not start before its run", run.language, exc_info=True
+            )
         except OSError as exc:
             if _errno(exc) not in (errno.ENOSPC, errno.EDQUOT):
                 raise
