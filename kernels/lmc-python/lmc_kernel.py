@@ -44,6 +44,24 @@ def _watch_whole_characters(stream: Any) -> None:
         stream._exc = sys.exc_info()
 
 
+def _parsers_kept() -> Any:
+    """``lmc_revive._parsers_kept()``: while the kernel starts, IPython's script
+    magics (``%%bash``, ``%%sh``...) share the one argument parser they would each
+    build alike. A no-op context when that file cannot be loaded."""
+    import contextlib
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_revive.py")
+    try:
+        spec = importlib.util.spec_from_file_location("_lmc_revive", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module._parsers_kept()
+    except Exception:
+        return contextlib.nullcontext()
+
+
 def main() -> None:
     # The folder of this file is not the user's: the working directory is
     # added back by the kernel (as with ``python -m ipykernel_launcher``).
@@ -59,7 +77,8 @@ def main() -> None:
             OutStream._watch_pipe_fd = _watch_whole_characters  # type: ignore[method-assign]
 
         app = IPKernelApp.instance()
-        app.initialize()  # type: ignore[no-untyped-call]
+        with _parsers_kept():
+            app.initialize()  # type: ignore[no-untyped-call]
     finally:
         for name in blocked:
             if sys.modules.get(name, False) is None:

@@ -29,3 +29,16 @@ def test_the_launchers_folder_is_not_on_the_path_and_the_working_directory_is(
         " os.getcwd() in [os.path.abspath(p) for p in sys.path])"
     )
     assert run(computer, code).output == "[] True\n"
+
+
+def test_script_magics_share_one_parser_and_keep_their_options(computer: Computer) -> None:
+    """IPython builds the same argument parser for each script magic; the launcher
+    builds it once. Each magic must still run its program with its options."""
+    assert run(computer, "%%bash --out said\necho from-bash").status == "ok"
+    check = (
+        "cell = get_ipython().magics_manager.magics['cell']\n"
+        "print(said.strip(), cell['bash'].parser is cell['sh'].parser)"
+    )
+    assert run(computer, check).output == "from-bash True\n"
+    assert run(computer, "%%sh --err e\necho oops >&2").status == "ok"
+    assert run(computer, "print(e.strip())").output == "oops\n"
