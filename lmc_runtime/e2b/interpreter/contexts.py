@@ -5,7 +5,8 @@ session's, recorded in its transcript; one at a time, as the session runs
 them). A context made by ``POST /contexts`` is a Computer of its own, made by
 the session's sandbox (:meth:`~lmc_runtime.sandbox.Sandbox.computer`): the same
 guard, cgroup, disk quota, identity and view as the session's, so every limit
-of the sandbox holds for all its contexts together. It lives in a task of the
+of the sandbox holds for all its contexts together, and folders of its own for
+its interpreters' files (:mod:`.folders`). It lives in a task of the
 door's task group, ends when it is removed, and with the sandbox
 (``sandbox.closers``).
 
@@ -16,9 +17,6 @@ run at once. A sandbox has at most :data:`MAX_CONTEXTS` contexts of its own.
 from __future__ import annotations
 
 import logging
-import os
-import secrets
-import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -28,12 +26,12 @@ import anyio
 from anyio.abc import TaskStatus
 
 from ...computer import Computer
-from ...sandbox import Sandbox
-from ...sandbox.fileops import FileOpError, make_directory, remove
+from ...sandbox.fileops import make_directory
 from ...sandbox.view import SANDBOX_HOME
 from ..door import Door
 from ..errors import E2BError
 from ..registry import E2BSandbox
+from .folders import make_folders, remove_folders
 from .languages import chdir_code, lmc_language_of
 
 __all__ = ["MAX_CONTEXTS", "Context", "Contexts", "contexts_of"]
@@ -194,7 +192,7 @@ class Contexts:
         session = self.sandbox.session
         self._made += 1
         folder = f"ctx{self._made}"
-        control, shared = await anyio.to_thread.run_sync(_folders, session.sandbox, folder)
+        control, shared = await anyio.to_thread.run_sync(make_folders, session.sandbox, folder)
         computer = session.sandbox.computer(
             outputs_at=f"/v1/sessions/{session.id}/outputs/",
             cwd=cwd,
@@ -215,7 +213,7 @@ class Contexts:
             context.computer = None
             _forget(session.sandbox, computer)
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(_remove_folders, session.sandbox, control, shared)
+                await anyio.to_thread.run_sync(remove_folders, session.sandbox, control, shared)
             context.closed.set()
 
     async def restart(self, context_id: str) -> None:
@@ -247,58 +245,6 @@ class Contexts:
         with anyio.CancelScope(shield=True), anyio.move_on_after(30):
             for context in closing:
                 await context.closed.wait()
-
-
-def _folders(sandbox: Sandbox, name: str) -> tuple[Path, Path]:
-    """The folders of one context's interpreters, apart from the session's own
-    and every other context's: its control folder and its shared one.
-
-    Apart, because an interpreter's files there are named by its language alone
-    (a Python kernel binds ``python-kernel-1`` ... in its shared folder, and the
-    host then moves them into its control folder): two Python kernels starting
-    at once in one shared folder took each other's sockets, and one context's
-    run failed or waited for a kernel that never answered."""
-    control = _control_dir(sandbox, name)
-    try:
-        return control, _shared_dir(sandbox, name)
-    except BaseException:
-        shutil.rmtree(control, ignore_errors=True)
-        raise
-
-
-def _control_dir(sandbox: Sandbox, name: str) -> Path:
-    """The host's files of one context's interpreters (connection files, FIFOs):
-    in the sandbox's control folder, which only the host writes, made as that
-    folder is."""
-    folder = sandbox.control_dir / name  # short: kernels' socket paths end there
-    folder.mkdir(mode=0o750)
-    identity = sandbox.identity
-    if identity is not None:
-        os.chown(folder, 0, identity.gid)
-    return folder
-
-
-def _shared_dir(sandbox: Sandbox, name: str) -> Path:
-    """Where one context's interpreters make files of their own (unix sockets):
-    a new folder in the sandbox's shared folder, which the code may write, so
-    made through held descriptors (never following a link the code put there)
-    and named with a random part (the code cannot have made it first)."""
-    relpath = f"{name}-{secrets.token_hex(3)}"
-    try:
-        make_directory(sandbox.shared_dir, relpath, parents=False, owner=sandbox.owner)
-    except (FileOpError, OSError) as exc:
-        raise E2BError(f"the context's folder could not be made: {exc}", 507) from exc
-    return sandbox.shared_dir / relpath
-
-
-def _remove_folders(sandbox: Sandbox, control: Path, shared: Path) -> None:
-    """Remove a closed context's folders (the shared one as the code's files are
-    removed: through held descriptors, never following a link)."""
-    shutil.rmtree(control, ignore_errors=True)
-    try:
-        remove(sandbox.shared_dir, shared.name, recursive=True)
-    except (FileOpError, OSError) as exc:  # gone with the sandbox's files, then
-        logger.debug("a context's folder %s was left: %s", shared.name, exc)
 
 
 def _forget(sandbox: Any, computer: Computer) -> None:
