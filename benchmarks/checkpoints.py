@@ -44,19 +44,12 @@ def _median_ms(step: Callable[[], object], repeat: int) -> float:
 
 
 def _rollup(pid: int) -> dict[str, int]:
-    """smaps_rollup's fields for a frozen copy and its children (its spare monitor,
-    and the monitors of the kernels started from it), added up."""
-    pids = [pid]
-    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as children:
-        pids += [int(child) for child in children.read().split()]
     found: dict[str, int] = {}
-    for each in pids:
-        with open(f"/proc/{each}/smaps_rollup", encoding="ascii") as rollup:
-            for line in rollup:
-                parts = line.split()
-                if len(parts) == 3 and parts[2] == "kB":
-                    name = parts[0].rstrip(":")
-                    found[name] = found.get(name, 0) + int(parts[1])
+    with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
+        for line in rollup:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                found[parts[0].rstrip(":")] = int(parts[1])
     return found
 
 

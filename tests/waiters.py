@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["children", "descends", "process_ended", "wait_on_a_new_pipe"]
+__all__ = ["descends", "process_ended", "wait_on_a_new_pipe"]
 
 
 async def wait_on_a_new_pipe(go: anyio.Event, woke: list[str]) -> None:
@@ -72,17 +72,3 @@ def descends(pid: int, ancestor: int) -> bool:
         if pid == ancestor:
             return True
     return False
-
-
-def children(pid: int, count: int, timeout: float) -> list[int]:
-    """Process ``pid``'s children, once it has ``count`` of them (read from
-    ``/proc`` every 20 ms: a new child gives no other sign); fewer at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            found = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-        except OSError:
-            return []
-        if len(found) >= count or time.monotonic() > deadline:
-            return found
-        time.sleep(0.02)

@@ -4,14 +4,11 @@
 cells) forks the kernel. The copy leaves the kernel's session, connects to the
 runtime's unix socket at ``path``, keeps no other descriptor and waits there,
 frozen: it costs only the pages the kernel writes after it. Each request on that
-socket brings a socket of its own and the new kernel's stdout and stderr. The
-copy hands it to a *monitor* it forked ahead (a spare: forking an image of
-100 MB takes milliseconds, so not while a rollback waits), which forks a kernel
-revived from the image (the same objects, modules, generators and ``random``
-state) on fresh ZMQ sockets, as the request's command line says
-(``lmc_revive.py``); the monitor reports how it ended, and kills it if the
-runtime goes first. Once that kernel is up, the copy forks the next spare. The
-copy ends when its socket closes, and its spare with it. Threads other than
+socket brings a socket of its own and the new kernel's stdout and stderr: the
+copy forks a *monitor*, which forks a kernel revived from the image (the same
+objects, modules, generators and ``random`` state) on fresh ZMQ sockets, as the
+request's command line says; the monitor reports how it ended, and kills it if
+the runtime goes first. The copy ends when its socket closes. Threads other than
 the main one, child processes and open sockets are not in the copy: the first
 cell of a revived kernel says which were left behind.
 """
@@ -132,9 +129,7 @@ def _keep_only(*kept: int) -> None:
 
 
 def _frozen(conn: socket.socket, ready: int, left: str) -> None:
-    """Wait for requests on ``conn``: each goes to the spare monitor, forked ahead
-    (a fork of this image costs milliseconds per 100 MB: not while a rollback
-    waits), and the next spare is forked. Never returns."""
+    """Wait for requests on ``conn``: each forks a monitor. Never returns."""
     try:
         os.close(ready)
         _keep_only(conn.fileno())
@@ -142,68 +137,22 @@ def _frozen(conn: socket.socket, ready: int, left: str) -> None:
             _prepare()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the system
-        spare = _spare(conn, left)
         while True:
             data, fds, _, _ = socket.recv_fds(conn, _MAX_REQUEST, 3)
             if not data:
                 os._exit(0)
-            if len(fds) == 3:
-                try:
-                    socket.send_fds(spare, [data], fds)
-                except OSError:  # the spare is gone: a monitor of its own
-                    if os.fork() == 0:
-                        _spare_serves(conn, spare, data, fds, left)
-                else:
-                    _until_up(spare, conn)
-                spare.close()
+            if len(fds) != 3:
+                for fd in fds:
+                    os.close(fd)
+                continue
+            if os.fork() == 0:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                conn.close()
+                _monitor(json.loads(data), *fds, left)
             for fd in fds:
                 os.close(fd)
-            if len(fds) == 3:
-                spare = _spare(conn, left)
     except BaseException:
         os._exit(1)
-
-
-def _until_up(spare: socket.socket, conn: socket.socket) -> None:
-    """Wait until the kernel the spare started is up (its monitor says so, or
-    ends), a new request comes, or 10 s pass: the next spare's fork would slow
-    the kernel's start down, on the same pages and the same CPUs."""
-    import select
-
-    waiting = select.poll()
-    waiting.register(spare.fileno(), select.POLLIN)
-    waiting.register(conn.fileno(), select.POLLIN)
-    waiting.poll(10_000)
-
-
-def _spare(conn: socket.socket, left: str) -> socket.socket:
-    """Fork a monitor that waits for one request on the socket returned."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    if os.fork() == 0:
-        try:
-            conn.close()  # the runtime's connection is the frozen copy's alone
-            ours.close()
-            data, fds, _, _ = socket.recv_fds(theirs, _MAX_REQUEST, 3)
-        except BaseException:
-            os._exit(1)
-        _spare_serves(conn, theirs, data, fds, left)
-    theirs.close()
-    return ours
-
-
-def _spare_serves(
-    conn: socket.socket, channel: socket.socket, data: bytes, fds: list, left: str
-) -> None:
-    """In a monitor: serve request ``data`` (with ``fds``), or end without one."""
-    try:
-        conn.close()
-        if not data or len(fds) != 3:  # the frozen copy ended first
-            os._exit(0)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        request = json.loads(data)
-    except BaseException:
-        os._exit(1)
-    _reviver().monitor(request, *fds, left, channel, _revive)  # type: ignore[attr-defined]
 
 
 def _reviver() -> object:
@@ -225,6 +174,61 @@ def _prepare() -> None:
     """Once, in the frozen copy: what every kernel revived from it would do alike
     (see ``lmc_revive.prepare``)."""
     _reviver().prepare()  # type: ignore[attr-defined]
+
+
+def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> None:
+    """Fork the revived kernel; say its pid and how it ended on ``reply``."""
+    channel = socket.socket(fileno=reply)
+    child = 0
+    try:
+        bound_read, bound_write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            channel.close()
+            os.close(bound_read)
+            _revive(request, stdout, stderr, bound_write, left)
+        for fd in (stdout, stderr, bound_write):
+            os.close(fd)
+        pidfd = os.pidfd_open(child)
+        import select
+
+        # Said once the kernel has bound its sockets (or ended): the runtime's
+        # client then connects at once, not after a reconnection's delay. Unless
+        # the runtime gives it up first (its end of the channel closes).
+        starting = select.poll()
+        starting.register(bound_read, select.POLLIN)
+        starting.register(channel.fileno(), select.POLLIN)
+        while bound_read not in [fd for fd, _ in starting.poll()]:
+            if not channel.recv(1):
+                raise ConnectionError("the runtime gave the kernel up")
+        os.read(bound_read, 1)
+        os.close(bound_read)
+        socket.send_fds(channel, [json.dumps({"pid": child}).encode()], [pidfd])
+        poller = select.poll()
+        poller.register(channel.fileno(), select.POLLIN)
+        poller.register(pidfd, select.POLLIN)
+        while True:
+            ready = [fd for fd, _ in poller.poll()]
+            if pidfd in ready:
+                break
+            if not channel.recv(1):  # the runtime gave it up, or ended
+                with contextlib.suppress(OSError):
+                    os.killpg(child, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)
+                break
+        _, status = os.waitpid(child, 0)
+        with contextlib.suppress(OSError):
+            channel.send(json.dumps({"status": status}).encode())
+    except BaseException:
+        # The runtime gave it up before it was told the pid (a rollback cancelled
+        # or timed out): the kernel goes with its monitor, nobody would end it.
+        if child > 0:
+            with contextlib.suppress(OSError):
+                os.killpg(child, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+    os._exit(0)
 
 
 def _revive(request: dict, stdout: int, stderr: int, bound: int, left: str) -> None:

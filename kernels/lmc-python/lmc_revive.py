@@ -1,5 +1,4 @@
-"""A kernel revived from a checkpoint's frozen image (see ``lmc_checkpoint.py``),
-and the monitor that forks it and reports how it ended.
+"""A kernel revived from a checkpoint's frozen image (see ``lmc_checkpoint.py``).
 
 The image keeps the interpreter: its objects, modules and namespace. What it
 cannot keep are the kernel's ZMQ sockets and threads, so a revived kernel is a
@@ -21,17 +20,11 @@ where the image already knows the answer:
 
 import asyncio
 import builtins
-import contextlib
 import contextvars
 import copy
 import itertools
-import json
 import os
-import select
-import signal
-import socket
 import sys
-from collections.abc import Callable
 
 #: What the frozen copy made once, for every kernel revived from it.
 _MADE: dict = {"compiled": {}, "parsers": {}}
@@ -53,86 +46,6 @@ def prepare() -> None:
 
     with _parsers_kept():
         ScriptMagics._make_script_magic(_Paths(), "sh")
-
-
-def monitor(
-    request: dict,
-    reply: int,
-    stdout: int,
-    stderr: int,
-    left: str,
-    frozen: object,
-    revive: "Callable[[dict, int, int, int, str], None]",
-) -> None:
-    """In a monitor, forked from the frozen copy: fork the kernel (``revive``);
-    say its pid and how it ended on ``reply``, and on ``frozen`` (the frozen
-    copy's socket) once it is up or has ended. Never returns."""
-    channel = socket.socket(fileno=reply)
-    child = 0
-    try:
-        bound_read, bound_write = os.pipe()
-        child = os.fork()
-        if child == 0:
-            channel.close()
-            if isinstance(frozen, socket.socket):
-                frozen.close()
-            os.close(bound_read)
-            revive(request, stdout, stderr, bound_write, left)
-        for fd in (stdout, stderr, bound_write):
-            os.close(fd)
-        pidfd = os.pidfd_open(child)
-        # Said once the kernel has bound its sockets (or ended): the runtime's
-        # client then connects at once, not after a reconnection's delay. Unless
-        # the runtime gives it up first (its end of the channel closes).
-        starting = select.poll()
-        starting.register(bound_read, select.POLLIN)
-        starting.register(channel.fileno(), select.POLLIN)
-        while bound_read not in [fd for fd, _ in starting.poll()]:
-            if not channel.recv(1):
-                raise ConnectionError("the runtime gave the kernel up")
-        os.read(bound_read, 1)
-        socket.send_fds(channel, [json.dumps({"pid": child}).encode()], [pidfd])
-        poller = select.poll()
-        poller.register(channel.fileno(), select.POLLIN)
-        poller.register(pidfd, select.POLLIN)
-        poller.register(bound_read, select.POLLIN)  # then says it is up (or ends)
-        while True:
-            ready = [fd for fd, _ in poller.poll()]
-            if bound_read in ready or pidfd in ready:
-                frozen = _say_up(frozen)
-            if bound_read in ready:
-                poller.unregister(bound_read)
-                os.close(bound_read)
-            if pidfd in ready:
-                break
-            if channel.fileno() not in ready:
-                continue
-            if not channel.recv(1):  # the runtime gave it up, or ended
-                with contextlib.suppress(OSError):
-                    os.killpg(child, signal.SIGKILL)
-                with contextlib.suppress(OSError):
-                    os.kill(child, signal.SIGKILL)
-                break
-        _, status = os.waitpid(child, 0)
-        with contextlib.suppress(OSError):
-            channel.send(json.dumps({"status": status}).encode())
-    except BaseException:
-        # The runtime gave it up before it was told the pid (a rollback cancelled
-        # or timed out): the kernel goes with its monitor, nobody would end it.
-        if child > 0:
-            with contextlib.suppress(OSError):
-                os.killpg(child, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-    os._exit(0)
-
-
-def _say_up(frozen: object) -> None:
-    """Tell the frozen copy (once) that the kernel is up: it may fork again."""
-    if isinstance(frozen, socket.socket):
-        with contextlib.suppress(OSError):
-            frozen.send(b"up")
-        frozen.close()
 
 
 def new_kernel(argv: list, bound: int, left: str) -> int:
@@ -161,9 +74,6 @@ def new_kernel(argv: list, bound: int, left: str) -> int:
     _say_bound_early(app, bound)
     with _parsers_kept():
         app.initialize(args)
-    with contextlib.suppress(OSError):
-        os.write(bound, b"2")  # and up: its monitor tells the frozen copy
-    os.close(bound)
     new = app.shell
     new.execution_count = count
     new.history_manager.input_hist_parsed[:] = inputs
@@ -204,12 +114,13 @@ def _skip(*args: object, **kwargs: object) -> None:
 
 def _say_bound_early(app: object, bound: int) -> None:
     """Write on ``bound`` once the kernel's sockets are bound and its connection
-    file written, before its kernel and shell are made (and again once they are)."""
+    file written, before its kernel and shell are made."""
     original = app.log_connection_info  # type: ignore[attr-defined]
 
     def log_connection_info() -> None:
         original()
         os.write(bound, b"1")
+        os.close(bound)
 
     app.log_connection_info = log_connection_info  # type: ignore[attr-defined]
 

@@ -89,19 +89,7 @@ class Checkpointing(Protocol):
 
 
 def private_bytes(pid: int) -> int:
-    """The private memory of process ``pid`` and of its children (a frozen copy's
-    spare monitor, and the monitors of kernels started from it): ``Private_*``
-    of their smaps_rollup, or 0."""
-    pids = [pid]
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as children:
-            pids += [int(child) for child in children.read().split()]
-    except (OSError, ValueError):
-        pass
-    return sum(_private(each) for each in pids)
-
-
-def _private(pid: int) -> int:
+    """The private memory of process ``pid`` (``Private_*`` of its smaps_rollup), or 0."""
     try:
         with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
             fields = _fields(rollup.read().splitlines())

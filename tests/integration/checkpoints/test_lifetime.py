@@ -15,7 +15,7 @@ import pytest
 from lmc_runtime import Computer, Timeouts
 from lmc_runtime.errors import CheckpointNotFound, CheckpointsUnsupported, UsageError
 
-from ...waiters import children, process_ended
+from ...waiters import process_ended
 from ..conftest import run
 
 #: Bounds every wait on a process's end.
@@ -23,7 +23,6 @@ _GUARD = 30.0
 OWNER = """
 import sys
 from lmc_runtime import Computer
-from tests.waiters import children
 
 computer = Computer()
 list(computer.run("python", "x = 7"))
@@ -33,9 +32,7 @@ kept = computer.checkpoint()
 out = "".join(m.content for m in computer.run("python", "import os; print(os.getpid())")
               if m.format == "output")
 pids = [c.pid for c in computer.checkpoints()]
-# Each one's children: the first's monitor of the revived kernel, and each one's spare.
-spares = [children(pid, count, 30) for pid, count in zip(pids, (2, 1))]
-print("PIDS", out.strip(), *pids, *[s for each in spares for s in each], flush=True)
+print("PIDS", out.strip(), *pids, flush=True)
 sys.stdin.read()
 """
 
@@ -75,37 +72,16 @@ def test_drop_and_close_end_every_checkpoint_process(tmp_path: Path) -> None:
         run(computer, "x = 1")
         first, second = computer.checkpoint(), computer.checkpoint()
         pids = {c.id: c.pid for c in computer.checkpoints()}
-        spares = {cid: children(pid, 1, _GUARD) for cid, pid in pids.items()}
-        assert all(len(each) == 1 for each in spares.values()), spares
         assert all(c.bytes > 0 for c in computer.checkpoints())
         computer.drop_checkpoint(first)
         assert process_ended(pids[first], _GUARD)
-        assert process_ended(spares[first][0], _GUARD)
         assert [c.id for c in computer.checkpoints()] == [second]
         with pytest.raises(CheckpointNotFound):
             computer.drop_checkpoint(first)
         computer.rollback(second)
         revived = _kernel_pid(computer)
     assert process_ended(pids[second], _GUARD)
-    assert process_ended(spares[second][0], _GUARD)
     assert process_ended(revived, _GUARD)
-
-
-def test_a_checkpoint_whose_spare_monitor_was_killed_still_rolls_back(
-    computer: Computer,
-) -> None:
-    """Regression: a rollback's kernel is forked by a monitor the frozen copy forked
-    ahead; with that spare gone, the copy must fork one for the request itself."""
-    run(computer, "x = 5")
-    taken = computer.checkpoint()
-    (info,) = computer.checkpoints()
-    (spare,) = children(info.pid, 1, _GUARD)
-    os.kill(spare, signal.SIGKILL)
-    assert process_ended(spare, _GUARD)
-    for _ in range(2):  # the second from the spare forked after the first
-        run(computer, "x = 6")
-        computer.rollback(taken)
-        assert run(computer, "print(x)").output.endswith("5\n")
 
 
 def test_nothing_outlives_an_owner_killed_with_sigkill(tmp_path: Path) -> None:
@@ -122,9 +98,7 @@ def test_nothing_outlives_an_owner_killed_with_sigkill(tmp_path: Path) -> None:
         line = owner.stdout.readline()  # the owner's own bound: its runs' timeouts
         assert line.startswith("PIDS "), line
         pids = [int(pid) for pid in line.split()[1:]]
-        # The revived kernel, the two checkpoints, then their children: each one's
-        # spare monitor, and the first's monitor of the revived kernel.
-        assert len(pids) == 6, pids
+        assert len(pids) == 3  # the revived kernel, then the two checkpoints
         owner.kill()
         owner.wait(_GUARD)
         for pid in pids:
