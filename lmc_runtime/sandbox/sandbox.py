@@ -80,6 +80,7 @@ class Sandbox:
         self._limits_by = "not started"
         self._launcher: SandboxLauncher | None = None
         self._computers: list[Computer] = []
+        self._taken: set[Path] = set()  # the folders its Computers' interpreters use
         self._egress = egress
         self._handover: Handover | None = None
 
@@ -243,6 +244,14 @@ class Sandbox:
         launcher = dataclasses.replace(self.launcher, cwd=Path(cwd))
         kwargs.setdefault("work_dir", self.control_dir)
         kwargs.setdefault("shared_dir", self.shared_dir)
+        # Interpreters name their files there by language: not two Computers.
+        folders = {Path(kwargs["work_dir"]), Path(kwargs["shared_dir"])}
+        if folders & self._taken:
+            raise UsageError(
+                "another Computer of this sandbox has these folders: give each further "
+                "Computer a work_dir and a shared_dir of its own"
+            )
+        self._taken |= folders
         kwargs.setdefault("launcher", launcher)
         kwargs.setdefault("env", self.code_env())
         spill = Limits(limits.output_bytes, spill_dir=self.output_dir, spill_route=outputs_at)

@@ -16,6 +16,7 @@ from PIL import Image
 
 from lmc_runtime import Computer
 from lmc_runtime.sandbox import Sandbox
+from lmc_runtime.sandbox.fileops import make_directory
 
 from .conftest import Opener, needs_bwrap, run, text
 
@@ -73,7 +74,12 @@ async def test_regression_a_sandboxed_shell_read_reaches_the_input_callback(
 
     sandbox: Sandbox
     async with sandboxed() as (sandbox, _):
-        async with sandbox.computer(on_input=answer) as computer:
+        # A second Computer of the sandbox: folders of its own.
+        (sandbox.control_dir / "input").mkdir()
+        make_directory(sandbox.shared_dir, "input", parents=False, owner=sandbox.owner)
+        folders = {"work_dir": sandbox.control_dir / "input"}
+        folders["shared_dir"] = sandbox.shared_dir / "input"
+        async with sandbox.computer(on_input=answer, **folders) as computer:
             messages = await run(computer, "read -p 'name? ' x\necho got $x", "shell")
     assert "got alice" in text(messages), text(messages)
     assert asked and (messages[-1].extras or {}).get("status") == "ok"
