@@ -77,6 +77,21 @@ def _pidfd_of(info: dict[str, Any]) -> int:
     return pidfd
 
 
+async def _line(fd: int, limit: int = 16) -> bytes:
+    """What ``fd`` says up to its first newline (or its end, or ``limit`` bytes),
+    however many writes and reads that takes (an unbuffered writer sends the
+    newline apart), within :data:`_ANSWER` seconds."""
+    said = b""
+    with anyio.fail_after(_ANSWER):
+        while b"\n" not in said and len(said) < limit:
+            await anyio.wait_readable(fd)
+            chunk = os.read(fd, limit - len(said))
+            if not chunk:
+                break
+            said += chunk
+    return said
+
+
 async def start_holder(
     command: Callable[[int], list[str]], env: Mapping[str, str], cwd: str, stderr: int
 ) -> tuple[subprocess.Popen[bytes], int]:
@@ -104,9 +119,7 @@ async def start_holder(
         os.close(said)
     try:
         info = await _bwrap_info(report)
-        with anyio.fail_after(_ANSWER):
-            await anyio.wait_readable(ready)
-        said_ready = os.read(ready, 16)
+        said_ready = await _line(ready)
         if said_ready != b"ready\n":
             ended = process.poll()
             how = "it runs" if ended is None else f"it ended with {ended}"

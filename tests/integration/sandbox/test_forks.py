@@ -298,6 +298,32 @@ async def test_the_sandbox_is_entered_only_once_its_holder_runs(tmp_path: Path) 
     end_holder(process)  # type: ignore[arg-type]
 
 
+_SPLIT_READY = """
+import json, os, sys, time
+os.write(int(sys.argv[1]), json.dumps({"child-pid": os.getpid()}).encode())
+os.write(1, b"ready")
+time.sleep(0.3)  # the newline apart, as an unbuffered print() sends it
+os.write(1, b"\\n")
+time.sleep(60)
+"""
+
+
+async def test_a_holder_that_says_ready_in_two_writes_is_heard(tmp_path: Path) -> None:
+    """Regression: the holder's word was read with one read(); a holder whose
+    output is unbuffered (PYTHONUNBUFFERED in the environment) writes the newline
+    apart, and the read got b'ready': 'the sandbox's holder did not start'."""
+    script = tmp_path / "sandbox.py"
+    script.write_text(_SPLIT_READY)
+
+    def command(info_fd: int) -> list[str]:
+        return [sys.executable, str(script), str(info_fd)]
+
+    with anyio.fail_after(60):
+        process, pidfd = await start_holder(command, os.environ, str(tmp_path), 2)
+    os.close(pidfd)
+    end_holder(process)
+
+
 async def test_a_process_that_left_the_kernels_session_ends_with_a_forked_kernel(
     sandboxed: Opener, forks: ForkServer
 ) -> None:
