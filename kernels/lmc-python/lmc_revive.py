@@ -103,9 +103,8 @@ def _config_of(old: object, app: object, args: list) -> None:
     app.config = config  # type: ignore[attr-defined]
     app.argv = list(args)  # type: ignore[attr-defined]
     app.profile_dir = old.profile_dir  # type: ignore[attr-defined]
-    for step in ("parse_command_line", "init_profile_dir", "init_config_files"):
+    for step in ("parse_command_line", "init_profile_dir", "init_config_files", "load_config_file"):
         setattr(app, step, _skip)
-    app.load_config_file = _skip  # type: ignore[attr-defined]
 
 
 def _skip(*args: object, **kwargs: object) -> None:
