@@ -39,6 +39,8 @@ from typing import IO
 
 import pytest
 
+from .lifeline import tie
+
 BIN = Path(os.environ.get("LMC_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 USER = "lmc"
 DATABASE = "lmc"
@@ -87,6 +89,11 @@ class PostgresCluster:
             return "psycopg is not installed (pip install 'lmc-runtime[postgres]')"
         return None
 
+    @property
+    def pid(self) -> int | None:
+        """The server's pid while it runs."""
+        return self._process.pid if self._process is not None else None
+
     def url_of(self, database: str) -> str:
         """The URL of ``database`` on this cluster."""
         return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"
@@ -126,7 +133,9 @@ class PostgresCluster:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its session ends with this process (tie)
         )
+        tie(process)
         self._process = process
         ready = threading.Event()
         assert process.stderr is not None

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import psutil
 
+from ...lifeline import tie
+
 __all__ = ["TOKEN", "EnterpriseGateway", "KernelGateway", "free_port"]
 
 TOKEN = "gateway-test-token"
@@ -81,8 +83,9 @@ class KernelGateway:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            start_new_session=True,
+            start_new_session=True,  # its session ends with this process (tie)
         )
+        tie(self.process)
         lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._drain, args=(self.process, lines), daemon=True).start()
         while True:

@@ -26,6 +26,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, ImageContent, TextContent
 
+from ...lifeline import tie
+
 REPO = Path(__file__).resolve().parents[3]
 TOKEN = "mcp-test-token-0123456789"
 #: An MCP ``initialize`` request, for tests that speak the protocol by hand.
@@ -167,7 +169,9 @@ def http_server(*args: str, token: str = TOKEN) -> Iterator[HttpServer]:
         text=True,
         cwd=REPO,
         env=server_env(LMC_TOKEN=token),
+        start_new_session=True,  # its session ends with this process (tie)
     )
+    tie(process)
     try:
         url = _wait_for_line(process, "lmc mcp: listening on ").split()[-1]
         yield HttpServer(process, url)

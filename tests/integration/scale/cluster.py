@@ -32,6 +32,7 @@ import httpx
 
 from lmc_runtime.store import JanThreadStore, ThreadStore
 
+from ...lifeline import tie
 from ..service.server import TOKEN, Server, free_port
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -88,8 +89,14 @@ class Replica:
             argv += ["--store", self.store]
         env = {**os.environ, "LMC_TOKEN": TOKEN}
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its session ends with this process (tie)
         )
+        tie(process)
         self.server = Server(process, self.port, self.data_dir)
 
     def wait_ready(self) -> Server:
@@ -176,7 +183,9 @@ class Cluster:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=env,
+            start_new_session=True,
         )
+        tie(self.process)
         self.balancer_log = Server(self.process, self.port, CONFIG.parent)  # drains its log
         for backend in ("replicas", "sessions"):
             self.wait_states(backend, **{r.name: "UP" for r in self.replicas})

@@ -20,6 +20,8 @@ from typing import IO, Any
 
 import httpx
 
+from ...lifeline import tie
+
 TOKEN = "test-token-0123456789"
 CODE = {"role": "assistant", "type": "code", "format": "python"}
 
@@ -167,7 +169,9 @@ def _running(
         stderr=subprocess.PIPE,
         env=environ,
         pass_fds=pass_fds,
+        start_new_session=True,  # its session ends with this process (tie)
     )
+    tie(process)
     server = Server(process, 0, data_dir)
     try:
         deadline = time.monotonic() + 60
