@@ -2,12 +2,14 @@
 test_test_servers.py, which SIGKILLs it.
 
 ``python -m tests.integration.lifetime.server_owner KIND`` (from the checkout)
-starts KIND (``serve``, ``cluster``, ``gateway``, ``postgres``, ``mcp``) with the
-tests' own harness, prints one JSON line, then waits until its stdin ends::
+starts KIND (``serve``, ``cluster``, ``gateway``, ``postgres``, ``mcp``,
+``browser``) with the tests' own harness, prints one JSON line, then waits until
+its stdin ends::
 
     {"leaders": [...], "pids": [...], "watcher": PID}
 
-``leaders``: the servers' pids (each leads its process group and session);
+``leaders``: the servers' pids (each leads its process group and session, but
+Playwright's driver, which a pipe from this process ends);
 ``pids``: every process of theirs then (the leaders, their descendants and the
 members of their sessions); ``watcher``: the lifeline's watcher, if any.
 """
@@ -58,6 +60,17 @@ def _started(kind: str, stack: ExitStack) -> Iterator[list[int]]:
     elif kind == "mcp":
         mcp = stack.enter_context(http_server())
         yield [mcp.process.pid]
+    elif kind == "browser":
+        # As the console's tests launch it: Playwright's driver starts Chromium.
+        from playwright import sync_api
+
+        from tests.integration.console.conftest import ARGS, CHROMIUM
+
+        playwright = stack.enter_context(sync_api.sync_playwright())
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        stack.callback(browser.close)
+        browser.new_page().set_content("<p>open</p>")
+        yield [p.pid for p in psutil.Process().children()]
     else:
         raise SystemExit(f"unknown kind {kind!r}")
 

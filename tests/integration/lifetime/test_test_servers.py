@@ -2,10 +2,14 @@
 
 Each test runs ``server_owner.py``, which starts a server with the tests' own
 harness (``lmc serve``, replicas behind HAProxy, a Kernel Gateway, PostgreSQL,
-``lmc mcp --http``) and says the pids of the servers and of their processes;
-the test SIGKILLs it, as pytest-timeout or CI would a worker, and waits
-(bounded, on each pid's end) for every one of them to be gone, and for their
-process groups and sessions to be empty.
+``lmc mcp --http``, Chromium through Playwright) and says the pids of the
+servers and of their processes; the test SIGKILLs it, as pytest-timeout or CI
+would a worker, and waits (bounded, on each pid's end) for every one of them to
+be gone, and for their process groups and sessions to be empty.
+
+The servers are held on the lifeline of ``tests/lifeline.py``, whose watcher
+ends too. Playwright's driver needs none: it reads a pipe from the test process
+and closes its browsers when the pipe ends.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from ...postgres_cluster import PostgresCluster
 from ...waiters import process_ended
 from ..scale.cluster import HAPROXY
 
+#: The console tests' browser (not imported from there: that imports Playwright).
+CHROMIUM = "/usr/bin/chromium"
+
 REPO = Path(__file__).resolve().parents[3]
 #: Bounds the start of a server under load, and each process's end.
 _GUARD = 90.0
@@ -45,6 +52,11 @@ def _unavailable(kind: str) -> str | None:
         return PostgresCluster.unavailable()
     if kind == "gateway" and importlib.util.find_spec("kernel_gateway") is None:
         return "jupyter-kernel-gateway is not installed"
+    if kind == "browser":
+        if importlib.util.find_spec("playwright") is None:
+            return "playwright is not installed"
+        if not Path(CHROMIUM).is_file():
+            return f"Chromium is not installed ({CHROMIUM})"
     return None
 
 
@@ -101,7 +113,7 @@ def _kill(leaders: list[int], pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("kind", ["serve", "cluster", "gateway", "postgres", "mcp"])
+@pytest.mark.parametrize("kind", ["serve", "cluster", "gateway", "postgres", "mcp", "browser"])
 def test_a_server_ends_with_the_sigkilled_test_process_that_started_it(
     owner: list[subprocess.Popen[str]], kind: str
 ) -> None:
@@ -129,7 +141,8 @@ def test_a_server_ends_with_the_sigkilled_test_process_that_started_it(
         left = _wait_empty(leaders)
         assert not left, f"{kind}: {left} still in the servers' groups or sessions"
         watcher = said["watcher"]
-        assert isinstance(watcher, int), said
-        assert process_ended(watcher, _GUARD), "the lifeline's watcher outlived its work"
+        if kind != "browser":
+            assert isinstance(watcher, int), said
+            assert process_ended(watcher, _GUARD), "the lifeline's watcher outlived its work"
     finally:
         _kill(leaders, pids)
