@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from ..docs.pages import ROOT, SERVER_TOKEN, SERVER_URL, Block, blocks
+from ..lifeline import tie
 from .test_wheel import Installed
 
 #: The variable that marks every process the steps start (and their children).
@@ -154,7 +155,9 @@ class Serve:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
+                start_new_session=True,  # its session ends with this process (tie)
             )
+        tie(self.process)
         self.stdout: list[str] = []
         self._listening = threading.Event()
         self.url = ""

@@ -27,6 +27,7 @@ import pytest
 from tests.integration.e2b.conftest import E2B_TOKEN
 from tests.integration.e2b.sdk_env import old_sdk_python
 from tests.integration.service.server import Server, free_port, running_server
+from tests.lifeline import tie
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -184,7 +185,8 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
         log = where / "error.log"
         argv = ["nginx", "-c", str(config), "-p", str(where), "-e", str(log)]
         argv += ["-g", f"daemon off; pid {where / 'nginx.pid'};"]
-        nginx = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+        nginx = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+        tie(nginx)  # its master and workers end with this process, however it ends
         try:
             _wait_for_port(tls, nginx, log)
             tunnel = Tunnel(tls)

@@ -15,6 +15,8 @@ import pytest
 
 from lmc_runtime.e2b.pausing import Frozen, freeze, thaw
 
+from ...lifeline import tie
+
 pytestmark = pytest.mark.timeout(60)
 
 
@@ -29,7 +31,8 @@ def writer(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     """A shell (and its sleeps) writing a line to a file 20 times a second."""
     ticks = tmp_path / "ticks"
     script = 'while :; do echo t >> "$0/ticks"; sleep 0.05; done'
-    process = subprocess.Popen(["sh", "-c", script, str(tmp_path)])
+    process = subprocess.Popen(["sh", "-c", script, str(tmp_path)], start_new_session=True)
+    tie(process)  # the loop ends with this process, however it ends
     try:
         yield process, ticks
     finally:

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ...lifeline import tie
 from .server import TOKEN, Server, final_status, output, running_server
 
 SERVE = [sys.executable, "-m", "lmc_runtime", "serve"]
@@ -137,8 +138,14 @@ def test_port_0_is_announced_with_the_real_port_once_it_answers_and_logs_are_jso
     argv = [*SERVE, "--port", "0", "--pool-size", "0", "--data-dir", str(data_dir)]
     environ = {**os.environ, "LMC_TOKEN": TOKEN, "LMC_SERVE_LOG_FORMAT": "json"}
     process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+        start_new_session=True,  # its session ends with this process (tie)
     )
+    tie(process)
     try:
         match = _read_until(process, r"^lmc serve: listening on http://127\.0\.0\.1:(\d+)$", 90)
         port = int(match.group(1))
