@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import httpx
 import psutil
 
 from lmc_runtime.procs import session_members
@@ -52,6 +53,10 @@ def _started(kind: str, stack: ExitStack) -> Iterator[list[int]]:
         stack.callback(gateway.stop)
         gateway.start()
         assert gateway.process is not None
+        # A kernel of its own (jupyter_client starts it in a session of its own).
+        headers = {"Authorization": f"token {gateway.token}"}
+        started = httpx.post(f"{gateway.url}/api/kernels", headers=headers, json={}, timeout=60)
+        assert started.status_code == 201, started.text
         yield [gateway.process.pid]
     elif kind == "postgres":
         postgres = stack.enter_context(PostgresCluster())
