@@ -250,7 +250,62 @@ def _lmc_install_begun() -> None:
 
     builtins.__lmc_begun__ = begun  # type: ignore[attr-defined]
     ip.ast_transformers.append(Begun())
+    _lmc_hold_interrupts(ip, kernel)
+
+
+def _lmc_hold_interrupts(ip: object, kernel: object) -> None:
+    """An interrupt that comes while a request is handled but before its code runs
+    is held, and raised by ``__lmc_begun__`` as the code's first statement; one
+    that comes after the code ended is dropped with its request.
+
+    ipykernel turns SIGINT into KeyboardInterrupt for the whole handler: in
+    IPython's ``pre_run_cell`` hooks it was swallowed, and in ipykernel's own code
+    it dropped the request's reply. The runtime waits for ``lmc_begun`` before it
+    interrupts, but not past a bound: on a busy host the code may announce its
+    start later, and the interrupt, lost, let the code run on until the kernel was
+    restarted, its state gone."""
+    import builtins
+    import signal
+
+    held = {"code": False, "asked": False, "cells": 0}  # cells: run_cell calls open
+
+    def on_sigint(signum: int, frame: object) -> None:
+        if held["code"]:
+            raise KeyboardInterrupt
+        held["asked"] = True
+
+    def pre_handler_hook() -> None:
+        held["code"] = held["asked"] = False
+        held["cells"] = 0
+        kernel.saved_sigint_handler = signal.signal(signal.SIGINT, on_sigint)  # type: ignore[attr-defined]
+
+    def post_handler_hook() -> None:
+        held["code"] = held["asked"] = False
+        signal.signal(signal.SIGINT, kernel.saved_sigint_handler)  # type: ignore[attr-defined]
+
+    def cell_begins(info: object = None) -> None:
+        held["cells"] += 1
+
+    def cell_ended(result: object = None) -> None:
+        held["cells"] -= 1
+        if held["cells"] <= 0:  # the request's own cell, not one its code ran
+            held["code"] = False
+
+    announce = builtins.__lmc_begun__  # type: ignore[attr-defined]
+
+    def begun() -> None:
+        announce()
+        held["code"] = True
+        if held["asked"]:
+            held["asked"] = False
+            raise KeyboardInterrupt
+
+    builtins.__lmc_begun__ = begun  # type: ignore[attr-defined]
+    kernel.pre_handler_hook = pre_handler_hook  # type: ignore[attr-defined]
+    kernel.post_handler_hook = post_handler_hook  # type: ignore[attr-defined]
+    ip.events.register("pre_run_cell", cell_begins)  # type: ignore[attr-defined]
+    ip.events.register("post_run_cell", cell_ended)  # type: ignore[attr-defined]
 
 
 _lmc_install_begun()
-del _lmc_install_begun
+del _lmc_install_begun, _lmc_hold_interrupts

@@ -62,3 +62,29 @@ async def test_a_run_left_the_moment_it_was_sent_keeps_the_state(language: str) 
             outputs = [m.content for m in after if m.format == "output"]
             assert outputs == ["kept-value\n"], after
             assert after[-1].status == "ok", after
+
+
+#: A ``pre_run_cell`` hook slower than the runtime's wait for the code's start
+#: (``UNANNOUNCED``): a busy host's kernel, made deterministic.
+SLOW_START = """\
+import time
+def _slow_start(info=None):
+    time.sleep(2.5)
+get_ipython().events.register("pre_run_cell", _slow_start)
+kept = "kept-value"
+"""
+
+
+async def test_an_interrupt_that_comes_before_the_code_is_held_until_the_code_runs() -> None:
+    """Regression (CI, a busy host): the code announced its start more than 1 s after
+    the kernel began the request, so the runtime interrupted without waiting longer;
+    the SIGINT came during IPython's ``pre_run_cell`` hooks, which swallowed it, the
+    code slept on, and the ladder restarted the kernel: ``kept`` was lost."""
+    async with Computer(timeouts=Timeouts(interrupt_grace=8.0)) as computer:
+        assert (await _all(computer.arun("python", SLOW_START)))[-1].status == "ok"
+        stopped = await _all(computer.arun("python", "import time\ntime.sleep(30)", timeout=0.5))
+        assert stopped[-1].status == "timeout", stopped
+        assert not any("restarted" in m.content for m in stopped if m.format == "output"), stopped
+        after = await _all(computer.arun("python", "print(kept)"))
+        outputs = [m.content for m in after if m.format == "output"]
+        assert outputs == ["kept-value\n"], after
