@@ -250,10 +250,9 @@ def _lmc_install_begun() -> None:
 
     builtins.__lmc_begun__ = begun  # type: ignore[attr-defined]
     ip.ast_transformers.append(Begun())
-    _lmc_hold_interrupts(ip, kernel)
 
 
-def _lmc_hold_interrupts(ip: object, kernel: object) -> None:
+def _lmc_hold_interrupts() -> None:
     """An interrupt that comes while a request is handled but before its code runs
     is held, and raised by ``__lmc_begun__`` as the code's first statement; one
     that comes after the code ended is dropped with its request.
@@ -267,6 +266,12 @@ def _lmc_hold_interrupts(ip: object, kernel: object) -> None:
     import builtins
     import signal
 
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    kernel = getattr(ip, "kernel", None)
+    if ip is None or kernel is None or not hasattr(builtins, "__lmc_begun__"):
+        return
     held = {"code": False, "asked": False, "cells": 0}  # cells: run_cell calls open
 
     def on_sigint(signum: int, frame: object) -> None:
@@ -308,4 +313,5 @@ def _lmc_hold_interrupts(ip: object, kernel: object) -> None:
 
 
 _lmc_install_begun()
+_lmc_hold_interrupts()
 del _lmc_install_begun, _lmc_hold_interrupts
