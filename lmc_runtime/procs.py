@@ -29,6 +29,7 @@ __all__ = [
     "close_watched",
     "describe_exit",
     "end_session",
+    "group_members",
     "kill_session",
     "linux_procfs",
     "nonblocking_pipe",
@@ -148,12 +149,21 @@ def _all_pids() -> list[str]:
 
 def session_members(sid: int) -> list[int]:
     """Every live process of session ``sid`` (its leader included, if alive)."""
+    return _members(2, sid)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Every live process of process group ``pgid`` (its leader included, if alive)."""
+    return _members(1, pgid)
+
+
+def _members(field: int, value: int) -> list[int]:
+    """The live processes whose :func:`proc_stat` ``field`` is ``value``."""
     members: list[int] = []
-    entries = _all_pids()
-    for entry in entries:
+    for entry in _all_pids():
         if entry.isdigit():
             found = proc_stat(entry)
-            if found is not None and found[2] == sid and found[0] != "Z":
+            if found is not None and found[field] == value and found[0] != "Z":
                 members.append(int(entry))
     return members
 

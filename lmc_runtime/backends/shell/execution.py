@@ -1,11 +1,14 @@
 """One run in a shell: the shell's own rungs of the stop ladder, and its stdin.
 
 An interrupt goes to the terminal's foreground process group (the job, or the
-shell itself); a job that ignores it is killed while the shell keeps its state;
-once the run is over, what is left of an interrupted job goes too. While the
-shell itself runs the code (a loop of builtins), the interrupt is sent again
-until the run ends: bash loses one now and then (about one in ten, with a
-DEBUG trap set: the trap is cut short and the loop goes on). Without an
+shell itself); a job that ignores it is killed while the shell keeps its state,
+and the shell is interrupted with it, so that it runs nothing after the job (a
+job killed is no interrupt to the shell); once the run is over, what is left of
+an interrupted job goes too. While the shell itself runs the code (a loop of
+builtins), the interrupt is sent again until the run ends: bash loses one now
+and then (about one in ten, with a DEBUG trap set: the trap is cut short and the
+loop goes on). A job's process that missed it (it came between the fork and the
+``exec``, see :mod:`.interrupts`) gets it again too. Without an
 input callback a cell reads ``/dev/null``; with one, a terminal of its own that
 the core's feeder answers (see :mod:`.terminal`), or under a launcher (a sandbox,
 whose /dev is its own) a FIFO, where ``read -p`` shows no prompt.
@@ -13,7 +16,10 @@ whose /dev is its own) a FIFO, where ``read -p`` shows no prompt.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
+import os
 import signal
 
 import anyio
@@ -32,9 +38,12 @@ from ..core import (
     answers_fifo_reads,
 )
 from .interpreter import ShellInterpreter
+from .interrupts import missed_interrupt
 from .terminal import TerminalStdin
 
 __all__ = ["ShellExecution"]
+
+logger = logging.getLogger(__name__)
 
 #: How long the shell itself may run on after an interrupt before it is sent again.
 REINTERRUPT = 0.25
@@ -91,20 +100,27 @@ class ShellExecution(Execution):
             return True
         if group == self.shell.group:
             return False
+        # First the shell, which waits for the job: it then goes back to its prompt.
+        signal_group(self.shell.group, signal.SIGINT)
         self.job_killed = signal_group(group, signal.SIGKILL)
         return self.job_killed
 
     async def insist(self) -> None:
-        """Interrupt the shell again while it still runs the code itself (a job that
-        ignores the interrupt is :meth:`escalate`'s). Not while its terminal holds
+        """Interrupt the shell again while it still runs the code itself, and the
+        processes of an interrupted job that missed it (a job that ignores the
+        interrupt is :meth:`escalate`'s). Not the shell while its terminal holds
         unread output: that may be the prompt, and the run is then over."""
         shell, finished = self.shell, self.route.finished
         while not finished.is_set():
             with anyio.move_on_after(REINTERRUPT):
                 await finished.wait()
-            if finished.is_set() or shell.foreground_group() != shell.group:
+            if finished.is_set():
                 continue
-            if not shell.output_pending():
+            group = shell.foreground_group()
+            if group != shell.group:
+                if group in self.stopped:
+                    await _interrupt_again(group)
+            elif not shell.output_pending():
                 signal_group(shell.group, signal.SIGINT)
 
     def over(self) -> None:
@@ -121,3 +137,11 @@ class ShellExecution(Execution):
         final = messages[-1]
         final.extras = {**(final.extras or {}), "execution_count": self.route.key}
         return messages
+
+
+async def _interrupt_again(group: int) -> None:
+    """SIGINT again to each process of the interrupted job ``group`` that missed it."""
+    for pid in await anyio.to_thread.run_sync(missed_interrupt, group):
+        logger.info("process %d of an interrupted job missed the interrupt: sent again", pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGINT)
