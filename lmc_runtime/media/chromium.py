@@ -21,12 +21,10 @@ from .browser import find_chromium, screenshot_page
 from .launch import Launch
 from .limits import MediaLimits
 from .svg import RenderFailed, SvgSource
-from .svg_size import SvgSize
+from .svg_size import DEFAULT_SIZE
 
 __all__ = ["ChromiumSvg"]
 
-#: What a browser makes of an SVG image that gives no size.
-_DEFAULT_SIZE = SvgSize(300, 150)
 _PAGE = (
     "<!doctype html><html><head><meta charset='utf-8'><style>"
     "html,body{{margin:0;padding:0;background:#fff;overflow:hidden}}"
@@ -61,7 +59,7 @@ class ChromiumSvg:
         chromium = find_chromium(self.chromium)
         if chromium is None:
             raise RenderFailed("Chromium was not found")
-        size = (source.size or _DEFAULT_SIZE).pixels()
+        size = (source.size or DEFAULT_SIZE).pixels()
         data = base64.b64encode(source.text.encode("utf-8")).decode("ascii")
         page = _PAGE.format(w=size[0], h=size[1], data=data)
         stop = anyio.Event()

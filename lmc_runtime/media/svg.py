@@ -16,6 +16,7 @@ import importlib.util
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Protocol
 from .launch import Launch
 from .limits import MediaLimits
 from .process import run_bounded
-from .svg_size import SvgSize, svg_size
+from .svg_size import DEFAULT_SIZE, SvgSize, svg_size
 
 __all__ = ["CairoSvg", "RenderFailed", "SvgRenderer", "SvgRendering", "SvgSource"]
 
@@ -66,7 +67,10 @@ class SvgBackend(Protocol):
 
 
 class CairoSvg:
-    """cairosvg in a worker process that limits itself (see ``svg_worker.py``)."""
+    """cairosvg in a worker process that limits itself (see ``svg_worker.py``). A
+    document that gives no size, or a percentage (``width="100%"``), is drawn in
+    the box a browser gives an image with none, :data:`~.svg_size.DEFAULT_SIZE`,
+    as :class:`~.chromium.ChromiumSvg` draws it."""
 
     name = "cairosvg"
 
@@ -81,6 +85,7 @@ class CairoSvg:
     async def render(self, source: SvgSource, limits: MediaLimits) -> bytes:
         argv = [self.python, "-P", str(_WORKER), str(limits.max_pixels)]
         argv.append(str(max(1, int(limits.timeout))))
+        argv += [f"{DEFAULT_SIZE.width:g}", f"{DEFAULT_SIZE.height:g}"]
         if source.size is not None:
             argv += [f"{source.size.width:.3f}", f"{source.size.height:.3f}"]
         launch, cwd, env = self.launch, None, None
@@ -152,10 +157,12 @@ class SvgRenderer:
         for backend in self.backends:
             if not backend.available():
                 continue
+            began = time.monotonic()
             try:
                 return SvgRendering(await backend.render(source, limits))
             except RenderFailed as exc:
-                logger.info("rendering an SVG with %s failed: %s", backend.name, exc)
+                took = time.monotonic() - began
+                logger.info("rendering an SVG with %s failed (%.1f s): %s", backend.name, took, exc)
                 problems.append(str(exc))
         if not problems:
             return SvgRendering(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
-__all__ = ["SvgSize", "svg_size"]
+__all__ = ["DEFAULT_SIZE", "SvgSize", "svg_size"]
 
 #: CSS pixels per unit.
 _UNITS = {
@@ -54,6 +54,11 @@ class SvgSize:
     def __str__(self) -> str:
         width, height = self.pixels()
         return f"{width} x {height} px"
+
+
+#: What a browser makes of an SVG image that gives no size: the box of an ``<img>``
+#: with none, which a percentage size is of.
+DEFAULT_SIZE = SvgSize(300, 150)
 
 
 def _length(value: str | None) -> float | None:

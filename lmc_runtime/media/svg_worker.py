@@ -1,7 +1,10 @@
 """Render one SVG document to PNG with cairosvg, in a process of its own.
 
-Run as ``python -P svg_worker.py MAX_PIXELS CPU_SECONDS [WIDTH HEIGHT]``: the
-SVG comes on stdin, the PNG goes to stdout. The process limits its own address
+Run as ``python -P svg_worker.py MAX_PIXELS CPU_SECONDS BOX_WIDTH BOX_HEIGHT
+[WIDTH HEIGHT]``: the SVG comes on stdin, the PNG goes to stdout, WIDTH x HEIGHT
+pixels if given. The box is what a percentage size of the root (``width="100%"``),
+or no size at all, is of, as the box of an ``<img>`` is in a browser; without it
+cairosvg refuses such a document ("The SVG size is undefined"). The process limits its own address
 space and CPU time before it reads anything, so a hostile document can cost at
 most that; the host kills it at its deadline as well. No entity is expanded and
 no external file or URL is fetched: only ``data:`` URLs are read (cairosvg
@@ -31,7 +34,9 @@ def _limit(cpu_seconds: int) -> None:
             resource.setrlimit(which, (value, hard))
 
 
-def _render(svg: bytes, max_pixels: int, size: tuple[float, float] | None) -> bytes:
+def _render(
+    svg: bytes, max_pixels: int, box: tuple[float, float], size: tuple[float, float] | None
+) -> bytes:
     from cairosvg.surface import PNGSurface  # type: ignore[import-untyped]
     from cairosvg.url import fetch  # type: ignore[import-untyped]
 
@@ -51,6 +56,8 @@ def _render(svg: bytes, max_pixels: int, size: tuple[float, float] | None) -> by
         bytestring=svg,
         unsafe=False,
         url_fetcher=data_only,
+        parent_width=box[0],
+        parent_height=box[1],
         output_width=width,
         output_height=height,
     )
@@ -59,7 +66,8 @@ def _render(svg: bytes, max_pixels: int, size: tuple[float, float] | None) -> by
 
 def main(argv: list[str]) -> int:
     max_pixels, cpu_seconds = int(argv[1]), int(argv[2])
-    size = (float(argv[3]), float(argv[4])) if len(argv) >= 5 else None
+    box = (float(argv[3]), float(argv[4]))
+    size = (float(argv[5]), float(argv[6])) if len(argv) >= 7 else None
     _limit(cpu_seconds)
     try:
         import cairosvg  # type: ignore[import-untyped]  # noqa: F401
@@ -68,7 +76,7 @@ def main(argv: list[str]) -> int:
         return NO_CAIROSVG
     svg = sys.stdin.buffer.read()
     try:
-        png = _render(svg, max_pixels, size)
+        png = _render(svg, max_pixels, box, size)
     except Exception as exc:  # any failure of the document is reported, not raised
         sys.stderr.write(f"{type(exc).__name__}: {exc}\n")
         return 1
