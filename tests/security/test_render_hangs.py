@@ -28,9 +28,10 @@ _LAUGHS = (
     + ']><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>&h;</text></svg>'
 )
 _HUGE = '<svg xmlns="http://www.w3.org/2000/svg" width="200000" height="200000"><rect width="200000" height="200000" fill="red"/></svg>'
+#: A colour cairosvg fails on (a browser ignores it) sends this one to Chromium.
 _SCRIPTED = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="100%" height="100%">'
-    "<script>while (true) {}</script><rect width='10' height='10'/></svg>"
+    "<script>while (true) {}</script><rect width='10' height='10' fill='rgb(0,128)'/></svg>"
 )
 
 _CASES = {
