@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..service.logs import hide_sandbox_ids
 from .door import DOOR_KEY, ENVD_PORT, INTERPRETER_PORT, SANDBOX_KEY, Door
+from .envd.drain import answered_after_body
 from .errors import E2BError, SandboxGone, e2b_response
 from .guards import browser_check, buffered_body, header, host_of, port_of
 from .ids import same, shown
@@ -112,7 +113,10 @@ class E2BRouter:
                 app = self._sandbox_app(scope, sandbox_id, port)
         except E2BError as exc:
             if scope["type"] == "http":
-                await e2b_response(exc.status, exc.message)(scope, receive, send)
+                refusal: ASGIApp = e2b_response(exc.status, exc.message)
+                if scope["path"] == FILES_PATH:  # an upload's, after its body (.envd.drain)
+                    refusal = answered_after_body(refusal)
+                await refusal(scope, receive, send)
             else:
                 await send({"type": "websocket.close", "code": 1008, "reason": exc.message})
             return

@@ -16,6 +16,8 @@ import gzip
 import json
 import os
 import secrets
+import select
+import socket
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,6 +122,79 @@ def test_nothing_acts_as_root(sbx: Sandbox) -> None:
         with pytest.raises(InvalidArgumentException):
             call()
     assert not sbx.files.exists("as_root.txt") and not sbx.files.exists("as_root")
+
+
+def _answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 answer read off ``sock`` (its status, headers and body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = sock.recv(65536)
+        assert piece, f"the connection ended inside an answer: {data!r}"
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    while len(body) < int(headers.get("content-length", "0")):
+        piece = sock.recv(65536)
+        assert piece, f"the connection ended inside an answer's body: {body!r}"
+        body += piece
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.mark.parametrize(
+    ("query", "status"),
+    [("username=root&path=as_root.txt", 400), ("path=..%2Fx", 400), ("path=x", 502)],
+    ids=["as-root", "dotdot", "sandbox-gone"],
+)
+def test_a_refused_upload_is_answered_after_its_body(
+    server: Server, sbx: Sandbox, query: str, status: int
+) -> None:
+    """E2B's Python SDK (reqwest) often breaks off reading an answer that comes
+    while it still sends the upload: ``httpx.ReadError`` ("error reading a body
+    from connection") instead of the refusal, seen under load for ``user="root"``.
+    As envd, the server answers once the body has come, and keeps the connection."""
+    door = _door(sbx)
+    if status == 502:
+        door["E2b-Sandbox-Id"] = "gone" + door["E2b-Sandbox-Id"][4:]
+    body = b"x" * 100_000
+    head = f"POST /files?{query} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+    head += "".join(f"{name}: {value}\r\n" for name, value in door.items())
+    head += f"Content-Type: application/octet-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+        sock.sendall(head.encode() + body[:1000])
+        # The old server answered within milliseconds of the headers.
+        early, _, _ = select.select([sock], [], [], 1.0)
+        assert not early, f"answered before the body came: {sock.recv(4096)!r}"
+        sock.sendall(body[1000:])
+        got, headers, text = _answer(sock)
+        assert got == status, text
+        assert headers.get("connection") != "close", headers
+        # The connection serves the next request.
+        health = f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+        health += "".join(f"{name}: {value}\r\n" for name, value in _door(sbx).items())
+        sock.sendall(health.encode() + b"\r\n")
+        assert _answer(sock)[0] == 204
+    assert not sbx.files.exists("as_root.txt") and not sbx.files.exists("x")
+
+
+def test_a_refused_upload_too_large_to_read_closes_after_its_answer(
+    server: Server, sbx: Sandbox
+) -> None:
+    head = f"POST /files?username=root&path=big HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+    head += "".join(f"{name}: {value}\r\n" for name, value in _door(sbx).items())
+    head += f"Content-Type: application/octet-stream\r\nContent-Length: {8 << 20}\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+        sock.sendall(head.encode())
+        # More than the server reads of a refused body (1 MiB), then nothing more.
+        sock.sendall(b"x" * ((1 << 20) + (64 << 10)))
+        got, headers, text = _answer(sock)
+        assert (got, headers.get("connection")) == (400, "close"), (got, headers, text)
+        sock.settimeout(30)
+        try:
+            rest = sock.recv(65536)
+        except ConnectionResetError:
+            rest = b""
+        assert rest == b"", rest
 
 
 def test_a_link_to_etc_planted_by_the_code_is_never_followed(sbx: Sandbox) -> None:

@@ -5,9 +5,11 @@ sandbox: its health check, files over HTTP, and the Connect RPC services
 from __future__ import annotations
 
 from fastapi import FastAPI, Response
+from starlette.routing import Route
 
 from ..door import Door
 from ..errors import install_e2b_handlers
+from .drain import answered_after_body
 from .files import download, upload
 from .filesystem import filesystem_service
 from .process_service import process_routes
@@ -25,7 +27,10 @@ def envd_app(door: Door) -> FastAPI:
         return Response(status_code=204)
 
     app.add_route("/files", download, methods=["GET"])
-    app.add_route("/files", upload, methods=["POST"])
+    # An upload's answer, a refusal too, waits for the upload's body (:mod:`.drain`).
+    uploads = Route("/files", upload, methods=["POST"])
+    uploads.app = answered_after_body(uploads.app)
+    app.router.routes.append(uploads)
     app.router.routes.extend(filesystem_service().routes())
     app.router.routes.extend(process_routes())
     return app
