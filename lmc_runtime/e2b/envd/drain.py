@@ -3,13 +3,13 @@
 rest of the body, read and dropped, before it is sent.
 
 HTTP lets a server answer before it has read the request's body, but the HTTP
-client of E2B's Python SDK (reqwest, through pyqwest) often breaks off reading
-such an early answer while it is still sending the body: the SDK raises
-``httpx.ReadError`` ("error reading a body from connection") instead of the
-refusal. Measured against a server answering at the headers, with the head and
-the body of the answer in two writes (as uvicorn sends them): 48 of 400
-uploads failed that way; the same server answering after the body: 0 of 800.
-Under load, a refusal of ours came early in the same way.
+client of E2B's Python SDK (reqwest, through pyqwest) may break off reading
+such an early answer while it still sends the body, when the answer's head and
+body come apart (uvicorn writes them separately; under load the client reads
+between them): the SDK raises ``httpx.ReadError`` ("error reading a body from
+connection") instead of the refusal. Against a server answering at the headers
+in two writes, 48 of 400 of the SDK's uploads failed so; answering after the
+body, 0 of 800.
 
 envd (Go's net/http) does the same: it reads up to 256 KiB of a body its
 handler left before it answers. Here up to :data:`DRAIN_BYTES`, for at most
