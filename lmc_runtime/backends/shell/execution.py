@@ -119,7 +119,7 @@ class ShellExecution(Execution):
             group = shell.foreground_group()
             if group != shell.group:
                 if group in self.stopped:
-                    await _interrupt_again(group)
+                    await _interrupt_again(group, shell.group)
             elif not shell.output_pending():
                 signal_group(shell.group, signal.SIGINT)
 
@@ -139,9 +139,10 @@ class ShellExecution(Execution):
         return messages
 
 
-async def _interrupt_again(group: int) -> None:
-    """SIGINT again to each process of the interrupted job ``group`` that missed it."""
-    for pid in await anyio.to_thread.run_sync(missed_interrupt, group):
+async def _interrupt_again(group: int, shell: int) -> None:
+    """SIGINT again to each process of the interrupted job ``group`` that missed it;
+    ``shell``: the shell's process (the leader of its own group)."""
+    for pid in await anyio.to_thread.run_sync(missed_interrupt, group, shell):
         logger.info("process %d of an interrupted job missed the interrupt: sent again", pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGINT)

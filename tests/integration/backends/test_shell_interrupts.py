@@ -75,6 +75,31 @@ def test_regression_a_job_that_missed_the_interrupt_gets_it_again(
     assert run(patient, "echo $state", shell).output == "running\n"
 
 
+#: A job whose handler runs a clean-up of a second (a process of its own group).
+_CLEANS_UP = (
+    "import signal, subprocess, sys, time\n"
+    "def stop(*_):\n"
+    "    subprocess.run(['sh', '-c', 'sleep 1 && echo cleaned'])\n"
+    "    sys.exit(0)\n"
+    "signal.signal(signal.SIGINT, stop)\n"
+    "print('started', flush=True)\n"
+    "time.sleep(300)\n"
+)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_clean_up_of_a_job_that_handles_the_interrupt_is_not_interrupted(
+    patient: Computer, shell: str
+) -> None:
+    """What a job starts once it got the interrupt (its processes, in its group,
+    with SIGINT at its default) did not miss an interrupt: only the shell's own
+    children are sent it again."""
+    job = f"{shlex.quote(sys.executable)} -c {shlex.quote(_CLEANS_UP)}"
+    result = run_interrupting(patient, job, shell, _started)
+    assert result.status == "interrupted", result.output
+    assert "cleaned" in result.output and "killed" not in _notices(result), result.output
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 def test_regression_a_job_killed_for_ignoring_the_interrupt_is_the_last_command_run(
     tmp_path: Path, shell: str

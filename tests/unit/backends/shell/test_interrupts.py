@@ -55,6 +55,14 @@ def test_only_sigint_at_its_default_is_default(children: list[subprocess.Popen[b
     assert [sigint_default(child.pid) for child in children] == [True, False, False]
 
 
+def test_only_a_child_of_the_parent_named_counts(
+    children: list[subprocess.Popen[bytes]],
+) -> None:
+    children.append(_child("default"))
+    assert sigint_default(children[0].pid, os.getpid())
+    assert not sigint_default(children[0].pid, os.getppid())
+
+
 def test_a_process_that_is_gone_is_not_default() -> None:
     child = _child("default")
     child.kill()
@@ -71,8 +79,10 @@ def test_of_a_group_only_the_processes_at_the_default_missed_it(
         children.append(_child(disposition, group=leader.pid))
     children.append(_child("default"))  # of another group: not its business
     assert os.getpgid(children[1].pid) == leader.pid
-    assert sorted(missed_interrupt(leader.pid)) == sorted([children[1].pid, children[3].pid])
+    missed = sorted([children[1].pid, children[3].pid])
+    assert sorted(missed_interrupt(leader.pid, os.getpid())) == missed
+    assert missed_interrupt(leader.pid, os.getppid()) == []  # not the shell's children
     os.killpg(leader.pid, signal.SIGINT)  # those at the default end; the others stay
     for child in (children[1], children[3]):
         assert child.wait(30) == -signal.SIGINT
-    assert missed_interrupt(leader.pid) == []
+    assert missed_interrupt(leader.pid, os.getpid()) == []
