@@ -5,10 +5,12 @@ cells) forks the kernel. The copy leaves the kernel's session, connects to the
 runtime's unix socket at ``path``, keeps no other descriptor and waits there,
 frozen: it costs only the pages the kernel writes after it. Each request on that
 socket brings a socket of its own and the new kernel's stdout and stderr: the
-copy forks a *monitor*, which forks a kernel revived from the image (the same
-objects, modules, generators and ``random`` state) on fresh ZMQ sockets, as the
-request's command line says; the monitor reports how it ended, and kills it if
-the runtime goes first. The copy ends when its socket closes. Threads other than
+copy forks a kernel revived from the image (the same objects, modules,
+generators and ``random`` state) on fresh ZMQ sockets, as the request's command
+line says, and reports on that socket its pid and how it ended (it reaps it).
+The kernel ends itself, with its process group, once the runtime's end of that
+socket closes, however the runtime went. The copy ends when its own socket
+closes; the kernels it started stay. Threads other than
 the main one, child processes and open sockets are not in the copy: the first
 cell of a revived kernel says which were left behind.
 """
@@ -22,7 +24,6 @@ import socket
 import stat
 import sys
 import threading
-import traceback
 
 #: The threads and socket descriptors the kernel itself has (set by install).
 _OWN: dict = {"threads": set(), "sockets": set()}
@@ -129,30 +130,19 @@ def _keep_only(*kept: int) -> None:
 
 
 def _frozen(conn: socket.socket, ready: int, left: str) -> None:
-    """Wait for requests on ``conn``: each forks a monitor. Never returns."""
+    """Wait for requests on ``conn``: each forks a kernel (see :func:`_serve`).
+    Never returns."""
     try:
         os.close(ready)
         _keep_only(conn.fileno())
         with contextlib.suppress(Exception):
             _prepare()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the system
-        while True:
-            data, fds, _, _ = socket.recv_fds(conn, _MAX_REQUEST, 3)
-            if not data:
-                os._exit(0)
-            if len(fds) != 3:
-                for fd in fds:
-                    os.close(fd)
-                continue
-            if os.fork() == 0:
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                conn.close()
-                _monitor(json.loads(data), *fds, left)
-            for fd in fds:
-                os.close(fd)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its kernels: it reaps them itself
+        _serve(conn, left)
     except BaseException:
         os._exit(1)
+    os._exit(0)
 
 
 def _reviver() -> object:
@@ -176,83 +166,139 @@ def _prepare() -> None:
     _reviver().prepare()  # type: ignore[attr-defined]
 
 
-def _monitor(request: dict, reply: int, stdout: int, stderr: int, left: str) -> None:
-    """Fork the revived kernel; say its pid and how it ended on ``reply``."""
-    channel = socket.socket(fileno=reply)
+class _Kernel:
+    """A kernel the frozen copy forked: the runtime's socket for it (``reply``), a
+    pidfd of it and, until it said its sockets are bound (or ended), that pipe."""
+
+    def __init__(self, pid: int, reply: socket.socket, bound: int) -> None:
+        self.pid, self.reply, self.bound = pid, reply, bound
+        self.pidfd = os.pidfd_open(pid)  # its child: the number is its until reaped
+        self.reaped = False
+
+
+def _serve(conn: socket.socket, left: str) -> None:
+    """The frozen copy's loop: it forks a kernel for each request on ``conn`` and
+    says on that request's socket the kernel's pid and pidfd (once its sockets
+    are bound: the runtime's client connects at once, not after a reconnection's
+    delay) and, once it ended, its wait status. The kernel holds on to the
+    runtime itself (``lmc_revive.hold_on``). Returns when ``conn`` closes."""
+    import select
+
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    kernels: dict[int, _Kernel] = {}  # by its bound pipe and by its pidfd
+    while True:
+        events = [fd for fd, _ in poller.poll()]
+        # Each event's kernel, found before any descriptor is opened or closed.
+        ready = [(fd, kernels[fd]) for fd in events if fd in kernels]
+        if conn.fileno() in events:  # a rollback waits on it: first
+            data, fds, _, _ = socket.recv_fds(conn, _MAX_REQUEST, 3)
+            if not data:
+                return
+            kernel = _start(data, fds, left)
+            if kernel is not None:
+                for fd in (kernel.bound, kernel.pidfd):
+                    kernels[fd] = kernel
+                    poller.register(fd, select.POLLIN)
+        for fd, kernel in ready:
+            try:
+                if fd == kernel.bound:
+                    _say_started(kernel, poller, kernels)
+                elif fd == kernel.pidfd:
+                    _say_ended(kernel, poller, kernels)
+            except Exception:  # never the frozen copy's end: that kernel's alone
+                if not kernel.reaped:
+                    _kill(kernel.pid)
+                    with contextlib.suppress(OSError):
+                        os.waitpid(kernel.pid, 0)
+                _forget(kernel, poller, kernels)
+
+
+def _start(data: bytes, fds: list[int], left: str) -> "_Kernel | None":
+    """Fork the kernel request ``data`` asks for: ``fds`` are the runtime's socket
+    for it and its stdout and stderr."""
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        return None
+    reply, stdout, stderr = fds
     child = 0
     try:
+        request = json.loads(data)
         bound_read, bound_write = os.pipe()
         child = os.fork()
         if child == 0:
-            channel.close()
-            os.close(bound_read)
-            _revive(request, stdout, stderr, bound_write, left)
-        for fd in (stdout, stderr, bound_write):
-            os.close(fd)
-        pidfd = os.pidfd_open(child)
-        import select
-
-        # Said once the kernel has bound its sockets (or ended): the runtime's
-        # client then connects at once, not after a reconnection's delay. Unless
-        # the runtime gives it up first (its end of the channel closes).
-        starting = select.poll()
-        starting.register(bound_read, select.POLLIN)
-        starting.register(channel.fileno(), select.POLLIN)
-        while bound_read not in [fd for fd, _ in starting.poll()]:
-            if not channel.recv(1):
-                raise ConnectionError("the runtime gave the kernel up")
-        os.read(bound_read, 1)
-        os.close(bound_read)
-        socket.send_fds(channel, [json.dumps({"pid": child}).encode()], [pidfd])
-        poller = select.poll()
-        poller.register(channel.fileno(), select.POLLIN)
-        poller.register(pidfd, select.POLLIN)
-        while True:
-            ready = [fd for fd, _ in poller.poll()]
-            if pidfd in ready:
-                break
-            if not channel.recv(1):  # the runtime gave it up, or ended
-                with contextlib.suppress(OSError):
-                    os.killpg(child, signal.SIGKILL)
-                with contextlib.suppress(OSError):
-                    os.kill(child, signal.SIGKILL)
-                break
-        _, status = os.waitpid(child, 0)
+            try:
+                _revive(request, reply, stdout, stderr, bound_write, left)
+            finally:
+                os._exit(1)
+        os.close(bound_write)
+        return _Kernel(child, socket.socket(fileno=reply), bound_read)
+    except Exception:
+        if child > 0:  # a kernel nobody would be told of
+            _kill(child)
+            with contextlib.suppress(OSError):
+                os.waitpid(child, 0)
         with contextlib.suppress(OSError):
-            channel.send(json.dumps({"status": status}).encode())
-    except BaseException:
-        # The runtime gave it up before it was told the pid (a rollback cancelled
-        # or timed out): the kernel goes with its monitor, nobody would end it.
-        if child > 0:
-            with contextlib.suppress(OSError):
-                os.killpg(child, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-    os._exit(0)
+            os.close(reply)
+        return None
+    finally:
+        os.close(stdout)
+        os.close(stderr)
 
 
-def _revive(request: dict, stdout: int, stderr: int, bound: int, left: str) -> None:
-    """Become a kernel again, on the image's namespace. Never returns."""
-    code = 1
+def _say_started(kernel: _Kernel, poller: object, kernels: dict[int, _Kernel]) -> None:
+    """The kernel bound its sockets (or ended before): its pid and pidfd to the runtime.
+    A runtime that gave it up already (the rollback cancelled or timed out) ends it."""
+    if kernel.bound < 0:
+        return
+    poller.unregister(kernel.bound)  # type: ignore[attr-defined]
+    del kernels[kernel.bound]
+    os.close(kernel.bound)
+    kernel.bound = -1
     try:
-        os.setsid()
-        os.dup2(stdout, 1)
-        os.dup2(stderr, 2)
-        _keep_only(1, 2, bound)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-        sys.displayhook = sys.__displayhook__
-        rand = sys.modules.get("random")
-        if rand is not None and _OWN.get("random") is not None:
-            rand.setstate(_OWN["random"])
-        argv = [str(part) for part in request["argv"]]
-        code = _reviver().new_kernel(argv, bound, left)  # type: ignore[attr-defined]
-    except BaseException:
-        with contextlib.suppress(BaseException):
-            traceback.print_exc()
-    os._exit(code)
+        message = json.dumps({"pid": kernel.pid}).encode()
+        socket.send_fds(kernel.reply, [message], [kernel.pidfd], socket.MSG_NOSIGNAL)
+    except OSError:
+        _kill(kernel.pid)
+
+
+def _say_ended(kernel: _Kernel, poller: object, kernels: dict[int, _Kernel]) -> None:
+    """The kernel ended: it is reaped, and its wait status said to the runtime."""
+    _say_started(kernel, poller, kernels)
+    _, status = os.waitpid(kernel.pid, 0)
+    kernel.reaped = True
+    with contextlib.suppress(OSError):
+        kernel.reply.send(json.dumps({"status": status}).encode(), socket.MSG_NOSIGNAL)
+    _forget(kernel, poller, kernels)
+
+
+def _forget(kernel: _Kernel, poller: object, kernels: dict[int, _Kernel]) -> None:
+    for fd in (kernel.bound, kernel.pidfd):
+        if kernels.pop(fd, None) is not None:
+            poller.unregister(fd)  # type: ignore[attr-defined]
+            os.close(fd)
+    kernel.bound = kernel.pidfd = -1
+    kernel.reply.close()
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL kernel ``pid`` and its process group."""
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _revive(request: dict, reply: int, stdout: int, stderr: int, bound: int, left: str) -> None:
+    """Become a kernel again, on the image's namespace (``lmc_revive.revive``).
+    Never returns."""
+    try:
+        _reviver().revive(  # type: ignore[attr-defined]
+            request, (reply, stdout, stderr, bound), left, _OWN.get("random"), _keep_only
+        )
+    finally:
+        os._exit(1)
 
 
 def _note_once(ip: object) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 from traitlets.config import Config
@@ -61,3 +63,43 @@ def test_script_magics_share_one_parser_while_kept_and_not_after() -> None:
     assert sh.parser.parse_argstring("--out o").out == "o"
     later = ScriptMagics._make_script_magic(owner, "perl")
     assert later.parser is not sh.parser
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_revive_test_module", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_modules_a_startup_file_names_beside_it_are_compiled_with_it(tmp_path: Path) -> None:
+    for name in ("lmc_a", "lmc_b", "lmc_other"):
+        (tmp_path / f"{name}.py").write_text(f"name = {name!r}\n")
+    startup = tmp_path / "startup.py"
+    startup.write_text(
+        "def install():\n    for name in ('lmc_a', 'lmc_b', 'not_beside'):\n        load(name)\n"
+        "x = 'lmc_a'\ny = 3.5\n"
+    )
+    revive = _revive()
+    found = revive._named_beside(revive._compiled(str(startup)), str(tmp_path))
+    assert found == {str(tmp_path / "lmc_a.py"), str(tmp_path / "lmc_b.py")}
+
+
+def test_a_module_compiled_in_the_image_runs_that_code_while_kept_and_not_after(
+    tmp_path: Path,
+) -> None:
+    from importlib.machinery import SourceFileLoader
+
+    path = tmp_path / "lmc_a.py"
+    path.write_text("value = 'from the file'\n")
+    revive = _revive()
+    image = compile("value = 'from the image'", str(path), "exec")
+    revive._MADE["compiled"][os.path.realpath(path)] = image
+    with revive._modules_compiled():
+        assert _load(path).value == "from the image"
+        other = tmp_path / "lmc_b.py"
+        other.write_text("value = 'not compiled before'\n")
+        assert _load(other).value == "not compiled before"
+    assert "get_code" not in SourceFileLoader.__dict__
+    assert _load(path).value == "from the file"

@@ -7,10 +7,11 @@ only the host writes). The connection is the copy's lifeline: when the host
 closes it (the checkpoint dropped, its Computer closed, its process ended
 however it ended), the copy ends. :class:`Frozen` starts kernels from it, as the
 kernel provisioner forks one (:class:`~..base.ForkingLauncher`): each request
-carries a socket of its own, on which the copy's monitor of that kernel sends
-its pid, a pidfd of it and, once it ended, its wait status; the monitor kills
-it if the host's end closes first. :class:`RevivedKernel` stands for it where
-the provisioner keeps a ``Popen``.
+carries a socket of its own, on which the copy, which forks the kernel and
+reaps it, sends its pid, a pidfd of it and, once it ended, its wait status.
+The kernel ends itself, with its process group, if the host's end closes
+first, whether or not its checkpoint is still kept. :class:`RevivedKernel`
+stands for it where the provisioner keeps a ``Popen``.
 """
 
 from __future__ import annotations
@@ -43,12 +44,13 @@ class RevivedKernel:
 
     ends_its_tree = False
 
-    def __init__(self, pid: int, pidfd: int, monitor: socket.socket) -> None:
+    def __init__(self, pid: int, pidfd: int, reports: socket.socket) -> None:
         self.pid = _host_pid(pidfd) or pid
         self.returncode: int | None = None
         self._pidfd = pidfd
-        self._monitor = monitor
-        #: One task reads the monitor; the others wait.
+        #: Where the frozen copy says how it ended (its end ends the kernel).
+        self._reports = reports
+        #: One task reads the reports; the others wait.
         self._reader = ReportReader()
         #: Ends the sandbox it runs in, when it ends (see :meth:`adopt`).
         self._end_sandbox: Callable[[], None] | None = None
@@ -74,9 +76,10 @@ class RevivedKernel:
             end()
 
     async def ended(self) -> None:
-        """Wait until the monitor says how the kernel ended (any number of tasks at once)."""
+        """Wait until the frozen copy says how the kernel ended (any number of tasks at
+        once). A kernel whose checkpoint was dropped is reported killed when it ends."""
         await self._reader.wait(
-            self._monitor,
+            self._reports,
             lambda: self.returncode is not None,
             lambda: self._read_status(release=False),
         )
@@ -86,20 +89,20 @@ class RevivedKernel:
 
     def poll(self) -> int | None:
         idle = self.returncode is None and not self._reader.busy
-        if idle and wait_readable(self._monitor.fileno(), 0):
+        if idle and wait_readable(self._reports.fileno(), 0):
             self._read_status()
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         while self.returncode is None:
-            if not wait_readable(self._monitor.fileno(), timeout):
+            if not wait_readable(self._reports.fileno(), timeout):
                 raise subprocess.TimeoutExpired(["revived kernel"], timeout or 0)
             self._read_status()
         return self.returncode
 
     def _read_status(self, *, release: bool = True) -> None:
-        self.returncode = read_exit(self._monitor, self._pidfd)
-        self._monitor.close()
+        self.returncode = read_exit(self._reports, self._pidfd)
+        self._reports.close()
         with contextlib.suppress(OSError):
             os.close(self._pidfd)
         self._pidfd = -1

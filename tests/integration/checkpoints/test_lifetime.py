@@ -36,6 +36,24 @@ print("PIDS", out.strip(), *pids, flush=True)
 sys.stdin.read()
 """
 
+#: A revived kernel whose checkpoint is dropped: nothing but the kernel itself
+#: watches its owner then (the frozen copy that started it is gone).
+ORPHAN = """
+import sys
+from lmc_runtime import Computer
+
+computer = Computer()
+list(computer.run("python", "x = 7"))
+first = computer.checkpoint()
+computer.rollback(first)
+frozen = [c.pid for c in computer.checkpoints()]
+computer.drop_checkpoint(first)
+out = "".join(m.content for m in computer.run("python", "import os; print(os.getpid(), x)")
+              if m.format == "output")
+print("PIDS", out.split()[0], *frozen, flush=True)
+sys.stdin.read()
+"""
+
 
 def _kernel_pid(computer: Computer) -> int:
     return int(run(computer, "import os; print(os.getpid())").output)
@@ -84,9 +102,10 @@ def test_drop_and_close_end_every_checkpoint_process(tmp_path: Path) -> None:
     assert process_ended(revived, _GUARD)
 
 
-def test_nothing_outlives_an_owner_killed_with_sigkill(tmp_path: Path) -> None:
+@pytest.mark.parametrize("script", [OWNER, ORPHAN], ids=["checkpoints-kept", "checkpoint-dropped"])
+def test_nothing_outlives_an_owner_killed_with_sigkill(tmp_path: Path, script: str) -> None:
     owner = subprocess.Popen(
-        [sys.executable, "-c", OWNER],
+        [sys.executable, "-c", script],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
         stdin=subprocess.PIPE,
@@ -98,7 +117,7 @@ def test_nothing_outlives_an_owner_killed_with_sigkill(tmp_path: Path) -> None:
         line = owner.stdout.readline()  # the owner's own bound: its runs' timeouts
         assert line.startswith("PIDS "), line
         pids = [int(pid) for pid in line.split()[1:]]
-        assert len(pids) == 3  # the revived kernel, then the two checkpoints
+        assert len(pids) == (3 if script is OWNER else 2)  # the revived kernel, the checkpoints
         owner.kill()
         owner.wait(_GUARD)
         for pid in pids:
@@ -107,6 +126,33 @@ def test_nothing_outlives_an_owner_killed_with_sigkill(tmp_path: Path) -> None:
         if owner.poll() is None:
             owner.kill()
         owner.communicate(timeout=_GUARD)
+
+
+@pytest.mark.parametrize("drop", [False, True], ids=["checkpoint-kept", "checkpoint-dropped"])
+def test_a_revived_kernel_that_ends_is_reaped_and_how_it_ended_said(
+    computer: Computer, drop: bool
+) -> None:
+    """Its frozen copy reaps it and says its wait status: an exit code, a signal. A
+    kernel whose checkpoint was dropped is another's to reap (init's); its end is
+    still seen."""
+    run(computer, "kept = 1")
+    taken = computer.checkpoint()
+    for code, said in (
+        ("os._exit(3)", "exited with code 3"),
+        ("os.kill(os.getpid(), 9)", "SIGKILL"),
+    ):
+        computer.rollback(taken)
+        if drop:
+            computer.drop_checkpoint(taken)
+        pid = _kernel_pid(computer)
+        ended = run(computer, f"import os; {code}")
+        assert ended.status == "kernel_died", ended.output
+        assert "restarted" in ended.output
+        if drop:
+            break  # os._exit(3)'s status is nobody's to say: the kernel is gone all the same
+        assert said in ended.output, ended.output
+        assert not os.path.exists(f"/proc/{pid}"), f"kernel {pid} was left a zombie"
+    assert run(computer, "print('kept' in globals())").output.endswith("False\n")
 
 
 def test_the_first_run_after_a_rollback_says_what_was_left_behind(computer: Computer) -> None:
