@@ -91,6 +91,8 @@ def checkpoint(path: str) -> None:
     """Fork the frozen copy (see the module), which connects to ``path``; print
     its pid and what it left behind as one JSON line."""
     left = left_behind()
+    with contextlib.suppress(Exception):
+        _reviver().compile_once()  # type: ignore[attr-defined]
     # ``random`` reseeds itself in a forked child: its state is put back in the copy.
     rand = sys.modules.get("random")
     _OWN["random"] = rand.getstate() if rand is not None else None

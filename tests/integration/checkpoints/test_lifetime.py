@@ -155,6 +155,16 @@ def test_a_revived_kernel_that_ends_is_reaped_and_how_it_ended_said(
     assert run(computer, "print('kept' in globals())").output.endswith("False\n")
 
 
+def test_an_unmodified_checkpoint_costs_under_10_mib_of_its_own(computer: Computer) -> None:
+    """The issue's bound on a checkpoint's own memory: what the frozen copy writes
+    after its fork (the code the revived kernels run is compiled before it, shared)."""
+    run(computer, "state = bytearray(8 * 2**20)\nextra = {i: str(i) for i in range(1000)}")
+    computer.checkpoint()
+    computer.checkpoint()
+    sizes = [c.bytes for c in computer.checkpoints()]
+    assert all(0 < size < 10 * 2**20 for size in sizes), sizes
+
+
 def test_the_first_run_after_a_rollback_says_what_was_left_behind(computer: Computer) -> None:
     started = run(
         computer,
