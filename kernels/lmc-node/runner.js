@@ -37,6 +37,7 @@ const Module = require('module');
 const { installStdin } = require('./stdin.js');
 const { describeError, errorName, isInterrupt } = require('./errors.js');
 const { runCell, stopCell } = require('./cells.js');
+const { drainSigint } = require('./sigint.js');
 
 const stringify = JSON.stringify;
 const parseJSON = JSON.parse;
@@ -127,7 +128,16 @@ function setEnv(env) {
   };
 }
 
+// A stop request was read since the last run started: a SIGINT may have followed it.
+let stopAsked = false;
+
 async function execute(request) {
+  if (stopAsked) {
+    // One that landed as a statement of the stopped run ended is held for the next
+    // statement to run: it is taken here instead (sigint.js).
+    stopAsked = false;
+    drainSigint();
+  }
   runs += 1;
   // done: the cell's code has settled (what it left may still read its stdin).
   const state = {
@@ -194,6 +204,7 @@ async function execute(request) {
 // Stop the run going on (run `id` only, when given): its statements stop, and so do its
 // awaits (see gated() in cells.js).
 function stopRun(id) {
+  stopAsked = true;
   if (current !== null && !current.stopped && (id === undefined || current.id === id)) {
     current.stopped = true;
     stopCell(current.id);
@@ -204,7 +215,8 @@ function stopRun(id) {
 // A SIGINT stops nothing by itself: every stop names its run on the control FIFO first, and
 // the signal only breaks a statement that keeps node too busy to read it (breakOnSigint).
 // One that comes late must not stop a later run: libuv hands signals on after the I/O of
-// the same poll, and that I/O may be the next run's request. The listener keeps node alive.
+// the same poll, and that I/O may be the next run's request; one that node's watchdog
+// holds is taken before the next run (sigint.js). The listener keeps node alive.
 process.on('SIGINT', () => {});
 
 process.on('uncaughtException', (error) => {

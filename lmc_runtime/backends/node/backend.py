@@ -48,7 +48,9 @@ class NodeExecution(RunnerExecution):
 
     A stop goes to the runner by name (see :class:`~..core.runner.RunnerExecution`):
     a SIGINT that lands as one statement's ``breakOnSigint`` ends is held by node
-    and raised later, so a second signal could stop the next run instead.
+    and raised in the next statement, so the signal goes only to code still running
+    after :data:`ASK_FIRST`, and the runner takes one held before the run after a
+    stop (``kernels/lmc-node/sigint.js``).
 
     With an input callback, the run holds the write end of node's stdin FIFO, and
     its reads are found in ``/proc`` (:func:`~..core.stdin.feed_stdin`). To stop
