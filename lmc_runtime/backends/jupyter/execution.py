@@ -76,6 +76,7 @@ class JupyterExecution(Execution):
         self._asking: anyio.CancelScope | None = None
         self._waiting: InputRequest | None = None  # asked, not answered yet
         self._interruptible = False  # the code's start was not announced in time
+        self._deferred = False  # an interrupt was asked before the code could take it
 
     def _not_yet(self) -> bool:
         """Whether an interrupt must wait: the code is not about to run yet."""
@@ -85,7 +86,8 @@ class JupyterExecution(Execution):
         )
 
     async def interrupt_code(self) -> None:
-        if self._not_yet():
+        self._deferred = self._not_yet()
+        if self._deferred:
             return  # :meth:`insist` sends it once the kernel can take it
         if self._asking is not None:
             self._asking.cancel()  # a callback still thinking is abandoned
@@ -108,6 +110,7 @@ class JupyterExecution(Execution):
             if route.finished.is_set():
                 return
             self._interruptible = True
+        if self._deferred:  # the code may have announced its start since it was asked
             await self.interrupt_code()
         await first_of(route.reached["idle"], route.finished)
         with anyio.move_on_after(REPLY_GRACE):
