@@ -42,8 +42,18 @@ async def test_the_hosts_resolver_answers_localhost() -> None:
 async def test_a_truncated_answer_is_asked_again_over_tcp() -> None:
     loop = asyncio.get_running_loop()
     udp = RecordingDns({"many.test": MANY})
-    transport, _ = await loop.create_datagram_endpoint(lambda: udp, local_addr=("127.0.0.1", 0))
-    host, port = transport.get_extra_info("sockname")
+    # A port number free for both TCP and UDP: a UDP port's number may be another
+    # process's TCP port (CI: "address already in use"), so a few are tried.
+    for _ in range(20):
+        held = socket.create_server(("127.0.0.1", 0))
+        host, port = held.getsockname()
+        try:
+            transport, _ = await loop.create_datagram_endpoint(lambda: udp, local_addr=(host, port))
+            break
+        except OSError:
+            held.close()
+    else:
+        pytest.fail("no port number free for both TCP and UDP in 20 tries")
     asked_tcp: list[str] = []
 
     async def tcp_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -57,7 +67,7 @@ async def test_a_truncated_answer_is_asked_again_over_tcp() -> None:
         writer.close()
 
     udp.datagram_received = _truncating(udp)  # type: ignore[method-assign]
-    server = await asyncio.start_server(tcp_client, host, port)
+    server = await asyncio.start_server(tcp_client, sock=held)
     try:
         found = await DnsResolver((host, port), timeout=2.0).resolve("many.test")
     finally:
