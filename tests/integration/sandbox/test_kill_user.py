@@ -6,8 +6,10 @@ whole server instead."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -32,20 +34,29 @@ def _start_as(uid: int, script: str) -> subprocess.Popen[bytes]:
 
 
 def _pids_of(uid: int) -> set[int]:
+    """The processes of ``uid`` still running (a zombie has ended: its parent,
+    init for an orphan, reaps it when it gets to it)."""
     pids = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/status", encoding="ascii") as status:
-                for line in status:
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid:
-                            pids.add(int(entry))
-                        break
-        except (OSError, ValueError):
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid and fields["State"].split()[0] not in "ZX":
+                pids.add(int(entry))
+        except (OSError, ValueError, KeyError, IndexError):
             continue
     return pids
+
+
+def _end_users(*uids: int) -> None:
+    """SIGKILL every process of ``uids`` and wait (bounded) until none runs."""
+    for uid in uids:
+        for pid in _pids_of(uid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    _wait(lambda: not any(_pids_of(uid) for uid in uids))
 
 
 def _wait(condition: object, seconds: float = 20.0) -> None:
@@ -75,8 +86,10 @@ def test_every_process_of_the_user_is_killed_and_no_other(
         assert bystander.poll() is None
         assert _pids_of(BYSTANDER)
     finally:
+        # Not the shells alone: the sleeps they started would outlive them,
+        # orphans of init (the bystander's, and the victim's if kill_user failed).
+        _end_users(VICTIM, BYSTANDER)
         for process in (victim, bystander):
-            process.kill()
             process.wait(timeout=20)
 
 
