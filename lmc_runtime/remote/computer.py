@@ -132,6 +132,9 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
         """Fetch the session's information and the server's languages again."""
         api = await self._open_api()
         self.info = await api.json("GET", api.path())
+        await self._fetch_languages(api)
+
+    async def _fetch_languages(self, api: Api) -> None:
         try:
             known = await api.json("GET", "/v1/languages")
         except RemoteSessionNotFound:  # a server older than the route: none listed
@@ -146,8 +149,9 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
         if self._closed:
             raise UsageError("this RemoteComputer is closed; create a new one")
         api = Api(self.url, self.token, self.timeouts)
+        created = self._session_id is None
         try:
-            if self._session_id is None:
+            if created:
                 self.info = await api.json("POST", "/v1/sessions", json=self._spec)
                 self._session_id = str(self.info["id"])
                 api.session_id = self._session_id
@@ -155,7 +159,10 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
                 api.session_id = self._session_id
             self._api = api
             try:
-                await self.arefresh()
+                if created:  # the creation's answer is the session's information
+                    await self._fetch_languages(api)
+                else:
+                    await self.arefresh()
                 if self.transport == "websocket":
                     self._channel = WebSocketChannel(api)
                 yield
