@@ -91,8 +91,16 @@ def reserve_range(files: tuple[Path, ...] = SUBID_FILES) -> tuple[int, int]:
     return found
 
 
-def kill_user(identity: Identity) -> None:
-    """SIGKILL every process of ``identity.uid`` (as that uid: ``kill(-1)``).
+#: What a uid's lock file holds once its last lease killed everything of that uid
+#: and released it: the next lease starts with nothing of that uid running (a
+#: server that ended without releasing leaves the file empty, and the next lease
+#: kills). A lease empties the file while it holds it.
+_CLEAN = b"released clean\n"
+
+
+def kill_user(identity: Identity) -> bool:
+    """SIGKILL every process of ``identity.uid`` (as that uid: ``kill(-1)``);
+    whether that ran.
 
     ``kill(-1)`` reaches every process the caller may signal: with the uid of
     the session, exactly the session's processes, wherever they hide.
@@ -110,9 +118,11 @@ def kill_user(identity: Identity) -> None:
         ids = [f"--reuid={identity.uid}", f"--regid={identity.gid}", "--clear-groups"]
         argv, user = [setpriv, *ids, "--", *argv], {}
     try:
-        subprocess.run(argv, check=False, capture_output=True, timeout=30, **user)
+        done = subprocess.run(argv, check=False, capture_output=True, timeout=30, **user)
     except (OSError, subprocess.SubprocessError) as exc:
         logger.warning("killing the processes of uid %d failed: %s", identity.uid, exc)
+        return False
+    return done.returncode == 0
 
 
 class UserReaper:
@@ -136,7 +146,9 @@ class Lease:
     def release(self) -> None:
         if self._lock_fd is None:
             return
-        kill_user(self.identity)
+        if kill_user(self.identity):  # the next lease need not kill again
+            with contextlib.suppress(OSError):
+                os.pwrite(self._lock_fd, _CLEAN, 0)
         os.close(self._lock_fd)
         self._lock_fd = None
 
@@ -183,7 +195,9 @@ class UidRange:
                     os.close(fd)
                     continue
                 identity = Identity(uid, uid)
-                kill_user(identity)
+                if os.pread(fd, len(_CLEAN) + 1, 0) != _CLEAN:
+                    kill_user(identity)  # left by a server that ended without releasing it
+                os.ftruncate(fd, 0)  # in use
                 return Lease(identity, fd)
         finally:
             with contextlib.suppress(OSError):
