@@ -27,13 +27,14 @@ if TYPE_CHECKING:
 else:
     import _signal as signal
 
-__all__ = ["STATUS_FD", "exit_like", "report", "status_pipe", "supervise"]
+__all__ = ["STATUS_FD", "die_with_parent", "exit_like", "report", "status_pipe", "supervise"]
 
 #: Where the sandboxed wrapper finds the descriptor it reports its child's end on.
 STATUS_FD = "LMC_SANDBOX_STATUS_FD"
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 #: Signals whose default action stops a process rather than ending it.
 _STOPPING = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
+_PR_SET_PDEATHSIG = 1
 
 
 def _fail(text: str) -> NoReturn:
@@ -108,6 +109,21 @@ def supervise(
     _, status = os.waitpid(child, 0)
     reported = _reported(report)
     exit_like(status if reported is None else reported)
+
+
+def die_with_parent(parent: int) -> None:
+    """Be killed (SIGKILL) when the thread that started this process ends, and go
+    on only if process ``parent`` still is this process's parent (it did not end
+    before the signal was asked for). ``PR_SET_PDEATHSIG`` outlasts ``execve``
+    (but a set-user-ID program's) and a change of user clears it: call it last,
+    just before the exec."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        _fail(f"PR_SET_PDEATHSIG: {os.strerror(ctypes.get_errno())}")
+    if os.getppid() != parent:
+        _fail(f"the process that started this one ({parent}) has ended")
 
 
 def _reported(fd: int) -> int | None:

@@ -45,6 +45,14 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     start if the runtime is already gone),
     forwards SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, and ends the way
     the sandboxed process ended (same exit code, or same signal).
+``--die-with-parent PID``
+    in place of ``--supervise``, for a caller whose starting thread lives as long
+    as what it starts (a forked kernel's holder, started in the server's main
+    thread): become ``argv`` as any wrapper does, asking first to be killed when
+    that thread ends (``PR_SET_PDEATHSIG``, asked last, as a change of user
+    clears it; ``execve`` keeps it), and refusing to start if PID, the runtime
+    process, is no longer this one's parent. No Python process stays resident;
+    bwrap's own ``--die-with-parent`` asks the same once it runs.
 ``--report``
     inside the sandbox: stay as the parent of ``argv`` too, and write how it
     ended (its wait status) to the descriptor the supervisor passed down.
@@ -54,8 +62,8 @@ which starts bwrap: it is handed the same two descriptors, named in its
 environment. Both are written before the file size limit (``--rlimit
 fsize``) applies, which would cap them.
 
-The wrapper that starts ``argv`` itself (without ``--bwrap-env`` or
-``--supervise``: inside the sandbox, or the only one when there is none) takes
+The wrapper that starts a command other than bwrap (without ``--bwrap-env``
+or ``--supervise``: inside the sandbox, or the only one when there is none) takes
 the environment from the descriptor it was handed, if any, and gives the
 session's own variables their names (see ``_handoff.py``).
 
@@ -136,6 +144,8 @@ class _Settings:
         self.env = dict(os.environ)
         self.bwrap_env = self.report = False
         self.supervise: int | None = None
+        #: The runtime process that must still be the parent (``--die-with-parent``).
+        self.die_with: int | None = None
         self.user: tuple[int, int] | None = None
         self.sigint: Any = None
         self.chdir: str | None = None
@@ -160,6 +170,8 @@ def _apply(option: str, value: str, settings: _Settings) -> None:
         settings.sigint = signal.SIG_IGN if value == "ignore" else signal.SIG_DFL
     elif option == "--supervise":
         settings.supervise = int(value)
+    elif option == "--die-with-parent":
+        settings.die_with = int(value)
     elif option == "--user":
         uid, _, gid = value.partition(":")
         settings.user = (int(uid), int(gid))
@@ -237,6 +249,8 @@ def main(args: list[str]) -> None:
     if not argv:
         _fail("no command given")
     settings = _parse(options)
+    if settings.supervise is not None and settings.die_with is not None:
+        _fail("--supervise and --die-with-parent exclude each other")
     handoff = _sibling("_handoff")
     env = handoff.received(settings.env)
     if settings.user is not None:
@@ -278,6 +292,8 @@ def main(args: list[str]) -> None:
             _fail(f"--rlimit fsize={settings.fsize}: {exc}")
     if settings.supervise is not None and pipe is not None:
         _ending.supervise(argv, env, settings.supervise, settings.sigint, (*pipe, *handed))
+    if settings.die_with is not None:
+        _ending.die_with_parent(settings.die_with)
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

@@ -10,6 +10,11 @@ user, mounted its root or made its nested user namespace; the holder runs
 only once all that is done, so a kernel never enters a half-made sandbox.
 Ending the holder's process group ends the sandbox, and with its PID
 namespace everything left in it.
+
+The process the runtime starts is bwrap itself when the launcher lets no
+wrapper stay above it (from the main thread, see :mod:`.launch`), else the
+exec wrapper that supervises bwrap: either way it leads a process group and a
+session of its own, and the sandbox's init is its child.
 """
 
 from __future__ import annotations
@@ -96,7 +101,9 @@ async def start_holder(
     command: Callable[[int], list[str]], env: Mapping[str, str], cwd: str, stderr: int
 ) -> tuple[subprocess.Popen[bytes], int]:
     """Start ``command(info_fd)`` (a holder in its sandbox, run by bwrap with
-    ``--info-fd info_fd``): the process and a pidfd of the sandbox's init."""
+    ``--info-fd info_fd``): the process and a pidfd of the sandbox's init. The
+    process is started in the calling thread, the event loop's, before any await
+    (``command`` may tie the sandbox's life to this thread: see :mod:`.launch`)."""
     report, info_fd = os.pipe()
     ready, said = os.pipe()
     try:
@@ -141,8 +148,9 @@ def end_holder(holder: subprocess.Popen[bytes], init: int | None = None) -> None
 
     With ``init`` (a pidfd of the sandbox's init), that process is killed: the
     kernel then ends every process of its PID namespace, and each process of the
-    chain above it reaps the one below (bwrap its init, the wrapper bwrap, this
-    process the wrapper). Regression: killing the holder's process group at once
+    chain above it reaps the one below (bwrap its init, the supervising wrapper, if
+    any, bwrap, this process the one it started). Regression: killing the
+    holder's process group at once
     left bwrap and its init to be reaped by PID 1, which a container may never
     do, as zombies still counted in the session's cgroup."""
     if init is not None:

@@ -10,6 +10,15 @@ SIGINT restored and stays its parent, to tell the outer one how it ended (bwrap
 turns a death by signal N into exit status 128+N), so that the host sees an
 interpreter killed by a signal as killed by that signal. Without bubblewrap
 (the operator's explicit opt-out) only the outer wrapper runs.
+
+A forked kernel's holder (:meth:`SandboxLauncher.fork`) has no wrapper inside,
+and none stays above it when it is started from the main thread (``lmc
+serve``'s event loop runs there, and it ends only with the process): the outer
+wrapper applies its options, asks to die with that thread and becomes bwrap
+(``_exec.py --die-with-parent``), whose own ``--die-with-parent`` asks the same
+(one Python process fewer per session, 4 MiB of PSS). Started from
+any other thread (a sync Computer's portal, an event loop the caller runs in a
+thread of its own), it keeps its supervisor.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,9 +147,11 @@ class SandboxLauncher:
     @property
     def supervises(self) -> bool:
         """Whether what it starts ends with the process that started it, however that
-        process ends: with bubblewrap, a supervisor holds each sandbox and kills it
-        when the runtime process ends (``_exec.py --supervise``), so a Computer needs
-        no watcher of its own (:class:`~lmc_runtime.lifeline.Lifeline`) for it."""
+        process ends: with bubblewrap, each sandbox is held by a supervisor that kills
+        it when the runtime process ends (``_exec.py --supervise``), or (a forked
+        kernel's, see the module) is a child of the runtime's main thread, which
+        ends only with the process, and dies with it; so a Computer needs no watcher
+        of its own (:class:`~lmc_runtime.lifeline.Lifeline`) for it."""
         return self.bwrap is not None
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
@@ -160,9 +172,13 @@ class SandboxLauncher:
         inner = [*self._wrapper(), "--sigint", "default", "--report", *self._chdir(), *options]
         return self._in_bwrap([*inner, "--", *argv])
 
-    def _in_bwrap(self, inner: Sequence[str], *, info_fd: int | None = None) -> list[str]:
+    def _in_bwrap(
+        self, inner: Sequence[str], *, info_fd: int | None = None, supervise: bool = True
+    ) -> list[str]:
         """The command line that has bwrap run ``inner`` in this session's sandbox
-        (and report it on ``info_fd``, if given)."""
+        (and report it on ``info_fd``, if given). Without ``supervise``, for a caller
+        whose thread lives as long as the sandbox, the outer wrapper becomes bwrap
+        (but where a network helper starts bwrap: that keeps its supervisor)."""
         assert self.bwrap is not None, "only with bubblewrap"
         outer = [*self._wrapper(), *self.host_options()]
         sandbox = bwrap_args(
@@ -177,16 +193,18 @@ class SandboxLauncher:
         )
         if info_fd is not None:
             sandbox += ["--info-fd", str(info_fd)]
-        supervise = ["--supervise", str(os.getpid())]
+        parent = ["--supervise", str(os.getpid())]
         if self.network and self.egress_handover is not None:  # no way out but the gateway
             helper = egress_netns_command(require_egress_tools(), self.egress_handover)
-            supervised = [*outer, "--sigint", "ignore", *supervise]
+            supervised = [*outer, "--sigint", "ignore", *parent]
             return [*supervised, "--", *helper, "--", *sandbox, "--", *inner]
         if self.network:  # a namespace of its own, set up by a helper that starts bwrap
             helper = netns_command(require_network_tools())
-            supervised = [*outer, "--sigint", "ignore", *supervise]
+            supervised = [*outer, "--sigint", "ignore", *parent]
             return [*supervised, "--", *helper, "--", *sandbox, "--", *inner]
-        supervised = [*outer, "--sigint", "ignore", "--bwrap-env", *supervise]
+        if not supervise:  # bwrap is the caller's child, dying with its thread
+            parent = ["--die-with-parent", str(os.getpid())]
+        supervised = [*outer, "--sigint", "ignore", "--bwrap-env", *parent]
         return [*supervised, "--", *sandbox, "--", *inner]
 
     async def fork(
@@ -198,9 +216,12 @@ class SandboxLauncher:
         if self.forks is None or self.bwrap is None or not forkable(argv):
             return None
 
-        # The holder needs no wrapper inside: bwrap runs it directly.
+        # The holder needs no wrapper inside: bwrap runs it directly. Nor one above
+        # it, when this thread lives as long as the sandbox (see the module).
+        supervise = threading.current_thread() is not threading.main_thread()
+
         def holder_argv(info_fd: int) -> list[str]:
-            return self._in_bwrap(list(HOLDER), info_fd=info_fd)
+            return self._in_bwrap(list(HOLDER), info_fd=info_fd, supervise=supervise)
 
         try:
             holder, holder_pidfd = await start_holder(holder_argv, env, "/", stderr)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from lmc_runtime.sandbox.launch import EXEC_WRAPPER
@@ -63,3 +65,51 @@ def test_the_wrapper_opens_a_fifo_as_the_stdin_of_what_it_starts(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(fifo), "''"]
+
+
+_WRAPPER = [sys.executable, "-I", "-S", str(EXEC_WRAPPER)]
+
+
+def test_what_the_wrapper_becomes_dies_with_the_thread_that_started_it() -> None:
+    """``--die-with-parent``: no wrapper stays, and what it became (bwrap, for a
+    forked kernel's holder) is killed once the starting thread ends; why only the
+    main thread, which ends with the process, starts a holder that way."""
+    argv = [*_WRAPPER, "--die-with-parent", str(os.getpid())]
+    argv += ["--", "sh", "-c", "echo up; exec sleep 1000.5772"]
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        started.append(process)
+        assert process.stdout is not None
+        process.stdout.readline()  # it runs: the signal was asked for before the exec
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    thread.join(60)
+    (process,) = started
+    try:
+        assert not thread.is_alive()
+        assert process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+
+
+def test_what_the_wrapper_becomes_lives_on_while_its_thread_does() -> None:
+    argv = [*_WRAPPER, "--die-with-parent", str(os.getpid()), "--", "sh", "-c", "read x; echo $x"]
+    done = subprocess.run(argv, input=b"still here\n", capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"still here\n"), done.stderr
+
+
+def test_the_wrapper_refuses_to_become_a_process_its_runtime_would_not_outlive() -> None:
+    """``--die-with-parent PID`` where PID is not its parent (the runtime ended
+    before the signal was asked for): nothing is started."""
+    argv = [*_WRAPPER, "--die-with-parent", "1", "--", "sh", "-c", "echo started"]
+    done = subprocess.run(argv, capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (127, b"")
+    assert b"has ended" in done.stderr
+    both = [*_WRAPPER, "--supervise", str(os.getpid()), "--die-with-parent", str(os.getpid())]
+    done = subprocess.run([*both, "--", "true"], capture_output=True, timeout=60, check=False)
+    assert done.returncode == 127 and b"exclude each other" in done.stderr
