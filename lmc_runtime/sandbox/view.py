@@ -22,6 +22,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from ..egress.local import SYSTEM_BUNDLES
@@ -167,9 +168,13 @@ class SandboxView:
     #: A ``resolv.conf`` naming the namespace's own resolver (under an egress policy).
     resolv: Path | None = None
 
+    @cached_property
     def _places(self) -> list[tuple[str, str]]:
         """(host folder, where it is seen) for each bound folder, the host's by
-        its path as given and as resolved (``realpath``), longest first."""
+        its path as given and as resolved (``realpath``), longest first. Resolved
+        once: the folders and every folder above them are the host's (the sandbox
+        writes inside them, never in their parents), and a command line's every
+        argument is translated."""
         bound = [
             (self.home, SANDBOX_HOME),
             (self.runtime, SANDBOX_RUNTIME),
@@ -186,7 +191,7 @@ class SandboxView:
     def inside(self, path: Path) -> str:
         """Where the host's ``path`` is seen inside (unchanged if not in a bound folder)."""
         text = str(path)
-        for host, seen in self._places():
+        for host, seen in self._places:
             if text == host or text.startswith(host + "/"):
                 return str(PurePosixPath(seen, PurePosixPath(text).relative_to(host)))
         return text
@@ -194,7 +199,7 @@ class SandboxView:
     def translate(self, argument: str) -> str:
         """``argument`` of a command line with every path in a bound folder (whole,
         after ``=``, in a ``file://`` address) as it is seen inside."""
-        for host, seen in self._places():
+        for host, seen in self._places:
             pattern = re.escape(host) + r"(?=/|$)"
             argument = re.sub(pattern, seen.replace("\\", "\\\\"), argument)
         return argument
