@@ -1,6 +1,7 @@
 """``lmc serve`` killed outright (SIGKILL, no shutdown of its own) leaves no process
-behind: each sandbox's supervisor ends its sandbox when the server ends, and with
-its PID namespace everything in it (forked kernels, shells, what the code started).
+behind: each sandbox's supervisor ends its sandbox when the server ends (a forked
+kernel's bwrap, the server's own child, dies with it), and with its PID namespace
+everything in it (forked kernels, shells, what the code started).
 What it leaves in its data directory (a session's mounted disk) is the next
 start's to clean."""
 
@@ -10,6 +11,8 @@ import os
 import signal
 import tempfile
 from pathlib import Path
+
+from lmc_runtime.sandbox.forks import ForkServer
 
 from ...waiters import process_ended
 from ..service.server import TOKEN, _running, output
@@ -44,6 +47,9 @@ def test_a_server_killed_by_sigkill_leaves_no_process_behind() -> None:
 def _killed_server_leaves_nothing(data_dir: Path) -> None:
     with _running(data_dir, ("--pool-size", "1"), TOKEN) as server:
         session_id = server.create(languages=["python", "shell"])
+        if ForkServer.supported():  # a forked kernel: no wrapper watches its sandbox
+            forked = server.execute(session_id, "import os\nprint(os.getppid())")
+            assert output(forked).strip() == "0", forked
         code = f"import subprocess\nsubprocess.Popen(['sleep', '{MARKER}'], start_new_session=True)"
         assert "returncode: None" in output(server.execute(session_id, code))
         shell = server.execute(session_id, f"sleep {MARKER}1 &\necho started", language="shell")
