@@ -107,12 +107,21 @@ def _parent(pid: int) -> int:
     return int(fields[1]) if len(fields) > 1 else 0
 
 
+def _uid(pid: int) -> int | None:
+    for line in _read(pid, "status").splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    return None
+
+
 def _kind(pid: int, parent: str) -> str:
     """What ``pid`` is, given what its parent is."""
     argv = _read(pid, "cmdline").split("\0")
     if parent == "broker":
         return "forked kernel"
     if any(arg.endswith("_zygote.py") for arg in argv[:3]):
+        if parent == "fork server" and _uid(pid) != 0:  # adopted once its broker ended
+            return "forked kernel"
         return _FORKED.get(parent, "fork server")
     if any(arg.endswith("_exec.py") for arg in argv[:4]):
         return "exec wrapper"

@@ -7,9 +7,9 @@ pidfd of the *holder* (a process already in the session's sandbox) and the
 kernel's stdout and stderr. It drops its supplementary groups, joins the
 cgroups, sets the rlimits, enters every namespace of the holder at once
 (``setns`` on the pidfd) and forks the kernel, born in the sandbox's PID
-namespace. It sends back the kernel's pid and a pidfd of it, drops to the
-sandbox's user, reports how the kernel ended, and kills it if the runtime's
-end closes first.
+namespace. It sends back the kernel's pid and a pidfd of it, names the kernel
+to the fork server, and ends: the fork server (:mod:`._kernels`) adopts the
+kernel, reports how it ended, and kills it if the runtime's end closes first.
 
 The kernel becomes the sandbox's user, drops every capability (the bounding
 and ambient sets too), sets ``no_new_privs`` as bubblewrap does, takes an
@@ -29,11 +29,9 @@ import ctypes
 import json
 import os
 import resource
-import select
 import signal
 import socket
 import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING or __package__:
@@ -42,7 +40,7 @@ else:  # imported by the fork server, run as a script, from this file's folder
     import _handoff
     import _seccomp
 
-__all__ = ["MAX_REQUEST", "broker", "readable"]
+__all__ = ["MAX_REQUEST", "broker"]
 
 #: The largest request a broker reads.
 MAX_REQUEST = 1 << 17
@@ -90,15 +88,6 @@ def _fail(text: str) -> NoReturn:
     with contextlib.suppress(OSError):
         os.write(2, f"lmc fork server: {text}\n".encode("utf-8", "replace"))
     os._exit(126)
-
-
-def readable(*fds: int) -> Iterator[list[int]]:
-    """Each time some of ``fds`` can be read (or have hung up): those."""
-    watched = select.poll()
-    for fd in fds:
-        watched.register(fd, select.POLLIN)
-    while True:
-        yield [fd for fd, _ in watched.poll()]
 
 
 # -- the kernel -------------------------------------------------------------
@@ -237,8 +226,10 @@ def _send(conn: socket.socket, data: dict[str, Any], fds: tuple[int, ...] = ()) 
     socket.send_fds(conn, [json.dumps(data).encode()], list(fds))
 
 
-def broker(conn: socket.socket) -> NoReturn:
-    """Serve one kernel on ``conn`` (see the module's docstring); never returns."""
+def broker(conn: socket.socket, tell: int) -> NoReturn:
+    """Fork the kernel ``conn`` asks for (see the module's docstring), name it to
+    the runtime on ``conn`` and to the fork server on the pipe ``tell``, and end:
+    the fork server adopts the kernel, reaps it and reports how it ended."""
     try:
         request, (holder, stdout, stderr) = _receive(conn)
         _enter(request, holder)
@@ -249,26 +240,13 @@ def broker(conn: socket.socket) -> NoReturn:
     child = os.fork()
     if child == 0:
         conn.close()
+        os.close(tell)
         _kernel(request, stdout, stderr)
-    os.close(stdout)
-    os.close(stderr)
-    pidfd = os.pidfd_open(child)
-    status: int | None = None
     try:
+        os.write(tell, b"%d\n" % child)  # first: the fork server then reaps and reports it
+        pidfd = os.pidfd_open(child)
         _send(conn, {"pid": child}, (pidfd,))
-        _drop_privileges(int(request["uid"]), int(request["gid"]))
-        for ready in readable(conn.fileno(), pidfd):
-            if pidfd in ready:
-                break
-            if not conn.recv(1):  # the runtime is gone, or gave the kernel up
-                os.kill(child, signal.SIGKILL)
-                break
-        _, status = os.waitpid(child, 0)
-        _send(conn, {"status": status})
     except OSError:
         with contextlib.suppress(OSError):
             os.kill(child, signal.SIGKILL)
-        if status is None:
-            with contextlib.suppress(OSError):
-                os.waitpid(child, 0)
     os._exit(0)

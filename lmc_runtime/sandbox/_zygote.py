@@ -4,27 +4,27 @@ Run as ``python _zygote.py FD`` by :class:`~.forks.ForkServer`, with no
 environment but the locale; FD is its end of a ``SOCK_SEQPACKET`` pair. It
 imports what a kernel imports at start, says ``ready``, and for each descriptor
 FD brings (a connection for one kernel) forks a *broker* (:mod:`._broker`),
-which forks the kernel into the session's sandbox. It never reads a request
-itself: nothing of one session is ever in the memory the next kernel is forked
+which forks the kernel into the session's sandbox and ends; the fork server
+adopts the kernel, reaps it and reports its end (:mod:`._kernels`). It never
+reads a request itself: nothing of one session is ever in the memory the next kernel is forked
 from. What kernels forked from one server share: its address layout and its
 string hash seed (``random`` reseeds itself at fork).
 
 Stdlib only, besides the kernel's imports.
 """
 
-import contextlib
 import gc
 import importlib
 import os
-import signal
 import socket
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
-    from . import _broker
+    from . import _broker, _kernels
 else:  # run as a script (see forks.py): this file's folder is sys.path[0]
     import _broker
+    import _kernels
 
 __all__: list[str] = []
 
@@ -62,48 +62,11 @@ def preload() -> None:
                 del sys.modules[name]
 
 
-def _reap() -> None:
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-
-
-def serve(control: socket.socket) -> None:
-    """Fork a broker for each connection ``control`` brings, until it closes."""
-    wake_read, wake_write = os.pipe()
-    os.set_blocking(wake_read, False)
-    os.set_blocking(wake_write, False)
-    signal.set_wakeup_fd(wake_write)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    for ready in _broker.readable(control.fileno(), wake_read):
-        if wake_read in ready:
-            with contextlib.suppress(OSError):
-                os.read(wake_read, 512)
-            _reap()
-        if control.fileno() not in ready:
-            continue
-        data, fds, _, _ = socket.recv_fds(control, 16, 4)
-        if not data and not fds:
-            return  # the runtime closed its end, or ended
-        for fd in fds[1:]:
-            os.close(fd)
-        if not fds:
-            continue
-        if os.fork() == 0:
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            for fd in (wake_read, wake_write):
-                os.close(fd)
-            control.close()
-            _broker.broker(socket.socket(fileno=fds[0]))
-        os.close(fds[0])
-
-
 def main() -> None:
     del sys.path[0]  # this file's folder
     # Imported from that folder by its file name: out of sys.modules, it cannot stand
     # in for a module of that name a kernel's code imports.
-    for name in ("_broker", "_handoff", "_seccomp"):
+    for name in ("_broker", "_handoff", "_kernels", "_seccomp"):
         sys.modules.pop(name, None)
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
@@ -113,7 +76,7 @@ def main() -> None:
     gc.freeze()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    serve(control)
+    _kernels.serve(control, _broker.broker)
 
 
 if __name__ == "__main__":

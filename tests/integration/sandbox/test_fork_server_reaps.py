@@ -1,0 +1,150 @@
+"""The fork server reaps and reports the kernels it forks: no broker process
+stays per kernel (a resident Python process of its own for every session), yet
+a kernel's end is reported as before (its exit code, or the signal that killed
+it), a kernel the runtime gives up is killed, and a fork server that ends takes
+its kernels with it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from lmc_runtime.sandbox import Sandbox, SandboxPolicy
+from lmc_runtime.sandbox.forked import ForkedKernel
+from lmc_runtime.sandbox.forks import ForkServer
+
+from .conftest import needs_bwrap
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.integration,
+    needs_bwrap,
+    pytest.mark.skipif(not ForkServer.supported(), reason="kernels are forked by root only"),
+]
+
+_ENDS = 30.0
+
+
+@pytest.fixture
+async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
+    forks = ForkServer()
+    box = Sandbox(tmp_path / "s", SandboxPolicy(), forks=forks)
+    await box.start()
+    try:
+        yield box
+    finally:
+        await box.aclose()
+        await forks.aclose()
+
+
+async def _fork(box: Sandbox, tmp_path: Path, code: str) -> ForkedKernel:
+    """``python -c code``, as a script in the session's folder, forked into its sandbox."""
+    script = box.work_dir / "kernel_script.py"
+    script.write_text(code)
+    os.chmod(script, 0o644)
+    log = os.open(tmp_path / "kernel.log", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        kernel = await box.launcher.fork(
+            [sys.executable, str(script)],
+            env={"PATH": "/usr/bin:/bin"},
+            cwd=str(box.work_dir),
+            stdout=log,
+            stderr=log,
+        )
+    finally:
+        os.close(log)
+    assert kernel is not None, "the kernel was not forked"
+    return kernel
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _fork_server(box: Sandbox) -> int:
+    forks = box._forks
+    assert forks is not None and forks._process is not None
+    return forks._process.pid
+
+
+async def _ended(kernel: ForkedKernel) -> int:
+    with anyio.fail_after(_ENDS):
+        await kernel.ended()
+    assert kernel.returncode is not None
+    return kernel.returncode
+
+
+async def test_regression_no_broker_stays_between_the_fork_server_and_its_kernel(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    kernel = await _fork(sandbox, tmp_path, "import time\ntime.sleep(600)\n")
+    try:
+        zygote = _fork_server(sandbox)
+        with anyio.fail_after(_ENDS):  # the broker ends at once, and its kernel is adopted
+            while _parent(kernel.pid) != zygote:
+                await anyio.sleep(0.02)
+        children = [
+            int(entry)
+            for entry in os.listdir("/proc")
+            if entry.isdigit() and _parent_or_none(int(entry)) == zygote
+        ]
+        assert children == [kernel.pid]
+    finally:
+        kernel.send_signal(signal.SIGKILL)
+        await _ended(kernel)
+
+
+def _parent_or_none(pid: int) -> int | None:
+    try:
+        return _parent(pid)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+async def test_a_kernels_exit_code_is_reported(sandbox: Sandbox, tmp_path: Path) -> None:
+    kernel = await _fork(sandbox, tmp_path, "raise SystemExit(3)\n")
+    assert await _ended(kernel) == 3
+
+
+async def test_a_kernel_killed_by_a_signal_is_reported_so(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    kernel = await _fork(sandbox, tmp_path, "import os, signal\nos.kill(os.getpid(), 15)\n")
+    assert await _ended(kernel) == -signal.SIGTERM
+
+
+async def test_a_kernel_that_ends_at_once_is_reported(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Reaped, perhaps, before its broker's word that names it was read."""
+    for code in range(5):
+        kernel = await _fork(sandbox, tmp_path, f"import os\nos._exit({code})\n")
+        assert await _ended(kernel) == code
+
+
+async def test_a_kernel_the_runtime_gives_up_is_killed(sandbox: Sandbox, tmp_path: Path) -> None:
+    kernel = await _fork(sandbox, tmp_path, "import time\ntime.sleep(600)\n")
+    pid = kernel.pid
+    pidfd = os.pidfd_open(pid)
+    try:
+        kernel._broker.close()  # the runtime's end of the kernel's connection
+        with anyio.fail_after(_ENDS):
+            await anyio.wait_readable(pidfd)  # the kernel has ended
+    finally:
+        os.close(pidfd)
+
+
+async def test_a_fork_server_that_ends_takes_its_kernels(sandbox: Sandbox, tmp_path: Path) -> None:
+    kernel = await _fork(sandbox, tmp_path, "import time\ntime.sleep(600)\n")
+    forks = sandbox._forks
+    assert forks is not None and forks._process is not None
+    process: subprocess.Popen[bytes] = forks._process
+    process.kill()
+    with anyio.fail_after(_ENDS):
+        await kernel.ended()
+    assert kernel.returncode == -signal.SIGKILL
