@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+import functools
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -128,7 +130,16 @@ def shown_network(network: bool | EgressPolicy) -> bool | dict[str, list[str]]:
 
 def allowed(name: str, patterns: tuple[str, ...]) -> bool:
     """Whether the host variable ``name`` matches one of ``patterns``."""
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+    return _matcher(patterns)(name) is not None
+
+
+@functools.lru_cache(maxsize=16)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], re.Match[str] | None]:
+    """One expression for all of ``patterns`` (``fnmatchcase`` each): a session's
+    start filters the host's whole environment through them, twice."""
+    if not patterns:
+        return lambda name: None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
 
 
 def session_env(host: Mapping[str, str], policy: SandboxPolicy, work_dir: Path) -> dict[str, str]:
