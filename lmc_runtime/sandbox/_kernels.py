@@ -11,6 +11,10 @@ kernel becomes its child; it keeps the connection, and
   connection (as :func:`~lmc_runtime.exit_report.read_exit` reads it);
 - when the runtime closes its end first (it gave the kernel up, or ended), kills it.
 
+A connection may ask for a process instead (``p``: a kernel's holder, see
+:mod:`._starter`): the process forked for it reads the request and becomes
+that process, which the fork server looks after in the same way.
+
 No process stays per kernel but the kernel: a resident broker was a Python
 process of its own for every session. The fork server never reads a request:
 what it keeps of a kernel is its pid and its connection. When the runtime
@@ -34,6 +38,10 @@ __all__ = ["serve"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 
+#: A broker or a starter: serves one connection, given the pipe it names its
+#: process on; never returns.
+Serve = Callable[[socket.socket, int], None]
+
 
 @dataclass
 class _Kernels:
@@ -41,8 +49,9 @@ class _Kernels:
     the kernels named, and the statuses of kernels reaped before their broker's
     word was read."""
 
-    #: A broker's pipe (read end) -> the connection its kernel was asked on.
-    named_on: dict[int, socket.socket] = field(default_factory=dict)
+    #: A broker's (or a started process's) pipe, read end -> the connection its
+    #: kernel was asked on, and the started process's pid (None for a broker).
+    named_on: dict[int, tuple[socket.socket, int | None]] = field(default_factory=dict)
     #: A kernel's pid -> its connection.
     by_pid: dict[int, socket.socket] = field(default_factory=dict)
     #: A connection's descriptor -> its kernel's pid.
@@ -67,14 +76,16 @@ def _report(conn: socket.socket, status: int) -> None:
 
 def _named(state: _Kernels, fd: int, watch: Callable[[int], None]) -> None:
     """A broker's pipe is readable: the kernel's pid, or nothing (no kernel)."""
-    conn = state.named_on.pop(fd)
+    conn, started = state.named_on.pop(fd)
     try:
         data = os.read(fd, 32)
     except OSError:
         data = b""
     os.close(fd)
     if not data.strip().isdigit():
-        conn.close()  # the broker failed, and told the runtime why
+        conn.close()  # the broker (or the process) failed, and told the runtime why
+        if started is not None:
+            state.early.pop(started, None)
         return
     pid = int(data)
     if pid in state.early:
@@ -139,10 +150,11 @@ def _end_all(state: _Kernels) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def serve(control: socket.socket, broker: Callable[[socket.socket, int], None]) -> None:
-    """Fork ``broker(connection, pipe)`` for each connection ``control`` brings and
-    look after the kernels they fork (see the module's docstring), until
-    ``control`` closes."""
+def serve(control: socket.socket, broker: Serve, starter: Serve) -> None:
+    """Fork ``broker(connection, pipe)`` for each kernel's connection ``control``
+    brings, ``starter(connection, pipe)`` for each process's, and look after
+    the kernels and processes (see the module's docstring), until ``control``
+    closes."""
     _subreaper()
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
@@ -173,20 +185,21 @@ def serve(control: socket.socket, broker: Callable[[socket.socket, int], None]) 
                     _named(state, fd, watch)
                 elif fd in state.by_conn:
                     _given_up(state, fd, forget)
-                elif fd == control.fileno() and not _fork_broker(control, state, watch, broker):
+                elif fd == control.fileno() and not _fork(control, state, watch, broker, starter):
                     return  # the runtime closed its end, or ended
     finally:
         _end_all(state)
 
 
-def _fork_broker(
+def _fork(
     control: socket.socket,
     state: _Kernels,
     watch: Callable[[int], None],
-    broker: Callable[[socket.socket, int], None],
+    broker: Serve,
+    starter: Serve,
 ) -> bool:
-    """Take one connection from ``control`` and fork its broker; False once
-    ``control`` has closed."""
+    """Take one connection from ``control`` and fork its broker (``k``) or the
+    process it asks for (``p``); False once ``control`` has closed."""
     data, fds, _, _ = socket.recv_fds(control, 16, 4)
     if not data and not fds:
         return False
@@ -200,10 +213,12 @@ def _fork_broker(
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _keep_only(fds[0], tell)  # not the other kernels' connections, nor the control
-        broker(socket.socket(fileno=fds[0]), tell)
-        os._exit(0)  # a broker never returns; in case it does
+        (starter if data == b"p" else broker)(socket.socket(fileno=fds[0]), tell)
+        os._exit(0)  # neither returns; in case one does
     os.close(tell)
-    state.brokers.add(pid)
-    state.named_on[told] = socket.socket(fileno=fds[0])
+    started = pid if data == b"p" else None
+    if started is None:
+        state.brokers.add(pid)
+    state.named_on[told] = (socket.socket(fileno=fds[0]), started)
     watch(told)
     return True

@@ -21,10 +21,11 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
-    from . import _broker, _kernels
+    from . import _broker, _kernels, _starter
 else:  # run as a script (see forks.py): this file's folder is sys.path[0]
     import _broker
     import _kernels
+    import _starter
 
 __all__: list[str] = []
 
@@ -66,7 +67,7 @@ def main() -> None:
     del sys.path[0]  # this file's folder
     # Imported from that folder by its file name: out of sys.modules, it cannot stand
     # in for a module of that name a kernel's code imports.
-    for name in ("_broker", "_handoff", "_kernels", "_seccomp"):
+    for name in ("_broker", "_handoff", "_kernels", "_seccomp", "_starter"):
         sys.modules.pop(name, None)
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
@@ -76,7 +77,7 @@ def main() -> None:
     gc.freeze()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    _kernels.serve(control, _broker.broker)
+    _kernels.serve(control, _broker.broker, _starter.start)
 
 
 if __name__ == "__main__":

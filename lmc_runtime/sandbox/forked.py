@@ -18,9 +18,50 @@ import anyio
 
 from ..exit_report import ReportReader, read_exit
 from ..procs import wait_readable
-from .holder import end_holder
+from .holder import Holder, end_holder
 
-__all__ = ["ForkedKernel"]
+__all__ = ["ForkedKernel", "ForkedProcess"]
+
+
+class ForkedProcess:
+    """A process the fork server started (:meth:`.ForkServer.start`), as a
+    ``Popen``: its pid, ``poll``, ``wait`` and ``send_signal``. The fork server
+    reports how it ended on ``report``; a report that never comes (the fork
+    server gone) kills it (see :func:`~lmc_runtime.exit_report.read_exit`)."""
+
+    def __init__(self, pid: int, pidfd: int, report: socket.socket) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd = pidfd
+        self._report = report
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                signal.pidfd_send_signal(self._pidfd, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def poll(self) -> int | None:
+        if self.returncode is None and wait_readable(self._report.fileno(), 0):
+            self._ended()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            if not wait_readable(self._report.fileno(), timeout):
+                raise subprocess.TimeoutExpired(["started process"], timeout or 0)
+            self._ended()
+        assert self.returncode is not None
+        return self.returncode
+
+    def _ended(self) -> None:
+        self.returncode = read_exit(self._report, self._pidfd)
+        self._report.close()
+        with contextlib.suppress(OSError):
+            os.close(self._pidfd)
+        self._pidfd = -1
 
 
 class ForkedKernel:
@@ -35,7 +76,7 @@ class ForkedKernel:
         pid: int,
         pidfd: int,
         broker: socket.socket,
-        holder: subprocess.Popen[bytes],
+        holder: Holder,
         init: int,
     ) -> None:
         """``init``: a pidfd of the sandbox's init (it is closed with the kernel)."""
@@ -43,7 +84,7 @@ class ForkedKernel:
         self.returncode: int | None = None
         self._pidfd = pidfd
         self._broker = broker
-        self._holder: subprocess.Popen[bytes] | None = holder
+        self._holder: Holder | None = holder
         self._init = init
         #: One task reads the broker; the others wait.
         self._reader = ReportReader()

@@ -181,37 +181,65 @@ class ForkServer:
         except ForkFailed as exc:
             logger.warning("Python kernels will start the usual way: %s", exc)
 
+    async def pid(self) -> int:
+        """The fork server's pid (started if it is not): the parent of the
+        processes it starts (see :meth:`start`)."""
+        async with self._lock:
+            await self._ensure()
+            assert self._process is not None
+            return self._process.pid
+
     async def spawn(
         self, request: Mapping[str, Any], holder: int, stdout: int, stderr: int
     ) -> tuple[int, int, socket.socket]:
         """Fork a kernel into the sandbox of pidfd ``holder``: its pid, a pidfd of
-        it and the broker's socket (which reports how it ended)."""
+        it and the socket on which the fork server reports how it ended."""
+        return await self._ask(b"k", request, [holder, stdout, stderr], "kernel")
+
+    async def start(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, fds: Mapping[int, int]
+    ) -> tuple[int, int, socket.socket]:
+        """Start ``argv`` (the exec wrapper's command line) as a child of the fork
+        server, with descriptors ``fds`` (its number -> the descriptor here; 0, 1
+        and 2 at least) and no other: its pid, a pidfd of it and the socket on
+        which the fork server reports how it ended (see ``_starter.py``)."""
+        numbers = sorted(fds)
+        if numbers[:3] != [0, 1, 2]:
+            raise ValueError("a started process is given its stdin, stdout and stderr")
+        request = {"argv": list(argv), "env": dict(env), "cwd": cwd, "keep": numbers[3:]}
+        return await self._ask(b"p", request, [fds[n] for n in numbers], "process")
+
+    async def _ask(
+        self, kind: bytes, request: Mapping[str, Any], fds: list[int], what: str
+    ) -> tuple[int, int, socket.socket]:
         payload = json.dumps(dict(request)).encode()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             async with self._lock:
                 control = await self._ensure()
                 try:
-                    socket.send_fds(control, [b"k"], [theirs.fileno()])
+                    socket.send_fds(control, [kind], [theirs.fileno()])
                 except OSError as exc:
                     raise ForkFailed(f"the fork server is gone: {exc}") from exc
             theirs.close()
             try:
-                socket.send_fds(ours, [payload], [holder, stdout, stderr])
+                socket.send_fds(ours, [payload], fds)
             except OSError as exc:  # EMSGSIZE: a request (its env) past the socket's buffer
                 size = f"{len(payload):,} bytes"
                 raise ForkFailed(f"the request ({size}) was not taken: {exc}") from exc
-            message, fds = await _receive(ours, "the fork server")
-            if len(fds) != 1 or not isinstance(message.get("pid"), int):
-                raise ForkFailed("the fork server sent no kernel")
+            message, received = await _receive(ours, "the fork server")
+            if len(received) != 1 or not isinstance(message.get("pid"), int):
+                for fd in received:
+                    os.close(fd)
+                raise ForkFailed(f"the fork server sent no {what}")
         except BaseException:
             theirs.close()
             ours.close()
             raise
-        return int(message["pid"]), fds[0], ours
+        return int(message["pid"]), received[0], ours
 
     async def aclose(self) -> None:
-        """End the fork server (the kernels it forked are not its: they stay)."""
+        """End the fork server, and with it the kernels and processes it still has."""
         control, process = self._control, self._process
         self._control = self._process = None
         if control is not None:

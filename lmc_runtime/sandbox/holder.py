@@ -24,19 +24,39 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 import anyio
 
 from ..errors import ForkFailed
 from ..procs import signal_group
 
-__all__ = ["HOLDER", "end_holder", "start_holder"]
+__all__ = ["HOLDER", "Holder", "Start", "end_holder", "start_holder"]
 
 #: The holder: what the sandbox runs while a forked kernel lives in it (it
 #: says ``ready`` once it runs: the sandbox is complete then).
 HOLDER = ("sh", "-c", "echo ready && exec sleep infinity")
+#: Where a holder the fork server starts finds bwrap's ``--info-fd``.
+_INFO_AT = 3
+
+
+class Holder(Protocol):
+    """A holder's process, as its owner uses it: a ``Popen``, or a process the
+    fork server started (:class:`~.forked.ForkedProcess`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+#: Starts a command line with the given environment, folder and descriptors
+#: (its number -> the descriptor here), as the fork server does.
+Start = Callable[[list[str], Mapping[str, str], str, dict[int, int]], Awaitable[Holder]]
+
 #: How long the sandbox may take to say it runs, in seconds.
 _ANSWER = 30.0
 #: How long the chain above a killed init may take to end before its whole
@@ -98,29 +118,40 @@ async def _line(fd: int, limit: int = 16) -> bytes:
 
 
 async def start_holder(
-    command: Callable[[int], list[str]], env: Mapping[str, str], cwd: str, stderr: int
-) -> tuple[subprocess.Popen[bytes], int]:
+    command: Callable[[int], list[str]],
+    env: Mapping[str, str],
+    cwd: str,
+    stderr: int,
+    start: Start | None = None,
+) -> tuple[Holder, int]:
     """Start ``command(info_fd)`` (a holder in its sandbox, run by bwrap with
-    ``--info-fd info_fd``): the process and a pidfd of the sandbox's init. The
-    process is started in the calling thread, the event loop's, before any await
-    (``command`` may tie the sandbox's life to this thread: see :mod:`.launch`)."""
+    ``--info-fd info_fd``), as a child of this process or through ``start`` (the
+    fork server's): the process and a pidfd of the sandbox's init."""
     report, info_fd = os.pipe()
     ready, said = os.pipe()
+    process: Holder
     try:
-        process = subprocess.Popen(
-            command(info_fd),
-            env=dict(env),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=said,
-            stderr=stderr,
-            pass_fds=[info_fd],
-            start_new_session=True,
-        )
+        if start is not None:
+            process = await _started(start, command, env, cwd, (said, stderr, info_fd))
+        else:
+            process = subprocess.Popen(
+                command(info_fd),
+                env=dict(env),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=said,
+                stderr=stderr,
+                pass_fds=[info_fd],
+                start_new_session=True,
+            )
     except OSError as exc:
         os.close(report)
         os.close(ready)
         raise ForkFailed(f"the sandbox could not be started: {exc}") from exc
+    except BaseException:
+        os.close(report)
+        os.close(ready)
+        raise
     finally:
         os.close(info_fd)
         os.close(said)
@@ -143,7 +174,25 @@ async def start_holder(
         os.close(ready)
 
 
-def end_holder(holder: subprocess.Popen[bytes], init: int | None = None) -> None:
+async def _started(
+    start: Start,
+    command: Callable[[int], list[str]],
+    env: Mapping[str, str],
+    cwd: str,
+    fds: tuple[int, int, int],
+) -> Holder:
+    """``command`` started through ``start``, its stdin ``/dev/null``, its stdout,
+    stderr and info descriptor ``fds``."""
+    said, stderr, info_fd = fds
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        wanted = {0: null, 1: said, 2: stderr, _INFO_AT: info_fd}
+        return await start(command(_INFO_AT), env, cwd, wanted)
+    finally:
+        os.close(null)
+
+
+def end_holder(holder: Holder, init: int | None = None) -> None:
     """End a holder, its sandbox and whatever is left in it.
 
     With ``init`` (a pidfd of the sandbox's init), that process is killed: the

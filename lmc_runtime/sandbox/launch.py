@@ -12,13 +12,13 @@ interpreter killed by a signal as killed by that signal. Without bubblewrap
 (the operator's explicit opt-out) only the outer wrapper runs.
 
 A forked kernel's holder (:meth:`SandboxLauncher.fork`) has no wrapper inside,
-and none stays above it when it is started from the main thread (``lmc
-serve``'s event loop runs there, and it ends only with the process): the outer
-wrapper applies its options, asks to die with that thread and becomes bwrap
-(``_exec.py --die-with-parent``), whose own ``--die-with-parent`` asks the same
-(one Python process fewer per session, 4 MiB of PSS). Started from
-any other thread (a sync Computer's portal, an event loop the caller runs in a
-thread of its own), it keeps its supervisor.
+and none stays above it: the fork server starts it (``_starter.py``, a fork of
+itself rather than a new interpreter), the outer wrapper's code applies its
+options, asks to die with the fork server's only thread and becomes bwrap
+(``_exec.py --die-with-parent``), whose own ``--die-with-parent`` asks the same.
+The fork server reaps it and reports its end, and ends with the runtime (one
+Python process fewer per session, 4 MiB of PSS, and no interpreter started for
+the wrapper).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,8 +36,9 @@ from ..errors import ForkFailed
 from ._exec import RLIMITS
 from .bwrap import SANDBOX_GID, SANDBOX_UID, bwrap_args
 from .egress_netns import egress_netns_command, require_egress_tools
+from .forked import ForkedProcess
 from .forks import ForkedKernel, ForkServer, forkable
-from .holder import HOLDER, end_holder, start_holder
+from .holder import HOLDER, Start, end_holder, start_holder
 from .identity import Identity
 from .network import netns_command, require_network_tools
 from .policy import allowed
@@ -173,12 +173,13 @@ class SandboxLauncher:
         return self._in_bwrap([*inner, "--", *argv])
 
     def _in_bwrap(
-        self, inner: Sequence[str], *, info_fd: int | None = None, supervise: bool = True
+        self, inner: Sequence[str], *, info_fd: int | None = None, parent: int | None = None
     ) -> list[str]:
         """The command line that has bwrap run ``inner`` in this session's sandbox
-        (and report it on ``info_fd``, if given). Without ``supervise``, for a caller
-        whose thread lives as long as the sandbox, the outer wrapper becomes bwrap
-        (but where a network helper starts bwrap: that keeps its supervisor)."""
+        (and report it on ``info_fd``, if given). With ``parent`` (the pid of the
+        process that starts it, whose thread lives as long as the sandbox), the
+        outer wrapper becomes bwrap, which dies with that thread (but where a
+        network helper starts bwrap: that keeps its supervisor)."""
         assert self.bwrap is not None, "only with bubblewrap"
         outer = [*self._wrapper(), *self.host_options()]
         sandbox = bwrap_args(
@@ -193,19 +194,38 @@ class SandboxLauncher:
         )
         if info_fd is not None:
             sandbox += ["--info-fd", str(info_fd)]
-        parent = ["--supervise", str(os.getpid())]
+        above = ["--supervise", str(os.getpid())]
         if self.network and self.egress_handover is not None:  # no way out but the gateway
             helper = egress_netns_command(require_egress_tools(), self.egress_handover)
-            supervised = [*outer, "--sigint", "ignore", *parent]
+            supervised = [*outer, "--sigint", "ignore", *above]
             return [*supervised, "--", *helper, "--", *sandbox, "--", *inner]
         if self.network:  # a namespace of its own, set up by a helper that starts bwrap
             helper = netns_command(require_network_tools())
-            supervised = [*outer, "--sigint", "ignore", *parent]
+            supervised = [*outer, "--sigint", "ignore", *above]
             return [*supervised, "--", *helper, "--", *sandbox, "--", *inner]
-        if not supervise:  # bwrap is the caller's child, dying with its thread
-            parent = ["--die-with-parent", str(os.getpid())]
-        supervised = [*outer, "--sigint", "ignore", "--bwrap-env", *parent]
+        if parent is not None:  # bwrap is that process's child, dying with its thread
+            above = ["--die-with-parent", str(parent)]
+        supervised = [*outer, "--sigint", "ignore", "--bwrap-env", *above]
         return [*supervised, "--", *sandbox, "--", *inner]
+
+    def _holder_command(self, parent: int) -> Callable[[int], list[str]]:
+        """A forked kernel's holder, started by the fork server ``parent``: no
+        wrapper inside (bwrap runs it directly), nor one above (it becomes bwrap,
+        which dies with the fork server, whose only thread lives as long as it)."""
+
+        def command(info_fd: int) -> list[str]:
+            return self._in_bwrap(list(HOLDER), info_fd=info_fd, parent=parent)
+
+        return command
+
+    @staticmethod
+    def _start_by(forks: ForkServer) -> Start:
+        async def start(
+            argv: list[str], env: Mapping[str, str], cwd: str, fds: dict[int, int]
+        ) -> ForkedProcess:
+            return ForkedProcess(*await forks.start(argv, env, cwd, fds))
+
+        return start
 
     async def fork(
         self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str, stdout: int, stderr: int
@@ -216,15 +236,11 @@ class SandboxLauncher:
         if self.forks is None or self.bwrap is None or not forkable(argv):
             return None
 
-        # The holder needs no wrapper inside: bwrap runs it directly. Nor one above
-        # it, when this thread lives as long as the sandbox (see the module).
-        supervise = threading.current_thread() is not threading.main_thread()
-
-        def holder_argv(info_fd: int) -> list[str]:
-            return self._in_bwrap(list(HOLDER), info_fd=info_fd, supervise=supervise)
-
+        forks = self.forks
         try:
-            holder, holder_pidfd = await start_holder(holder_argv, env, "/", stderr)
+            holder, holder_pidfd = await start_holder(
+                self._holder_command(await forks.pid()), env, "/", stderr, self._start_by(forks)
+            )
         except ForkFailed as exc:
             logger.warning("starting the kernel the usual way: %s", exc)
             return None
