@@ -14,15 +14,27 @@ What child processes write to the kernel's stdout and stderr (descriptors 1
 and 2, which ipykernel reads in a thread) is decoded across reads here, so a
 character split between two writes stays whole: ipykernel decodes each read
 alone, which turns its halves into two replacement characters.
+
+The command line is read here when it has only the forms a kernelspec gives
+(``-f FILE`` and ``--Class.trait=value``), each value read by its trait as
+traitlets would; any other form is left to traitlets, which builds an argument
+parser of every option of every class of the kernel to read it (some 5 ms of
+the kernel's start). A kernel forked by the runtime's fork server runs its start
+file (``lmc_startup.py``) from the code the fork server compiled of it, when the
+file still has that source (``_precompiled_start_files``).
 """
 
 import codecs
+import contextlib
+import copy
 import os
 import sys
 from typing import Any
 
 #: Imported at start for features the runtime never uses.
 _SKIPPED = ("debugpy", "jedi")
+#: The module the fork server leaves compiled start files in (its ``_warm.py``).
+_PRECOMPILED = "_lmc_precompiled"
 
 
 def _watch_whole_characters(stream: Any) -> None:
@@ -42,6 +54,117 @@ def _watch_whole_characters(stream: Any) -> None:
             os.write(stream._original_stdstream_copy, data)
     except Exception:
         stream._exc = sys.exc_info()
+
+
+def _option(arg: str) -> tuple[str, str, str] | None:
+    """``(Class, trait, value)`` of ``--Class.trait=value``, else None."""
+    name, equals, value = arg.partition("=")
+    section, dot, key = name[2:].partition(".")
+    if not (name.startswith("--") and equals and dot and section[:1].isascii()):
+        return None
+    return (section, key, value) if section.isidentifier() and key.isidentifier() else None
+
+
+def _command_line(app: Any, argv: list[str]) -> Any:
+    """The configuration traitlets' command line reads from ``argv`` for ``app``
+    (each ``--Class.trait=value`` given, read by its trait when ``Class`` is one of
+    the app's, else kept for the class to read), when ``argv`` has only those and
+    ``-f FILE``; else None."""
+    from traitlets.config import Config
+    from traitlets.config.loader import DeferredConfigList, DeferredConfigString
+
+    given: dict[tuple[str, str], list[str]] = {}
+    args = iter(argv)
+    for arg in args:
+        option = _option(arg)
+        if option is not None:
+            given.setdefault(option[:2], []).append(option[2])
+            continue
+        given_value = next(args, None) if arg == "-f" else None
+        alias = app.aliases.get("f")
+        if given_value is None or given_value.startswith("-") or not isinstance(alias, str):
+            return None
+        section, _, key = alias.partition(".")
+        given.setdefault((section, key), []).append(given_value)
+    classes: dict[str, Any] = {}
+    for cls in app._classes_inc_parents():
+        if classes.setdefault(cls.__name__, cls) is not cls:
+            return None  # two classes of one name: left to traitlets
+    config = Config()
+    for (section, key), values in given.items():
+        cls = classes.get(section)
+        trait = cls.class_traits(config=True).get(key) if cls is not None else None
+        value: Any
+        if trait is None:  # another class's: it reads the string itself
+            if len(values) > 1:
+                value = DeferredConfigList(values)
+            else:
+                value = DeferredConfigString(os.path.expanduser(values[0]))
+        elif hasattr(trait, "from_string_list"):
+            value = _read(trait.from_string_list, values)
+        elif len(values) > 1:
+            return None  # an error, traitlets' to say
+        else:
+            value = _read(trait.from_string, values[0])
+        config[section][key] = value
+    return config
+
+
+def _read(read: Any, value: Any) -> Any:
+    """``read(value)``, or ``value`` as given if it cannot be read (as traitlets:
+    the trait then says what is wrong with it)."""
+    try:
+        return read(value)
+    except Exception:
+        return value
+
+
+def _read_command_line(app: Any) -> None:
+    """``app.parse_command_line`` reads the forms of ``_command_line`` itself."""
+    original = app.parse_command_line
+
+    def parse_command_line(argv: list[str] | None = None) -> None:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        config = _command_line(app, argv)
+        if config is None:
+            original(argv)
+            return
+        app.argv = argv
+        app.cli_config = copy.deepcopy(config)
+        app.update_config(app.cli_config)
+        app.extra_args = []
+
+    app.parse_command_line = parse_command_line
+
+
+@contextlib.contextmanager
+def _precompiled_start_files() -> Any:
+    """While the kernel starts, IPython runs a start file (``exec_files``) from the
+    code the fork server compiled of it (``_lmc_precompiled``), if the file still
+    has the source that code was compiled from; else it compiles the file. The
+    module goes from ``sys.modules``: the user's code finds no trace of it."""
+    precompiled = getattr(sys.modules.pop(_PRECOMPILED, None), "code", None)
+    if not isinstance(precompiled, dict) or not precompiled:
+        yield
+        return
+    from IPython.utils import py3compat
+
+    original: Any = py3compat.execfile
+
+    def execfile(fname: Any, glob: Any, loc: Any = None, compiler: Any = None) -> None:
+        source, code = precompiled.get(fname, (None, None)) if compiler is None else (None, None)
+        if code is not None:
+            with open(fname, "rb") as file:
+                if file.read() == source:
+                    exec(code, glob, glob if loc is None else loc)
+                    return
+        original(fname, glob, loc, compiler)
+
+    py3compat.execfile = execfile
+    try:
+        yield
+    finally:
+        py3compat.execfile = original
 
 
 def _parsers_kept() -> Any:
@@ -77,7 +200,8 @@ def main() -> None:
             OutStream._watch_pipe_fd = _watch_whole_characters  # type: ignore[method-assign]
 
         app = IPKernelApp.instance()
-        with _parsers_kept():
+        _read_command_line(app)
+        with _parsers_kept(), _precompiled_start_files():
             app.initialize()  # type: ignore[no-untyped-call]
     finally:
         for name in blocked:

@@ -2,7 +2,8 @@
 
 Run as ``python _zygote.py FD`` by :class:`~.forks.ForkServer`, with no
 environment but the locale; FD is its end of a ``SOCK_SEQPACKET`` pair. It
-imports what a kernel imports at start, says ``ready``, and for each descriptor
+imports what a kernel imports at start, does once the work every kernel's start
+would repeat alike (:mod:`._warm`), says ``ready``, and for each descriptor
 FD brings (a connection for one kernel) forks a *broker* (:mod:`._broker`),
 which forks the kernel into the session's sandbox and ends; the fork server
 adopts the kernel, reaps it and reports its end (:mod:`._kernels`). It never
@@ -21,11 +22,12 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
-    from . import _broker, _kernels, _starter
+    from . import _broker, _kernels, _starter, _warm
 else:  # run as a script (see forks.py): this file's folder is sys.path[0]
     import _broker
     import _kernels
     import _starter
+    import _warm
 
 __all__: list[str] = []
 
@@ -67,11 +69,13 @@ def main() -> None:
     del sys.path[0]  # this file's folder
     # Imported from that folder by its file name: out of sys.modules, it cannot stand
     # in for a module of that name a kernel's code imports.
-    for name in ("_broker", "_handoff", "_kernels", "_seccomp", "_starter"):
+    for name in ("_broker", "_handoff", "_kernels", "_seccomp", "_starter", "_warm"):
         sys.modules.pop(name, None)
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
     preload()
+    _warm.warm()  # the work every kernel's start would repeat alike
+    gc.collect()  # the throwaway objects of both
     # Out of the collector's sight: a collection in a kernel would otherwise write
     # to (and so copy) every page of these objects it shares with this process.
     gc.freeze()

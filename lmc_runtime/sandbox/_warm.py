@@ -1,0 +1,95 @@
+"""Warming the fork server (``_zygote.py``): work each kernel's start would
+repeat alike, done once before any fork, so that every kernel finds it done.
+
+- IPython's input transformer runs a few cells: the tokenizer's regular
+  expression, which a kernel would compile at its first cell (2 ms), is then in
+  ``tokenize``'s cache.
+- A throwaway completer compiles the regular expressions IPython's completer
+  compiles as the kernel's shell is built.
+- ``lmc_startup.py``, which IPython compiles from source in each kernel (2 ms),
+  is compiled here from this installation's kernels folder and kept, with the
+  source it was compiled from, in the ``_lmc_precompiled`` module
+  (``code[path] = (source, code)``). The kernel (``lmc_kernel.py``) runs that
+  code only for the file it was told to run, and only if the file still has that
+  source; anything else is compiled as before.
+
+What is warmed is the same for every session: nothing of a session, of the host's
+user or of its environment, no home or IPython folder (no shell is built), and no
+thread, descriptor or file is left behind. Code run here is not run often enough
+to be specialized: CPython would then rewrite it at once in the fork server, and
+a kernel's pages would not be spared (measured: more memory written, not less).
+
+Stdlib only, besides IPython, which the fork server has imported.
+"""
+
+import contextlib
+import io
+import logging
+import os
+import sys
+import types
+
+__all__ = ["PRECOMPILED", "warm"]
+
+logger = logging.getLogger(__name__)
+
+#: The module the kernel finds compiled start files in.
+PRECOMPILED = "_lmc_precompiled"
+#: Cells of each kind the input transformer handles (code, magic, shell, help).
+_CELLS = ("print(1)\n", "x = 1\nx\n", "%time 1\n", "!true\n", "x?\n", "async def f():\n    pass\n")
+#: The files of the Python kernel compiled ahead.
+_START_FILES = ("lmc_startup.py",)
+
+
+def _kernel_folder() -> str | None:
+    """The ``lmc-python`` kernel folder of this installation (as ``kernels_dir()``)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for folder in (
+        os.path.join(package, "_kernels", "lmc-python"),
+        os.path.join(os.path.dirname(package), "kernels", "lmc-python"),
+    ):
+        if os.path.isdir(folder):
+            return folder
+    return None
+
+
+def _transformer() -> None:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    manager = TransformerManager()  # type: ignore[no-untyped-call]
+    for cell in _CELLS:
+        manager.transform_cell(cell)
+        manager.check_complete(cell)
+
+
+def _completer() -> None:
+    from IPython.core.completer import IPCompleter
+
+    IPCompleter(shell=None, namespace={}, global_namespace={})  # type: ignore[no-untyped-call]
+
+
+def _start_files() -> None:
+    folder = _kernel_folder()
+    module = types.ModuleType(PRECOMPILED, "Kernel start files compiled by the fork server.")
+    code: dict[str, tuple[bytes, types.CodeType]] = {}
+    module.code = code  # type: ignore[attr-defined]
+    for name in _START_FILES if folder else ():
+        path = os.path.join(folder or "", name)
+        with open(path, "rb") as file:  # this installation's own file
+            source = file.read()
+        # As IPython's ``execfile`` compiles it (its module has no future import).
+        code[path] = (source, compile(source, path, "exec", dont_inherit=True))
+    sys.modules[PRECOMPILED] = module
+
+
+def warm() -> None:
+    """Do the work every kernel's start repeats alike (see the module's docstring).
+    Each part that fails is skipped: the kernel then does that work itself."""
+    # What the throwaway objects print goes nowhere: the fork server's buffered
+    # streams are inherited by every kernel it forks.
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for part in (_transformer, _completer, _start_files):
+            try:
+                part()
+            except Exception:  # an optimization only
+                logger.debug("warming %s failed", part.__name__, exc_info=True)
