@@ -60,7 +60,8 @@ def _option(arg: str) -> tuple[str, str, str] | None:
     """``(Class, trait, value)`` of ``--Class.trait=value``, else None."""
     name, equals, value = arg.partition("=")
     section, dot, key = name[2:].partition(".")
-    if not (name.startswith("--") and equals and dot and section[:1].isascii()):
+    first = section[:1]  # a letter, for traitlets
+    if not (name.startswith("--") and equals and dot and first.isascii() and first.isalpha()):
         return None
     return (section, key, value) if section.isidentifier() and key.isidentifier() else None
 

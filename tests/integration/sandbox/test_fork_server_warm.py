@@ -1,0 +1,151 @@
+"""The fork server warms what every kernel's start repeats alike (``_warm.py``)
+before it forks any: it keeps no thread, descriptor or file of it, reads no
+IPython folder of the host's, and the kernels it forks then run cells as
+before (output, displays, errors, input), with their start file run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lmc_runtime.sandbox import Sandbox
+from lmc_runtime.sandbox.fileops import make_directory
+from lmc_runtime.sandbox.forks import ForkServer
+
+from .conftest import Opener, needs_bwrap, run, text
+
+pytestmark = [pytest.mark.integration]
+forked_only = pytest.mark.skipif(not ForkServer.supported(), reason="kernels are forked by root")
+
+SANDBOX = Path(__file__).resolve().parents[3] / "lmc_runtime" / "sandbox"
+
+#: Warms as the fork server does, and says what the process holds before and after.
+WARM = r"""
+import gc, json, os, sys, threading, tokenize
+sys.path.insert(0, SANDBOX)
+import _warm, _zygote
+_zygote.preload()
+def held():
+    fds = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds[fd] = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            pass  # the listing's own
+    return {"threads": len(os.listdir("/proc/self/task")), "python_threads": threading.active_count(), "fds": fds}
+before = held()
+_warm.warm()
+gc.collect()
+after = held()
+print(json.dumps({
+    "before": before, "after": after,
+    "tokenizer": tokenize._compile.cache_info().currsize,
+    "precompiled": sorted(sys.modules[_warm.PRECOMPILED].code),
+}))
+"""
+
+
+@forked_only
+@pytest.mark.anyio
+async def test_the_fork_server_holds_one_thread_and_only_its_own_descriptors() -> None:
+    forks = ForkServer()
+    try:
+        pid = await forks.pid()  # started, warmed, and ready
+        threads = os.listdir(f"/proc/{pid}/task")
+        kinds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    finally:
+        await forks.aclose()
+    assert threads == [str(pid)]
+    # stdin, its pipes to the runtime (and the wake-up pipe it opens as it serves)
+    # and its control socket: no file, no event descriptor or second socket (as
+    # zmq or a shell would leave).
+    names = sorted(kind.split(":")[0] for kind in kinds)
+    assert set(names) == {"/dev/null", "pipe", "socket"} and names.count("socket") == 1, kinds
+
+
+def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder(
+    tmp_path: Path,
+) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    marker = tmp_path / "read"
+    # An IPython folder that says so if anything reads its configuration or runs
+    # its start files: the fork server must not (it is the host's, not a session's).
+    startup = home / ".ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    said = f"open({str(marker)!r}, 'a').write('read')\n"
+    (home / ".ipython" / "profile_default" / "ipython_config.py").write_text(said)
+    (home / ".ipython" / "profile_default" / "ipython_kernel_config.py").write_text(said)
+    (startup / "00-start.py").write_text(said)
+    cwd.mkdir()
+    home_before = sorted(str(p) for p in home.rglob("*"))
+    done = subprocess.run(
+        [sys.executable, "-c", f"SANDBOX = {str(SANDBOX)!r}\n" + WARM],
+        env={"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    state = json.loads(done.stdout.strip().splitlines()[-1])
+    before, after = state["before"], state["after"]
+    assert after["threads"] == after["python_threads"] == 1
+    assert after["fds"] == before["fds"]
+    assert not marker.exists() and not list(cwd.iterdir())
+    assert sorted(str(p) for p in home.rglob("*")) == home_before
+    # And it warmed: the tokenizer's expression is compiled, the start file too.
+    assert state["tokenizer"] >= 1
+    kernels = Path(__file__).resolve().parents[3] / "kernels" / "lmc-python"
+    assert state["precompiled"] == [str(kernels / "lmc_startup.py")]
+
+
+@needs_bwrap
+@forked_only
+@pytest.mark.anyio
+async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
+    sandboxed: Opener,
+) -> None:
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        asked.append(prompt)
+        return "alice"
+
+    forks = ForkServer()
+    sandbox: Sandbox
+    try:
+        async with sandboxed(forks=forks) as (sandbox, _):
+            (sandbox.control_dir / "input").mkdir()
+            make_directory(sandbox.shared_dir, "input", parents=False, owner=sandbox.owner)
+            folders = {"work_dir": sandbox.control_dir / "input"}
+            folders["shared_dir"] = sandbox.shared_dir / "input"
+            async with sandbox.computer(on_input=answer, **folders) as computer:
+                printed = await run(computer, "print(6 * 7)")
+                shown = await run(
+                    computer,
+                    "from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))",
+                )
+                failed = await run(computer, "1/0")
+                read = await run(computer, "name = input('name? ')\nprint('got', name)")
+                started = await run(
+                    computer,
+                    "import builtins, os, sys\n"
+                    "print(os.getppid() == 0, hasattr(builtins, '__lmc_begun__'),"
+                    " '_lmc_precompiled' in sys.modules)",
+                )
+    finally:
+        await forks.aclose()
+    assert text(printed) == "42\n"
+    assert [m.content for m in shown if m.format == "html"] == ["<b>hi</b>"]
+    assert (failed[-1].extras or {}).get("error") == "ZeroDivisionError"
+    assert "ZeroDivisionError: division by zero" in text(failed)
+    assert "got alice" in text(read) and asked == ["name? "]
+    # Forked (its parent is outside its namespace); its start file ran; the fork
+    # server's compiled start file is no module the user's code finds.
+    assert text(started) == "True True False\n"
