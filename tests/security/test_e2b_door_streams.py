@@ -31,10 +31,14 @@ from .e2b_door import (
 
 pytestmark = pytest.mark.timeout(300)
 
+#: Each run first leaves a process of its own, which carries the sandbox's mark
+#: (its environment) on the host: a forked kernel's does not (its environment is
+#: set after the fork), nor does anything above it.
+LEAVE = "import subprocess\nsubprocess.Popen(['sleep', '1000'], start_new_session=True)\n"
 #: Code that writes far more than any buffer between it and the client holds.
-FLOOD = "import sys\nfor _ in range(4000):\n    sys.stdout.write('x' * 65535 + '\\n')\n"
+FLOOD = LEAVE + "import sys\nfor _ in range(4000):\n    sys.stdout.write('x' * 65535 + '\\n')\n"
 #: Code that runs a while, writing as it goes.
-LONG = "import time\nfor i in range(400):\n    print(i, flush=True)\n    time.sleep(0.05)\n"
+LONG = LEAVE + "import time\nfor i in range(400):\n    print(i, flush=True)\n    time.sleep(0.05)\n"
 
 
 @pytest.fixture(scope="module")
