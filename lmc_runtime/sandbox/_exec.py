@@ -46,13 +46,11 @@ applies its options to itself, then replaces itself with ``argv``. Options:
     forwards SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, and ends the way
     the sandboxed process ended (same exit code, or same signal).
 ``--die-with-parent PID``
-    in place of ``--supervise``, for a caller whose starting thread lives as long
-    as what it starts (a forked kernel's holder, started in the server's main
-    thread): become ``argv`` as any wrapper does, asking first to be killed when
-    that thread ends (``PR_SET_PDEATHSIG``, asked last, as a change of user
-    clears it; ``execve`` keeps it), and refusing to start if PID, the runtime
-    process, is no longer this one's parent. No Python process stays resident;
-    bwrap's own ``--die-with-parent`` asks the same once it runs.
+    in place of ``--supervise``, for a parent with one thread (the fork server,
+    which starts a forked kernel's holder): become ``argv``, asking first to be
+    killed when that thread ends (``PR_SET_PDEATHSIG``, asked last, as a change
+    of user clears it; ``execve`` keeps it); refuse to start if PID is no longer
+    this process's parent. bwrap's own ``--die-with-parent`` asks the same.
 ``--report``
     inside the sandbox: stay as the parent of ``argv`` too, and write how it
     ended (its wait status) to the descriptor the supervisor passed down.
