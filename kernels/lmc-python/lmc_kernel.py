@@ -145,12 +145,12 @@ def _precompiled_start_files() -> Any:
     has the source that code was compiled from; else it compiles the file. The
     module goes from ``sys.modules``: the user's code finds no trace of it."""
     precompiled = getattr(sys.modules.pop(_PRECOMPILED, None), "code", None)
-    if not isinstance(precompiled, dict) or not precompiled:
+    py3compat = sys.modules.get("IPython.utils.py3compat")  # imported by IPython 8's shell
+    # IPython 9 has no module-level ``execfile`` to stand in for: it compiles.
+    original: Any = getattr(py3compat, "execfile", None)
+    if not isinstance(precompiled, dict) or not precompiled or original is None:
         yield
         return
-    from IPython.utils import py3compat
-
-    original: Any = py3compat.execfile
 
     def execfile(fname: Any, glob: Any, loc: Any = None, compiler: Any = None) -> None:
         source, code = precompiled.get(fname, (None, None)) if compiler is None else (None, None)

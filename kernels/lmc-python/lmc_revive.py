@@ -284,10 +284,12 @@ class _modules_compiled:
 
 
 def _compiled_startup(compiled: dict) -> None:
-    """The startup files run from their code compiled in :func:`prepare`."""
-    from IPython.utils import py3compat
-
-    original = py3compat.execfile
+    """The startup files run from their code compiled in :func:`prepare` (IPython
+    8's ``py3compat.execfile``; IPython 9 has none, and compiles them)."""
+    py3compat = sys.modules.get("IPython.utils.py3compat")
+    original = getattr(py3compat, "execfile", None)
+    if original is None:
+        return
 
     def execfile(fname: object, glob: dict, loc: object = None, compiler: object = None) -> None:
         code = compiled.get(os.path.realpath(str(fname)))

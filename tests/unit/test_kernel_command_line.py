@@ -51,14 +51,16 @@ LEFT = [
 ]
 
 
-def _launcher() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_lmc_kernel_under_test", FOLDER / "lmc_kernel.py"
-    )
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_{name}_under_test", FOLDER / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _launcher() -> ModuleType:
+    return _load("lmc_kernel")
 
 
 def _traitlets(argv: list[str]) -> Any:
@@ -148,3 +150,21 @@ def test_without_precompiled_code_start_files_are_compiled_as_usual(tmp_path: Pa
         namespace: dict[str, Any] = {}
         _execfile(start, namespace)
     assert namespace["ran"] == "from the file"
+
+
+def test_regression_a_kernel_starts_with_an_ipython_that_has_no_execfile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """IPython 9 has no ``py3compat.execfile``: a fresh install's kernel ended at
+    its start (ImportError) when the fork server had compiled its start file."""
+    start = tmp_path / "start.py"
+    start.write_bytes(b"ran = 'from the file'\n")
+    _precompiled(start, start.read_bytes(), "ran = 'precompiled'\n")
+    bare = types.ModuleType("IPython.utils.py3compat")  # IPython 9's: no execfile
+    monkeypatch.setitem(sys.modules, "IPython.utils.py3compat", bare)
+    monkeypatch.setattr(sys.modules["IPython.utils"], "py3compat", bare)
+    with _launcher()._precompiled_start_files():
+        assert "_lmc_precompiled" not in sys.modules
+    revive = _load("lmc_revive")
+    revive._compiled_startup({str(start): compile("ran = 1", str(start), "exec")})
+    assert not hasattr(sys.modules["IPython.utils.py3compat"], "execfile")
