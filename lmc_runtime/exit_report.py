@@ -12,11 +12,14 @@ import json
 import os
 import signal
 import socket
+import subprocess
 from collections.abc import Callable
 
 import anyio
 
-__all__ = ["ReportReader", "read_exit"]
+from .procs import wait_readable
+
+__all__ = ["ReportReader", "ReportedProcess", "read_exit"]
 
 
 def read_exit(report: socket.socket, pidfd: int) -> int:
@@ -66,3 +69,70 @@ class ReportReader:
             finally:
                 self._reading = None
                 reading.set()
+
+
+class ReportedProcess:
+    """A process whose end another process reports on ``report``, as a ``Popen``
+    is used: its pid, ``poll``, ``wait``, ``send_signal``, and :meth:`ended` in
+    the event loop. Subclasses add what its end releases (:meth:`_release`)."""
+
+    #: What ``subprocess.TimeoutExpired`` names.
+    _what = "process"
+
+    def __init__(self, pid: int, pidfd: int, report: socket.socket) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd = pidfd
+        self._report = report
+        #: One task reads the report; the others wait.
+        self._reader = ReportReader()
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None and self._pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    async def ended(self) -> None:
+        """Wait in the event loop until its end is reported; what it holds is
+        released in a worker thread. Any number of tasks may wait at once (a
+        supervisor's watch and a kill's wait): one reads the report, the others
+        wait for it; if it is cancelled, another reads."""
+        await self._reader.wait(
+            self._report,
+            lambda: self.returncode is not None,
+            lambda: self._read_status(release=False),
+        )
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._release)
+
+    def poll(self) -> int | None:
+        # While a task waits in ended(), the report is that task's to read: read and
+        # closed here, it would leave the task waiting on a closed descriptor's number.
+        idle = self.returncode is None and not self._reader.busy
+        if idle and wait_readable(self._report.fileno(), 0):
+            self._read_status()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Block until it has ended; its exit code, as ``Popen.wait`` gives it."""
+        while self.returncode is None:
+            if not wait_readable(self._report.fileno(), timeout):
+                raise subprocess.TimeoutExpired([self._what], timeout or 0)
+            self._read_status()
+        return self.returncode
+
+    def _read_status(self, *, release: bool = True) -> None:
+        self.returncode = read_exit(self._report, self._pidfd)
+        if release:
+            self._release()
+
+    def _release(self) -> None:
+        """It has ended: close the report and the pidfd (blocking; may run twice)."""
+        self._report.close()
+        with contextlib.suppress(OSError):
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+        self._pidfd = -1

@@ -76,14 +76,15 @@ def test_a_forked_kernel_past_1024_reads_its_exit(high_fd: Callable[[int], int])
     ours.close()
     kernel = ForkedKernel.__new__(ForkedKernel)
     kernel.returncode, kernel._reader, kernel._pidfd = None, ReportReader(), -1
-    kernel._broker = socket.socket(fileno=fd)
+    kernel._holder = None
+    kernel._report = socket.socket(fileno=fd)
     try:
         assert kernel.poll() is None
         broker.send(b'{"status": 256}')
-        kernel._read_status(wait=True, timeout=5, release=False)
+        assert kernel.wait(timeout=5) == 1
         assert kernel.returncode == 1
     finally:
-        kernel._broker.close()
+        kernel._report.close()
         broker.close()
 
 
@@ -104,14 +105,14 @@ def test_nothing_waits_on_descriptors_with_select() -> None:
 
 
 def test_a_forked_kernel_s_poll_leaves_its_exit_to_the_task_waiting_for_it() -> None:
-    """Regression: ``poll()`` read the broker's report (and closed its socket) while
+    """Regression: ``poll()`` read the fork server's report (and closed its socket) while
     a task waited on it in ``ended()``: that task was left waiting on a descriptor
     that would say nothing more (or on a number another descriptor then took)."""
     ours, broker = socket.socketpair()
     kernel = ForkedKernel.__new__(ForkedKernel)
     kernel.returncode, kernel._reader, kernel._holder = None, ReportReader(), None
     kernel._pidfd = -1
-    kernel._broker = ours
+    kernel._report = ours
 
     async def main() -> None:
         with anyio.fail_after(5):

@@ -21,14 +21,13 @@ import json
 import os
 import signal
 import socket
-import subprocess
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 
 from ...errors import KernelStartError
-from ...exit_report import ReportReader, read_exit
+from ...exit_report import ReportedProcess
 from ...procs import wait_readable
 
 __all__ = ["Frozen", "RevivedKernel"]
@@ -37,21 +36,17 @@ __all__ = ["Frozen", "RevivedKernel"]
 _ANSWER = 30.0
 
 
-class RevivedKernel:
+class RevivedKernel(ReportedProcess):
     """A kernel started from a checkpoint, as the provisioner uses a ``Popen``.
     It leads a session of its own: the provisioner's kill ends what it started.
-    In a sandbox it holds the sandbox (:meth:`adopt`) as the kernel it replaced did."""
+    In a sandbox it holds the sandbox (:meth:`adopt`) as the kernel it replaced did.
+    The frozen copy says how it ended on ``reports`` (its end ends the kernel)."""
 
     ends_its_tree = False
+    _what = "revived kernel"
 
     def __init__(self, pid: int, pidfd: int, reports: socket.socket) -> None:
-        self.pid = _host_pid(pidfd) or pid
-        self.returncode: int | None = None
-        self._pidfd = pidfd
-        #: Where the frozen copy says how it ended (its end ends the kernel).
-        self._reports = reports
-        #: One task reads the reports; the others wait.
-        self._reader = ReportReader()
+        super().__init__(_host_pid(pidfd) or pid, pidfd, reports)
         #: Ends the sandbox it runs in, when it ends (see :meth:`adopt`).
         self._end_sandbox: Callable[[], None] | None = None
 
@@ -65,49 +60,11 @@ class RevivedKernel:
         end, self._end_sandbox = self._end_sandbox, None
         return end
 
-    def send_signal(self, signum: int) -> None:
-        if self.returncode is None and self._pidfd >= 0:
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(self._pidfd, signum)
-
-    def _release_sandbox(self) -> None:
+    def _release(self) -> None:
+        super()._release()
         end, self._end_sandbox = self._end_sandbox, None
         if end is not None:
             end()
-
-    async def ended(self) -> None:
-        """Wait until the frozen copy says how the kernel ended (any number of tasks at
-        once). A kernel whose checkpoint was dropped is reported killed when it ends."""
-        await self._reader.wait(
-            self._reports,
-            lambda: self.returncode is not None,
-            lambda: self._read_status(release=False),
-        )
-        if self._end_sandbox is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._release_sandbox)
-
-    def poll(self) -> int | None:
-        idle = self.returncode is None and not self._reader.busy
-        if idle and wait_readable(self._reports.fileno(), 0):
-            self._read_status()
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        while self.returncode is None:
-            if not wait_readable(self._reports.fileno(), timeout):
-                raise subprocess.TimeoutExpired(["revived kernel"], timeout or 0)
-            self._read_status()
-        return self.returncode
-
-    def _read_status(self, *, release: bool = True) -> None:
-        self.returncode = read_exit(self._reports, self._pidfd)
-        self._reports.close()
-        with contextlib.suppress(OSError):
-            os.close(self._pidfd)
-        self._pidfd = -1
-        if release:
-            self._release_sandbox()
 
 
 def _host_pid(pidfd: int) -> int | None:

@@ -135,7 +135,7 @@ async def test_a_kernel_the_runtime_gives_up_is_killed(sandbox: Sandbox, tmp_pat
     pid = kernel.pid
     pidfd = os.pidfd_open(pid)
     try:
-        kernel._broker.close()  # the runtime's end of the kernel's connection
+        kernel._report.close()  # the runtime's end of the kernel's connection
         with anyio.fail_after(_ENDS):
             await anyio.wait_readable(pidfd)  # the kernel has ended
     finally:

@@ -22,7 +22,7 @@ def anyio_backend() -> str:
 def _kernel(broker: socket.socket) -> ForkedKernel:
     kernel = ForkedKernel.__new__(ForkedKernel)
     kernel.pid, kernel.returncode = 12345, None
-    kernel._broker, kernel._holder, kernel._pidfd = broker, None, -1
+    kernel._report, kernel._holder, kernel._pidfd = broker, None, -1
     kernel._reader = ReportReader()
     return kernel
 
