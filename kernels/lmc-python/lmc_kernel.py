@@ -168,11 +168,8 @@ def _precompiled_start_files() -> Any:
         py3compat.execfile = original
 
 
-def _parsers_kept() -> Any:
-    """``lmc_revive._parsers_kept()``: while the kernel starts, IPython's script
-    magics (``%%bash``, ``%%sh``...) share the one argument parser they would each
-    build alike. A no-op context when that file cannot be loaded."""
-    import contextlib
+def _revive_module() -> Any:
+    """``lmc_revive.py``, from beside this file; None when it cannot be loaded."""
     import importlib.util
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_revive.py")
@@ -181,9 +178,16 @@ def _parsers_kept() -> Any:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module._parsers_kept()
+        return module
     except Exception:
-        return contextlib.nullcontext()
+        return None
+
+
+def _parsers_kept(revive: Any) -> Any:
+    """``lmc_revive._parsers_kept()``: while the kernel starts, IPython's script
+    magics (``%%bash``, ``%%sh``...) share the one argument parser they would each
+    build alike. A no-op context when that file cannot be loaded."""
+    return contextlib.nullcontext() if revive is None else revive._parsers_kept()
 
 
 def main() -> None:
@@ -202,7 +206,10 @@ def main() -> None:
 
         app = IPKernelApp.instance()
         _read_command_line(app)
-        with _parsers_kept(), _precompiled_start_files():
+        revive = _revive_module()
+        if revive is not None:
+            revive.iopub_unbounded(app)
+        with _parsers_kept(revive), _precompiled_start_files():
             app.initialize()  # type: ignore[no-untyped-call]
     finally:
         for name in blocked:
