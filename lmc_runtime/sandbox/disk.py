@@ -139,6 +139,8 @@ class WorkDisk:
         self._scan = Scan(0, 0)
         #: The reserve holds all its inodes (see :meth:`keep_reserve`).
         self._reserve_kept = False
+        #: Whether mount(8) ran: the image may be mounted though :attr:`mounted` is unset.
+        self._mount_tried = False
 
     @property
     def mechanism(self) -> str:
@@ -159,6 +161,9 @@ class WorkDisk:
             await self._run(
                 "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-m", "0", str(self.image)
             )
+            # A cancelled mount(8) is killed (a shutdown cancels the sessions still
+            # starting), maybe once the kernel mounted the image: teardown looks.
+            self._mount_tried = True
             await self._run("mount", "-o", "loop,nosuid,nodev", str(self.image), str(self.path))
         except (OSError, subprocess.CalledProcessError) as exc:
             logger.info("the session's disk is not size-limited by a mount: %s", exc)
@@ -260,7 +265,18 @@ class WorkDisk:
             (self._reserve / str(number)).unlink(missing_ok=True)
 
     async def teardown(self) -> None:
-        """Unmount and delete the image (the disk's files go with it)."""
+        """Unmount and delete the image (the disk's files go with it); never cut
+        short by a cancellation. What a mount that failed half-way left mounted is
+        unmounted too."""
+        with anyio.CancelScope(shield=True):
+            await self._teardown()
+
+    async def _teardown(self) -> None:
+        if self._mount_tried and not self.mounted:
+            self.mounted = await anyio.to_thread.run_sync(os.path.ismount, self.path)
+            if self.mounted:
+                logger.warning("%s was mounted though its mount did not finish", self.path)
+        self._mount_tried = False
         if self.mounted:
             try:
                 await self._run("umount", str(self.path))
