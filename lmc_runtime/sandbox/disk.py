@@ -275,7 +275,7 @@ class WorkDisk:
         if self._mount_tried and not self.mounted:
             self.mounted = await anyio.to_thread.run_sync(os.path.ismount, self.path)
             if self.mounted:
-                logger.warning("%s was mounted though its mount did not finish", self.path)
+                logger.info("%s was mounted though its mount did not finish", self.path)
         self._mount_tried = False
         if self.mounted:
             try:
