@@ -17,7 +17,8 @@ empty session keyring of its own and puts itself under the sandbox's seccomp
 filter (:mod:`._seccomp`, as bwrap does for what it starts), checks all of it
 in ``/proc/self/status`` (else it ends at once), starts a session of its own,
 keeps no descriptor but its stdio, and runs ``python SCRIPT ARGS`` as
-``runpy.run_path``.
+``runpy.run_path`` would, from the code the fork server compiled of SCRIPT
+when it has (:mod:`._warm`).
 
 Stdlib only (``ctypes`` for ``setns``, ``capset``, ``prctl``): the fork server
 imports it by its file name (it runs as a script), and every kernel is forked
@@ -177,11 +178,9 @@ def _kernel(request: dict[str, Any], stdout: int, stderr: int) -> NoReturn:
         sys.argv = argv[1:]
     except (OSError, KeyError, TypeError, ValueError, IndexError) as exc:
         _fail(f"the kernel could not be set up: {exc}")
-    import runpy
-
     code = 0
     try:
-        runpy.run_path(argv[1], run_name="__main__")
+        _run_script(argv[1])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # as the interpreter would: the traceback, then status 1
@@ -193,6 +192,37 @@ def _kernel(request: dict[str, Any], stdout: int, stderr: int) -> NoReturn:
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(code & 0xFF)
+
+
+def _run_script(path: str) -> None:
+    """``runpy.run_path(path, run_name="__main__")``, from the fork server's compiled
+    code of ``path`` if the file still has the source it was compiled from."""
+    import types
+
+    precompiled = getattr(sys.modules.get("_lmc_precompiled"), "code", None)
+    source, code = (
+        precompiled.get(path, (None, None)) if isinstance(precompiled, dict) else (None, None)
+    )
+    if code is not None:
+        try:
+            with open(path, "rb") as file:
+                code = code if file.read() == source else None
+        except OSError:
+            code = None  # runpy says why
+    if code is None:
+        import runpy
+
+        runpy.run_path(path, run_name="__main__")
+        return
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=None, __spec__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 # -- the broker ---------------------------------------------------------------

@@ -99,10 +99,11 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
     assert after["fds"] == before["fds"]
     assert not marker.exists() and not list(cwd.iterdir())
     assert sorted(str(p) for p in home.rglob("*")) == home_before
-    # And it warmed: the tokenizer's expression is compiled, the start file too.
+    # And it warmed: the tokenizer's expression is compiled, the kernel's files too.
     assert state["tokenizer"] >= 1
     kernels = Path(__file__).resolve().parents[3] / "kernels" / "lmc-python"
-    assert state["precompiled"] == [str(kernels / "lmc_startup.py")]
+    files = ("lmc_kernel.py", "lmc_revive.py", "lmc_startup.py")
+    assert state["precompiled"] == [str(kernels / name) for name in files]
 
 
 @needs_bwrap
@@ -137,7 +138,7 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
                     computer,
                     "import builtins, os, sys\n"
                     "print(os.getppid() == 0, hasattr(builtins, '__lmc_begun__'),"
-                    " '_lmc_precompiled' in sys.modules)",
+                    " '_lmc_precompiled' in sys.modules, get_ipython().kernel._kernel_modules)",
                 )
     finally:
         await forks.aclose()
@@ -147,5 +148,6 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
     assert "ZeroDivisionError: division by zero" in text(failed)
     assert "got alice" in text(read) and asked == ["name? "]
     # Forked (its parent is outside its namespace); its start file ran; the fork
-    # server's compiled start file is no module the user's code finds.
-    assert text(started) == "True True False\n"
+    # server's compiled code is no module the user's code finds; the kernel was
+    # made without its walk of every module (_modules_unlisted in lmc_kernel.py).
+    assert text(started) == "True True False []\n"
