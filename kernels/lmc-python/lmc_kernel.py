@@ -249,6 +249,9 @@ def _revive_module() -> Any:
             spec.loader.exec_module(module)
         else:
             exec(code, module.__dict__)
+        parsers = getattr(sys.modules.get(_PRECOMPILED), "parsers", None)
+        if isinstance(parsers, dict):  # the script magics' parser, built by the fork server
+            module._MADE["parsers"].update(parsers)
         return module
     except Exception:
         return None

@@ -64,6 +64,12 @@ def prepare() -> None:
     """In the frozen copy, once: the script magics' parser built (and the startup
     files compiled, if the kernel did not)."""
     compile_once()
+    script_parsers()
+
+
+def script_parsers() -> dict:
+    """The parser the script magics share (:class:`_parsers_kept`), built now if it
+    is not yet: the fork server builds it before any kernel is forked."""
     from IPython.core.magics.script import ScriptMagics
 
     class _Paths:
@@ -71,6 +77,7 @@ def prepare() -> None:
 
     with _parsers_kept():
         ScriptMagics._make_script_magic(_Paths(), "sh")
+    return _MADE["parsers"]
 
 
 def _compiled(path: str) -> types.CodeType:

@@ -14,6 +14,9 @@ repeat alike, done once before any fork, so that every kernel finds it done.
   module (``code[path] = (source, code)``). A kernel runs that code only for the
   file it was told to run, and only if the file still has that source; anything
   else is compiled as before.
+- The argument parser IPython builds alike for each of its script magics
+  (``%%bash``, ``%%sh``...; 3 ms), which a kernel builds once
+  (``lmc_revive._parsers_kept``), is built here and kept there too (``parsers``).
 
 What is warmed is the same for every session: nothing of a session, of the host's
 user or of its environment, no home or IPython folder (no shell is built), and no
@@ -84,13 +87,25 @@ def _start_files() -> None:
     sys.modules[PRECOMPILED] = module
 
 
+def _script_parser() -> None:
+    """The argument parser IPython's script magics (``%%bash``, ``%%sh``...) share
+    in a kernel (``lmc_revive._parsers_kept``), built once here from the compiled
+    ``lmc_revive.py``, and kept in the ``_lmc_precompiled`` module (``parsers``)."""
+    module = sys.modules[PRECOMPILED]
+    compiled = [c for path, (_, c) in module.code.items() if path.endswith("/lmc_revive.py")]
+    if compiled:
+        revive = types.ModuleType("_lmc_revive")
+        exec(compiled[0], revive.__dict__)
+        module.parsers = dict(revive.script_parsers())  # type: ignore[attr-defined]
+
+
 def warm() -> None:
     """Do the work every kernel's start repeats alike (see the module's docstring).
     Each part that fails is skipped: the kernel then does that work itself."""
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for part in (_transformer, _completer, _start_files):
+        for part in (_transformer, _completer, _start_files, _script_parser):
             try:
                 part()
             except Exception:  # an optimization only

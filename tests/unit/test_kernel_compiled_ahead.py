@@ -5,6 +5,7 @@ with the fork server:
 - the broker runs ``lmc_kernel.py`` from that code (``_broker._run_script``), as
   ``runpy.run_path`` would, and the launcher loads ``lmc_revive.py`` from it;
 - IPython names the start file by a ``Path``, which must find its code too;
+- the argument parser IPython's script magics share is the one it built;
 - while ipykernel makes its kernel, its list of every module's file (for a
   debugger this kernel never has) stays empty.
 
@@ -98,6 +99,14 @@ def test_the_launcher_loads_lmc_revive_from_its_compiled_code(
     assert hasattr(launcher._revive_module(), "iopub_unbounded")  # from the file
     _stand_in(precompiled, revive, "ran = 'compiled ahead'\n")
     assert launcher._revive_module().ran == "compiled ahead"
+
+
+def test_the_launcher_takes_the_script_magics_parser_built_ahead(
+    precompiled: dict[str, Any],
+) -> None:
+    built = {("code", "shape"): ("parser", "doc")}
+    sys.modules[PRECOMPILED].parsers = built  # type: ignore[attr-defined]
+    assert _launcher()._revive_module()._MADE["parsers"] == built
 
 
 def test_the_kernel_is_made_without_listing_every_module(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -46,6 +46,7 @@ print(json.dumps({
     "before": before, "after": after,
     "tokenizer": tokenize._compile.cache_info().currsize,
     "precompiled": sorted(sys.modules[_warm.PRECOMPILED].code),
+    "parsers": [type(p).__name__ for p, _ in sys.modules[_warm.PRECOMPILED].parsers.values()],
 }))
 """
 
@@ -104,6 +105,7 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
     kernels = Path(__file__).resolve().parents[3] / "kernels" / "lmc-python"
     files = ("lmc_kernel.py", "lmc_revive.py", "lmc_startup.py")
     assert state["precompiled"] == [str(kernels / name) for name in files]
+    assert state["parsers"] == ["MagicArgumentParser"]  # the script magics' one
 
 
 @needs_bwrap
