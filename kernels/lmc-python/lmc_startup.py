@@ -264,6 +264,7 @@ def _lmc_hold_interrupts() -> None:
     start later, and the interrupt, lost, let the code run on until the kernel was
     restarted, its state gone."""
     import builtins
+    import contextlib
     import signal
 
     from IPython import get_ipython
@@ -306,6 +307,13 @@ def _lmc_hold_interrupts() -> None:
             raise KeyboardInterrupt
 
     builtins.__lmc_begun__ = begun  # type: ignore[attr-defined]
+    # The runtime follows an interrupt with SIGURG (ignored by default): a
+    # SIGINT that landed just before a blocking call (after Python last looked
+    # for signals), or that another thread took, leaves its handler pending
+    # until the call returns; a handled signal interrupts the call, and Python
+    # runs the pending handler before it retries. This one does nothing.
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to wake
+        signal.signal(signal.SIGURG, lambda signum, frame: None)
     kernel.pre_handler_hook = pre_handler_hook  # type: ignore[attr-defined]
     kernel.post_handler_hook = post_handler_hook  # type: ignore[attr-defined]
     ip.events.register("pre_run_cell", cell_begins)  # type: ignore[attr-defined]

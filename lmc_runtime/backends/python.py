@@ -11,6 +11,7 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from .jupyter.backend import JupyterBackend, probe
 from .jupyter.branching import CheckpointingSession
+from .jupyter.execution import PythonExecution
 from .jupyter.gateway.rest import Gateway
 from .jupyter.gateway.startup import python_startup
 
@@ -24,6 +25,7 @@ class PythonBackend(JupyterBackend):
     ``gateway``, kernels are the gateway's Python kernels instead."""
 
     kernel_name = "lmc-python"
+    execution = PythonExecution
     session = CheckpointingSession
     announces_input = True
     gateway_language = "python"

@@ -9,7 +9,11 @@ evaluation: sent earlier, the interrupt was lost (or R died), and the ladder
 restarted a kernel whose code never saw it. One that still lands before the code
 runs makes ipykernel end the request with no reply at all; the kernel's ``idle``
 for it, then no reply within :data:`REPLY_GRACE`, ends the run as stopped, its
-state kept.
+state kept. CPython runs a SIGINT's handler between two bytecodes: one that lands
+just before a blocking call (``time.sleep``, a read) waits until the call returns,
+so a kernel whose startup code handles :attr:`JupyterExecution.wake_signal` is
+sent it a few times after an interrupt (:data:`WAKES`): the call is interrupted,
+and the pending handler runs.
 
 An announced input request comes twice (on stdin, and a copy on IOPub): the n-th
 is answered on whichever channel brings it first; its echo waits for the IOPub
@@ -18,6 +22,8 @@ copy, which is ordered with the output before it.
 
 from __future__ import annotations
 
+import logging
+import signal
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -28,18 +34,23 @@ from ...media import SvgRenderer
 from ...messages import Message
 from ...replies import Status
 from ..base import ExecutionOptions
-from ..core import Execution, Finished, Route, Supervisor
+from ..core import Execution, Finished, Interpreter, Route, Supervisor
 from ..core.turns import first_of
 from ..inputs import ask_input, unanswered_input
+from .interpreter import JupyterInterpreter
 from .items import InputRequest, Progress, Reply
 from .translate import translate_iopub, translate_payload
 
-__all__ = ["REPLY_GRACE", "JupyterExecution", "KernelRoute"]
+__all__ = ["REPLY_GRACE", "WAKES", "JupyterExecution", "KernelRoute", "PythonExecution"]
+
+logger = logging.getLogger(__name__)
 
 #: How long a stopped run's reply may trail the kernel's ``idle`` for it.
 REPLY_GRACE = 1.0
 #: How long after ``begun`` an unannounced evaluation is taken to have started.
 UNANNOUNCED = 1.0
+#: The pauses before each wake-up that follows an interrupt, while the run goes on.
+WAKES = (0.05, 0.2, 1.0)
 #: The error of a read of input with no callback: ipykernel's, and lmc-r's (``lmc_startup.R``).
 _NO_STDIN_ERROR = "StdinNotImplementedError"
 _NO_STDIN_R = "input is not available: this execution has no input callback"
@@ -67,6 +78,9 @@ class JupyterExecution(Execution):
     #: After interrupting code that waits for input, also answer it with ``"\x04"``
     #: (Jupyter's end of input), for kernels whose wait an interrupt may not reach.
     wakes_input_with_eof = False
+    #: A signal the kernel handles by doing nothing, sent after an interrupt to
+    #: interrupt a blocking call that holds up the interrupt's handler (None: none).
+    wake_signal: int | None = None
 
     def __init__(self, supervisor: Supervisor, route: Route, options: ExecutionOptions) -> None:
         super().__init__(supervisor, route, options)
@@ -77,6 +91,7 @@ class JupyterExecution(Execution):
         self._waiting: InputRequest | None = None  # asked, not answered yet
         self._interruptible = False  # the code's start was not announced in time
         self._deferred = False  # an interrupt was asked before the code could take it
+        self._waking = False
 
     def _not_yet(self) -> bool:
         """Whether an interrupt must wait: the code is not about to run yet."""
@@ -92,9 +107,30 @@ class JupyterExecution(Execution):
         if self._asking is not None:
             self._asking.cancel()  # a callback still thinking is abandoned
         await super().interrupt_code()
+        current = self.supervisor.current
+        if self.wake_signal is not None and not self._waking and current is not None:
+            self._waking = True
+            self.supervisor.start_soon(lambda: self._wake(current))
         waiting, self._waiting = self._waiting, None
         if waiting is not None and self.wakes_input_with_eof:
             waiting.answer("\x04")
+
+    async def _wake(self, kernel: Interpreter) -> None:
+        """Send :attr:`wake_signal` to a local ``kernel`` after each of :data:`WAKES`,
+        until the run ends or the kernel is replaced (a gateway's takes no signal)."""
+        finished, signum = self.route.finished, self.wake_signal
+        if signum is None or not isinstance(kernel, JupyterInterpreter):
+            return
+        for pause in WAKES:
+            with anyio.move_on_after(pause):
+                await finished.wait()
+            if finished.is_set() or self.supervisor.current is not kernel:
+                return
+            try:
+                await kernel.send_signal(signum)
+            except Exception:  # a kernel that just ended: its watcher reports that
+                logger.info("waking %s failed", self.who, exc_info=True)
+                return
 
     async def insist(self) -> None:
         """Send an interrupt asked before the code could take it once it can; end
@@ -172,6 +208,12 @@ class JupyterExecution(Execution):
             text = "The kernel aborted this execution without running it."
             out.append(replies.notice(text, Status.ABORTED, self.reply_to))
         return out + super().finish(done)
+
+
+class PythonExecution(JupyterExecution):
+    """A run on the Python kernel, whose startup code handles SIGURG by doing nothing."""
+
+    wake_signal = signal.SIGURG
 
 
 def _unanswered_read(msg: Mapping[str, Any]) -> str | None:
