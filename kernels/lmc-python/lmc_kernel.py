@@ -249,9 +249,16 @@ def _revive_module() -> Any:
             spec.loader.exec_module(module)
         else:
             exec(code, module.__dict__)
-        parsers = getattr(sys.modules.get(_PRECOMPILED), "parsers", None)
-        if isinstance(parsers, dict):  # the script magics' parser, built by the fork server
+        # What the fork server made: the script magics' parser, the modules' code.
+        precompiled = sys.modules.get(_PRECOMPILED)
+        parsers = getattr(precompiled, "parsers", None)
+        if isinstance(parsers, dict):
             module._MADE["parsers"].update(parsers)
+        compiled = getattr(precompiled, "code", None)
+        for name in compiled if isinstance(compiled, dict) else ():
+            found = _precompiled(compiled, name)
+            if found is not None:
+                module._MADE["compiled"][name] = found
         return module
     except Exception:
         return None
@@ -262,6 +269,12 @@ def _parsers_kept(revive: Any) -> Any:
     magics (``%%bash``, ``%%sh``...) share the one argument parser they would each
     build alike. A no-op context when that file cannot be loaded."""
     return contextlib.nullcontext() if revive is None else revive._parsers_kept()
+
+
+def _modules_compiled(revive: Any) -> Any:
+    """``lmc_revive._modules_compiled()``: while the kernel starts, a module the
+    fork server compiled (see :func:`_revive_module`) is loaded from that code."""
+    return contextlib.nullcontext() if revive is None else revive._modules_compiled()
 
 
 def main() -> None:
@@ -283,7 +296,12 @@ def main() -> None:
         revive = _revive_module()
         if revive is not None:
             revive.iopub_unbounded(app)
-        with _parsers_kept(revive), _precompiled_start_files(), _modules_unlisted():
+        with (
+            _parsers_kept(revive),
+            _modules_compiled(revive),
+            _precompiled_start_files(),
+            _modules_unlisted(),
+        ):
             app.initialize()  # type: ignore[no-untyped-call]
     finally:
         for name in blocked:

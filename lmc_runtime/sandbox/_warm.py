@@ -8,8 +8,9 @@ repeat alike, done once before any fork, so that every kernel finds it done.
   compiles as the kernel's shell is built.
 - The Python kernel's own files, which each kernel would compile from source
   (``lmc_kernel.py``, run by the broker; ``lmc_revive.py``, which it loads; the
-  start file ``lmc_startup.py``, run by IPython: some 6 ms and 2 MiB of new code
-  objects a kernel), are compiled here from this installation's kernels folder
+  start file ``lmc_startup.py``, run by IPython, and the modules it loads from
+  beside itself, when no bytecode of theirs is cached: some 6 to 14 ms and 2 to
+  4 MiB of new code objects a kernel), are compiled here from this installation's kernels folder
   and kept, with the source each was compiled from, in the ``_lmc_precompiled``
   module (``code[path] = (source, code)``). A kernel runs that code only for the
   file it was told to run, and only if the file still has that source; anything
@@ -73,18 +74,39 @@ def _completer() -> None:
     IPCompleter(shell=None, namespace={}, global_namespace={})  # type: ignore[no-untyped-call]
 
 
+def _compile(path: str) -> tuple[bytes, types.CodeType]:
+    with open(path, "rb") as file:  # this installation's own file
+        source = file.read()
+    # As runpy, importlib and IPython's ``execfile`` compile them (no future import).
+    return source, compile(source, path, "exec", dont_inherit=True)
+
+
+def _revive(code: dict[str, tuple[bytes, types.CodeType]]) -> types.ModuleType | None:
+    """``lmc_revive.py`` as a module, from its compiled code (None without it)."""
+    compiled = [c for path, (_, c) in code.items() if path.endswith("/lmc_revive.py")]
+    if not compiled:
+        return None
+    revive = types.ModuleType("_lmc_revive")
+    exec(compiled[0], revive.__dict__)
+    return revive
+
+
 def _start_files() -> None:
     folder = _kernel_folder()
     module = types.ModuleType(PRECOMPILED, "Kernel start files compiled by the fork server.")
     code: dict[str, tuple[bytes, types.CodeType]] = {}
     module.code = code  # type: ignore[attr-defined]
-    for name in _START_FILES if folder else ():
-        path = os.path.join(folder or "", name)
-        with open(path, "rb") as file:  # this installation's own file
-            source = file.read()
-        # As runpy, importlib and IPython's ``execfile`` compile them (no future import).
-        code[path] = (source, compile(source, path, "exec", dont_inherit=True))
     sys.modules[PRECOMPILED] = module
+    if folder is None:
+        return
+    for name in _START_FILES:
+        path = os.path.join(folder, name)
+        code[path] = _compile(path)
+    # And the modules the start file loads from beside itself (by their real
+    # paths, as the loader names them): the kernel's displays, %pip, checkpoints.
+    revive, start = _revive(code), code[os.path.join(folder, "lmc_startup.py")][1]
+    for path in sorted(revive._named_beside(start, folder) if revive else ()):
+        code[os.path.realpath(path)] = _compile(os.path.realpath(path))
 
 
 def _script_parser() -> None:
@@ -92,10 +114,8 @@ def _script_parser() -> None:
     in a kernel (``lmc_revive._parsers_kept``), built once here from the compiled
     ``lmc_revive.py``, and kept in the ``_lmc_precompiled`` module (``parsers``)."""
     module = sys.modules[PRECOMPILED]
-    compiled = [c for path, (_, c) in module.code.items() if path.endswith("/lmc_revive.py")]
-    if compiled:
-        revive = types.ModuleType("_lmc_revive")
-        exec(compiled[0], revive.__dict__)
+    revive = _revive(module.code)
+    if revive is not None:
         module.parsers = dict(revive.script_parsers())  # type: ignore[attr-defined]
 
 

@@ -5,6 +5,7 @@ with the fork server:
 - the broker runs ``lmc_kernel.py`` from that code (``_broker._run_script``), as
   ``runpy.run_path`` would, and the launcher loads ``lmc_revive.py`` from it;
 - IPython names the start file by a ``Path``, which must find its code too;
+- the modules the start file loads run from that code too;
 - the argument parser IPython's script magics share is the one it built;
 - while ipykernel makes its kernel, its list of every module's file (for a
   debugger this kernel never has) stays empty.
@@ -15,6 +16,7 @@ ran."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import types
 from collections.abc import Iterator
@@ -97,8 +99,30 @@ def test_the_launcher_loads_lmc_revive_from_its_compiled_code(
     revive = FOLDER / "lmc_revive.py"
     launcher = _launcher()
     assert hasattr(launcher._revive_module(), "iopub_unbounded")  # from the file
-    _stand_in(precompiled, revive, "ran = 'compiled ahead'\n")
+    stand_in = "ran = 'compiled ahead'\n_MADE = {'compiled': {}, 'parsers': {}}\n"
+    _stand_in(precompiled, revive, stand_in)
     assert launcher._revive_module().ran == "compiled ahead"
+
+
+def test_the_launcher_takes_the_modules_compiled_ahead_whose_source_is_unchanged(
+    tmp_path: Path, precompiled: dict[str, Any]
+) -> None:
+    kept, changed = tmp_path / "kept.py", tmp_path / "changed.py"
+    for path in (kept, changed):
+        path.write_bytes(b"ran = 'from the file'\n")
+        _stand_in(precompiled, path, "ran = 'compiled ahead'\n")
+    changed.write_bytes(b"ran = 'changed'\n")
+    revive = _launcher()._revive_module()
+    assert sorted(revive._MADE["compiled"]) == [str(kept)]
+    namespace: dict[str, Any] = {}
+    with revive._modules_compiled():
+        for name, path in (("kept", kept), ("changed", changed)):
+            spec = importlib.util.spec_from_file_location(f"_{name}", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            namespace[name] = module.ran
+    assert namespace == {"kept": "compiled ahead", "changed": "changed"}
 
 
 def test_the_launcher_takes_the_script_magics_parser_built_ahead(

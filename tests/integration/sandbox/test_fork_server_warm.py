@@ -103,7 +103,8 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
     # And it warmed: the tokenizer's expression is compiled, the kernel's files too.
     assert state["tokenizer"] >= 1
     kernels = Path(__file__).resolve().parents[3] / "kernels" / "lmc-python"
-    files = ("lmc_kernel.py", "lmc_revive.py", "lmc_startup.py")
+    files = ("lmc_checkpoint.py", "lmc_displays.py", "lmc_kernel.py", "lmc_pip.py")
+    files += ("lmc_revive.py", "lmc_startup.py")
     assert state["precompiled"] == [str(kernels / name) for name in files]
     assert state["parsers"] == ["MagicArgumentParser"]  # the script magics' one
 
