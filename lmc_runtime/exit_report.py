@@ -1,6 +1,6 @@
 """A process whose end another process reports on a socket: one JSON message
-``{"status": <wait status>}``. A kernel forked into a sandbox (the fork server's
-broker reports it, see :mod:`.sandbox.forked`) and a kernel started from a
+``{"status": <wait status>}``. A kernel forked into a sandbox (the fork server
+reports it, see :mod:`.sandbox.forked`) and a kernel started from a
 checkpoint (the frozen copy that forked it, see :mod:`.backends.jupyter.frozen`) are
 waited for this way, as the provisioner waits for a ``Popen``.
 """

@@ -1,8 +1,10 @@
-"""A kernel the fork server (:mod:`.forks`) forked into its sandbox, as the
-provisioner uses a ``Popen``: its pid, ``poll``, ``wait`` and ``send_signal``.
+"""A kernel the fork server (:mod:`.forks`) forked into its sandbox, and a process
+it started, as the provisioner uses a ``Popen``
+(:class:`~lmc_runtime.exit_report.ReportedProcess`).
 
-Its broker's socket says how it ended. Ending it ends its holder (:mod:`.holder`),
-and with it the sandbox's PID namespace and everything left in it.
+The fork server says how it ended on its connection. A kernel's end ends its
+holder (:mod:`.holder`), and with it the sandbox's PID namespace and everything
+left in it.
 """
 
 from __future__ import annotations
