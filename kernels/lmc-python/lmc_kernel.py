@@ -22,11 +22,9 @@ parser of every option of every class of the kernel to read it (some 5 ms of
 the kernel's start). A kernel forked by the runtime's fork server runs its start
 file (``lmc_startup.py``) and ``lmc_revive.py`` from the code the fork server
 compiled of them, when the files still have that source
-(``_precompiled_start_files``, ``_revive_module``; the fork server's broker runs
-this file so too). While ipykernel makes its kernel, it does not list every
-loaded module's file for the debugger this kernel never has
-(``_modules_unlisted``): in a forked kernel that walk copied 3 MiB of the pages
-it shares with the fork server.
+(``_precompiled_start_files``, ``_beside``; the fork server's broker runs this
+file so too). ``lmc_lean.py`` holds what makes it start lean (as it does a
+kernel revived from a checkpoint).
 """
 
 import codecs
@@ -188,60 +186,14 @@ def _precompiled_start_files() -> Any:
         py3compat.execfile = original
 
 
-class _Unlisted:
-    """``sys.modules`` as ipykernel's kernel sees it while it is made: the same,
-    but its copy is empty (see :func:`_modules_unlisted`)."""
-
-    def copy(self) -> dict:
-        return {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(sys.modules, name)
-
-    def __getitem__(self, name: str) -> Any:
-        return sys.modules[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in sys.modules
-
-
-@contextlib.contextmanager
-def _modules_unlisted() -> Any:
-    """While the kernel is made, ipykernel's list of every loaded module's file (for
-    its debugger, which this kernel never has: debugpy is blocked) stays empty.
-    Its walk of ``sys.modules`` writes to every module object: in a kernel forked
-    by the fork server, that copied some 800 pages it shared with it (3 MiB)."""
-    import types
-
-    try:
-        from ipykernel import debugger, ipkernel
-    except ImportError:
-        yield
-        return
-    if (
-        getattr(debugger, "_is_debugpy_available", True)
-        or getattr(ipkernel, "sys", None) is not sys
-    ):
-        yield
-        return
-    seen = types.ModuleType("sys")
-    seen.__getattr__ = lambda name: getattr(sys, name)  # type: ignore[method-assign]
-    seen.modules = _Unlisted()  # type: ignore[assignment]
-    ipkernel.sys = seen  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        ipkernel.sys = sys  # type: ignore[attr-defined]
-
-
-def _revive_module() -> Any:
-    """``lmc_revive.py``, from beside this file (from the fork server's compiled
-    code of it, if any); None when it cannot be loaded."""
+def _beside(name: str) -> Any:
+    """The module ``name``, from its file beside this one (from the fork server's
+    compiled code of it, if any); None when it cannot be loaded."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_revive.py")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     try:
-        spec = importlib.util.spec_from_file_location("_lmc_revive", path)
+        spec = importlib.util.spec_from_file_location(f"_{name}", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         code = _precompiled(getattr(sys.modules.get(_PRECOMPILED), "code", None), path)
@@ -249,32 +201,37 @@ def _revive_module() -> Any:
             spec.loader.exec_module(module)
         else:
             exec(code, module.__dict__)
-        # What the fork server made: the script magics' parser, the modules' code.
-        precompiled = sys.modules.get(_PRECOMPILED)
-        parsers = getattr(precompiled, "parsers", None)
-        if isinstance(parsers, dict):
-            module._MADE["parsers"].update(parsers)
-        compiled = getattr(precompiled, "code", None)
-        for name in compiled if isinstance(compiled, dict) else ():
-            found = _precompiled(compiled, name)
-            if found is not None:
-                module._MADE["compiled"][name] = found
         return module
     except Exception:
         return None
 
 
-def _parsers_kept(revive: Any) -> Any:
-    """``lmc_revive._parsers_kept()``: while the kernel starts, IPython's script
-    magics (``%%bash``, ``%%sh``...) share the one argument parser they would each
-    build alike. A no-op context when that file cannot be loaded."""
-    return contextlib.nullcontext() if revive is None else revive._parsers_kept()
+def _revive_module() -> Any:
+    """``lmc_revive.py``, with what the fork server made for it: the script magics'
+    parser and the code of the modules the start file loads."""
+    module = _beside("lmc_revive")
+    if module is None:
+        return None
+    precompiled = sys.modules.get(_PRECOMPILED)
+    parsers = getattr(precompiled, "parsers", None)
+    if isinstance(parsers, dict):
+        module._MADE["parsers"].update(parsers)
+    compiled = getattr(precompiled, "code", None)
+    for path in compiled if isinstance(compiled, dict) else ():
+        found = _precompiled(compiled, path)
+        if found is not None:
+            module._MADE["compiled"][path] = found
+    return module
 
 
-def _modules_compiled(revive: Any) -> Any:
-    """``lmc_revive._modules_compiled()``: while the kernel starts, a module the
-    fork server compiled (see :func:`_revive_module`) is loaded from that code."""
-    return contextlib.nullcontext() if revive is None else revive._modules_compiled()
+def _kept(module: Any, name: str) -> Any:
+    """``module.name()``, a context; a no-op one when the module could not be loaded.
+    ``lmc_revive._parsers_kept``: IPython's script magics (``%%bash``, ``%%sh``...)
+    share the one argument parser they would each build alike.
+    ``lmc_revive._modules_compiled``: a module the fork server compiled is loaded
+    from that code. ``lmc_lean.modules_unlisted``: ipykernel does not list every
+    loaded module's file, for a debugger this kernel never has."""
+    return contextlib.nullcontext() if module is None else getattr(module, name)()
 
 
 def main() -> None:
@@ -293,14 +250,14 @@ def main() -> None:
 
         app = IPKernelApp.instance()
         _read_command_line(app)
-        revive = _revive_module()
-        if revive is not None:
-            revive.iopub_unbounded(app)
+        revive, lean = _revive_module(), _beside("lmc_lean")
+        if lean is not None:
+            lean.iopub_unbounded(app)
         with (
-            _parsers_kept(revive),
-            _modules_compiled(revive),
+            _kept(revive, "_parsers_kept"),
+            _kept(revive, "_modules_compiled"),
             _precompiled_start_files(),
-            _modules_unlisted(),
+            _kept(lean, "modules_unlisted"),
         ):
             app.initialize()  # type: ignore[no-untyped-call]
     finally:

@@ -61,10 +61,25 @@ def compile_once() -> None:
 
 
 def prepare() -> None:
-    """In the frozen copy, once: the script magics' parser built (and the startup
-    files compiled, if the kernel did not)."""
+    """In the frozen copy, once: the script magics' parser built, ``lmc_lean.py``
+    loaded (and the startup files compiled, if the kernel did not)."""
     compile_once()
     script_parsers()
+    _lean()
+
+
+def _lean() -> types.ModuleType:
+    """``lmc_lean.py``, from beside this file, loaded once."""
+    lean = _MADE.get("lean")
+    if lean is None:
+        import importlib.util
+
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_lean.py")
+        spec = importlib.util.spec_from_file_location("_lmc_lean", path)
+        assert spec is not None and spec.loader is not None
+        lean = _MADE["lean"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(lean)
+    return lean
 
 
 def script_parsers() -> dict:
@@ -171,8 +186,9 @@ def new_kernel(argv: list, bound: int, left: str) -> int:
     app = IPKernelApp.instance(user_ns=user_ns)
     _config_of(old, app, args)
     _say_bound_early(app, bound)
-    iopub_unbounded(app)
-    with _parsers_kept(), _modules_compiled():
+    lean = _lean()
+    lean.iopub_unbounded(app)
+    with _parsers_kept(), _modules_compiled(), lean.modules_unlisted():
         app.initialize(args)
     new = app.shell
     new.execution_count = count
@@ -222,24 +238,6 @@ def _say_bound_early(app: object, bound: int) -> None:
         os.close(bound)
 
     app.log_connection_info = log_connection_info  # type: ignore[attr-defined]
-
-
-def iopub_unbounded(app: object) -> None:
-    """``app``'s IOPub socket gets no send high-water mark. IOPub is PUB/SUB: past
-    the mark (1,000 messages by default) it drops what a reader that fell behind
-    has not read yet, without a word. Regression: 7 of 10,000 displays lost."""
-    import zmq
-
-    init_iopub = app.init_iopub  # type: ignore[attr-defined]
-
-    def unbounded(context: zmq.Context) -> None:
-        context.setsockopt(zmq.SNDHWM, 0)
-        try:
-            init_iopub(context)
-        finally:
-            context.sockopts.pop(zmq.SNDHWM, None)
-
-    app.init_iopub = unbounded  # type: ignore[attr-defined]
 
 
 class _parsers_kept:

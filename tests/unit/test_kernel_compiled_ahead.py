@@ -3,7 +3,7 @@ files (``_warm.py``), and skips the work that would copy the pages it shares
 with the fork server:
 
 - the broker runs ``lmc_kernel.py`` from that code (``_broker._run_script``), as
-  ``runpy.run_path`` would, and the launcher loads ``lmc_revive.py`` from it;
+  ``runpy.run_path`` would, and the launcher loads ``lmc_revive.py`` and ``lmc_lean.py`` from it;
 - IPython names the start file by a ``Path``, which must find its code too;
 - the modules the start file loads run from that code too;
 - the argument parser IPython's script magics share is the one it built;
@@ -93,12 +93,22 @@ def test_the_broker_runs_a_script_from_its_compiled_code_as_main(
     assert sys.modules["__main__"] is main
 
 
+def test_the_launcher_loads_lmc_lean_from_its_compiled_code(
+    precompiled: dict[str, Any],
+) -> None:
+    lean = FOLDER / "lmc_lean.py"
+    launcher = _launcher()
+    assert hasattr(launcher._beside("lmc_lean"), "iopub_unbounded")  # from the file
+    _stand_in(precompiled, lean, "ran = 'compiled ahead'\n")
+    assert launcher._beside("lmc_lean").ran == "compiled ahead"
+
+
 def test_the_launcher_loads_lmc_revive_from_its_compiled_code(
     precompiled: dict[str, Any],
 ) -> None:
     revive = FOLDER / "lmc_revive.py"
     launcher = _launcher()
-    assert hasattr(launcher._revive_module(), "iopub_unbounded")  # from the file
+    assert hasattr(launcher._revive_module(), "new_kernel")  # from the file
     stand_in = "ran = 'compiled ahead'\n_MADE = {'compiled': {}, 'parsers': {}}\n"
     _stand_in(precompiled, revive, stand_in)
     assert launcher._revive_module().ran == "compiled ahead"
@@ -137,7 +147,7 @@ def test_the_kernel_is_made_without_listing_every_module(monkeypatch: pytest.Mon
     from ipykernel import debugger, ipkernel
 
     monkeypatch.setattr(debugger, "_is_debugpy_available", False)  # blocked at start
-    with _launcher()._modules_unlisted():
+    with _launcher()._beside("lmc_lean").modules_unlisted():
         assert vars(ipkernel)["sys"].modules.copy() == {}
         assert (
             vars(ipkernel)["sys"].modules["sys"] is sys and "sys" in vars(ipkernel)["sys"].modules
@@ -150,5 +160,5 @@ def test_a_kernel_with_a_debugger_lists_them(monkeypatch: pytest.MonkeyPatch) ->
     from ipykernel import debugger, ipkernel
 
     monkeypatch.setattr(debugger, "_is_debugpy_available", True)
-    with _launcher()._modules_unlisted():
+    with _launcher()._beside("lmc_lean").modules_unlisted():
         assert vars(ipkernel)["sys"] is sys

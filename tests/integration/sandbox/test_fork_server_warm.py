@@ -103,8 +103,8 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
     # And it warmed: the tokenizer's expression is compiled, the kernel's files too.
     assert state["tokenizer"] >= 1
     kernels = Path(__file__).resolve().parents[3] / "kernels" / "lmc-python"
-    files = ("lmc_checkpoint.py", "lmc_displays.py", "lmc_kernel.py", "lmc_pip.py")
-    files += ("lmc_revive.py", "lmc_startup.py")
+    files = ("lmc_checkpoint.py", "lmc_displays.py", "lmc_kernel.py", "lmc_lean.py")
+    files += ("lmc_pip.py", "lmc_revive.py", "lmc_startup.py")
     assert state["precompiled"] == [str(kernels / name) for name in files]
     assert state["parsers"] == ["MagicArgumentParser"]  # the script magics' one
 
@@ -152,5 +152,5 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
     assert "got alice" in text(read) and asked == ["name? "]
     # Forked (its parent is outside its namespace); its start file ran; the fork
     # server's compiled code is no module the user's code finds; the kernel was
-    # made without its walk of every module (_modules_unlisted in lmc_kernel.py).
+    # made without its walk of every module (modules_unlisted in lmc_lean.py).
     assert text(started) == "True True False []\n"

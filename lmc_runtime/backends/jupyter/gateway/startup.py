@@ -25,6 +25,7 @@ _PYTHON_FILES = (
     "lmc_charts.py",
     "lmc_checkpoint.py",
     "lmc_revive.py",
+    "lmc_lean.py",
 )
 
 _PYTHON_LOADER = """\
