@@ -108,19 +108,25 @@ def test_regression_displays_wait_for_a_reader_that_falls_behind(
         sub.close(0)
 
 
-HWM = "import zmq\nprint(get_ipython().kernel.iopub_socket.io_thread.socket.getsockopt(zmq.SNDHWM))"
+#: The kernel's IOPub send mark, and how many module files ipykernel listed.
+LEAN = (
+    "import zmq\nk = get_ipython().kernel\n"
+    "print(k.iopub_socket.io_thread.socket.getsockopt(zmq.SNDHWM), len(k._kernel_modules))"
+)
 
 
 def _output(computer: Computer, code: str) -> str:
     return "".join(m.content for m in computer.run("python", code) if m.format == "output")
 
 
-def test_regression_a_rolled_back_or_forked_kernel_keeps_iopub_unbounded(tmp_path: Path) -> None:
-    """A kernel revived from a checkpoint (``lmc_revive.py``) makes its own IOPub."""
+def test_regression_a_rolled_back_or_forked_kernel_starts_as_lean(tmp_path: Path) -> None:
+    """A kernel revived from a checkpoint (``lmc_revive.py``) makes its own IOPub,
+    unbounded, and its kernel without a walk of every module of the image
+    (``lmc_lean.py``)."""
     with Computer(cwd=tmp_path) as computer:
-        assert _output(computer, HWM) == "0\n"
+        assert _output(computer, LEAN) == "0 0\n"
         checkpoint = computer.checkpoint()
         computer.rollback(checkpoint)
-        assert _output(computer, HWM) == "0\n"
+        assert _output(computer, LEAN) == "0 0\n"
         with computer.fork() as fork:
-            assert _output(fork, HWM) == "0\n"
+            assert _output(fork, LEAN) == "0 0\n"
