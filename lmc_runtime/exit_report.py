@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 from collections.abc import Callable
 
 import anyio
@@ -86,6 +87,9 @@ class ReportedProcess:
         self._report = report
         #: One task reads the report; the others wait.
         self._reader = ReportReader()
+        #: What it holds is released once; a later caller waits for that release.
+        self._releasing = threading.Lock()
+        self._released = False
 
     def send_signal(self, signum: int) -> None:
         if self.returncode is None and self._pidfd >= 0:
@@ -106,7 +110,7 @@ class ReportedProcess:
             lambda: self._read_status(release=False),
         )
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self._release)
+            await anyio.to_thread.run_sync(self._release_once)
 
     def poll(self) -> int | None:
         # While a task waits in ended(), the report is that task's to read: read and
@@ -127,10 +131,21 @@ class ReportedProcess:
     def _read_status(self, *, release: bool = True) -> None:
         self.returncode = read_exit(self._report, self._pidfd)
         if release:
+            self._release_once()
+
+    def _release_once(self) -> None:
+        """:meth:`_release`, once, whichever threads ask (each task awaiting
+        :meth:`ended` asks, in a worker thread): a later caller returns once that
+        release is over. Regression: two threads closed one pidfd's number, the
+        second perhaps a descriptor another thread had opened in between."""
+        with self._releasing:
+            if self._released:
+                return
+            self._released = True
             self._release()
 
     def _release(self) -> None:
-        """It has ended: close the report and the pidfd (blocking; may run twice)."""
+        """It has ended: close the report and the pidfd (blocking; run once)."""
         self._report.close()
         with contextlib.suppress(OSError):
             if self._pidfd >= 0:

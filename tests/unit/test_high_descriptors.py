@@ -18,7 +18,6 @@ import anyio
 import pytest
 
 import lmc_runtime
-from lmc_runtime.exit_report import ReportReader
 from lmc_runtime.procs import readable_now, wait_readable
 from lmc_runtime.sandbox.forks import ForkedKernel
 
@@ -74,10 +73,7 @@ def test_a_forked_kernel_past_1024_reads_its_exit(high_fd: Callable[[int], int])
     ours, broker = socket.socketpair()
     fd = high_fd(os.dup(ours.fileno()))
     ours.close()
-    kernel = ForkedKernel.__new__(ForkedKernel)
-    kernel.returncode, kernel._reader, kernel._pidfd = None, ReportReader(), -1
-    kernel._holder = None
-    kernel._report = socket.socket(fileno=fd)
+    kernel = ForkedKernel(0, -1, socket.socket(fileno=fd), None, -1)  # type: ignore[arg-type]
     try:
         assert kernel.poll() is None
         broker.send(b'{"status": 256}')
@@ -109,10 +105,7 @@ def test_a_forked_kernel_s_poll_leaves_its_exit_to_the_task_waiting_for_it() -> 
     a task waited on it in ``ended()``: that task was left waiting on a descriptor
     that would say nothing more (or on a number another descriptor then took)."""
     ours, broker = socket.socketpair()
-    kernel = ForkedKernel.__new__(ForkedKernel)
-    kernel.returncode, kernel._reader, kernel._holder = None, ReportReader(), None
-    kernel._pidfd = -1
-    kernel._report = ours
+    kernel = ForkedKernel(0, -1, ours, None, -1)  # type: ignore[arg-type]  # no holder
 
     async def main() -> None:
         with anyio.fail_after(5):

@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -112,6 +113,39 @@ async def test_tasks_awaiting_its_end_all_see_it(child: Child, make: Make) -> No
             await anyio.to_thread.run_sync(child.report)
     assert codes == [-signal.SIGKILL] * 3
     assert child.ours.fileno() == -1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("make", _MAKERS.values(), ids=list(_MAKERS))
+async def test_regression_its_pidfd_is_closed_once_however_many_tasks_await_its_end(
+    child: Child, make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each task awaiting its end released what it held, in a worker thread of its
+    own: two threads closed the same pidfd number, the second perhaps a descriptor
+    another thread had opened in between. The first close is held open here, for
+    a second one to come (it comes at once on the old code; 2 s bound)."""
+    process, pidfd, real_close = make(child), child.pidfd, os.close
+    closes: list[int] = []
+    again = threading.Event()
+
+    def close(fd: int) -> None:
+        if fd == pidfd:
+            closes.append(fd)
+            if len(closes) == 1:
+                again.wait(2)
+            else:
+                again.set()
+        real_close(fd)
+
+    monkeypatch.setattr(os, "close", close)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(process.ended)
+            await anyio.wait_all_tasks_blocked()
+            process.kill()
+            await anyio.to_thread.run_sync(child.report)
+    assert closes == [pidfd]
 
 
 def test_a_revived_kernel_ends_the_sandbox_it_adopted_once(child: Child) -> None:

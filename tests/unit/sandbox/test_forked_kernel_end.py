@@ -10,7 +10,6 @@ import socket
 import anyio
 import pytest
 
-from lmc_runtime.exit_report import ReportReader
 from lmc_runtime.sandbox.forks import ForkedKernel
 
 
@@ -20,11 +19,7 @@ def anyio_backend() -> str:
 
 
 def _kernel(broker: socket.socket) -> ForkedKernel:
-    kernel = ForkedKernel.__new__(ForkedKernel)
-    kernel.pid, kernel.returncode = 12345, None
-    kernel._report, kernel._holder, kernel._pidfd = broker, None, -1
-    kernel._reader = ReportReader()
-    return kernel
+    return ForkedKernel(12345, -1, broker, None, -1)  # type: ignore[arg-type]  # no holder
 
 
 @pytest.mark.anyio
