@@ -68,17 +68,23 @@ def prepare() -> None:
     _lean()
 
 
-def _lean() -> types.ModuleType:
-    """``lmc_lean.py``, from beside this file, loaded once."""
+def _lean() -> "types.ModuleType | None":
+    """``lmc_lean.py``, from beside this file, loaded once; None (said on stderr,
+    the kernel's log) when it cannot be: the kernel then starts as ipykernel's."""
     lean = _MADE.get("lean")
     if lean is None:
         import importlib.util
 
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_lean.py")
-        spec = importlib.util.spec_from_file_location("_lmc_lean", path)
-        assert spec is not None and spec.loader is not None
-        lean = _MADE["lean"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(lean)
+        try:
+            spec = importlib.util.spec_from_file_location("_lmc_lean", path)
+            assert spec is not None and spec.loader is not None
+            lean = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(lean)
+        except Exception as exc:
+            sys.stderr.write(f"lmc: {path} not loaded: {exc!r}\n")
+            return None
+        _MADE["lean"] = lean
     return lean
 
 
@@ -187,8 +193,10 @@ def new_kernel(argv: list, bound: int, left: str) -> int:
     _config_of(old, app, args)
     _say_bound_early(app, bound)
     lean = _lean()
-    lean.iopub_unbounded(app)
-    with _parsers_kept(), _modules_compiled(), lean.modules_unlisted():
+    if lean is not None:
+        lean.iopub_unbounded(app)
+    unlisted = lean.modules_unlisted() if lean is not None else contextlib.nullcontext()
+    with _parsers_kept(), _modules_compiled(), unlisted:
         app.initialize(args)
     new = app.shell
     new.execution_count = count
