@@ -101,7 +101,8 @@ def _start_files() -> None:
         return
     for name in _START_FILES:
         path = os.path.join(folder, name)
-        code[path] = _compile(path)
+        # By the path a kernel's command line names, and the one IPython resolves.
+        code[path] = code[os.path.realpath(path)] = _compile(path)
     # And the modules the start file loads from beside itself (by their real
     # paths, as the loader names them): the kernel's displays, %pip, checkpoints.
     revive, start = _revive(code), code[os.path.join(folder, "lmc_startup.py")][1]
