@@ -82,16 +82,6 @@ def _compile(path: str) -> tuple[bytes, types.CodeType]:
     return source, compile(source, path, "exec", dont_inherit=True)
 
 
-def _revive(code: dict[str, tuple[bytes, types.CodeType]]) -> types.ModuleType | None:
-    """``lmc_revive.py`` as a module, from its compiled code (None without it)."""
-    compiled = [c for path, (_, c) in code.items() if path.endswith("/lmc_revive.py")]
-    if not compiled:
-        return None
-    revive = types.ModuleType("_lmc_revive")
-    exec(compiled[0], revive.__dict__)
-    return revive
-
-
 def _start_files() -> None:
     folder = _kernel_folder()
     module = types.ModuleType(PRECOMPILED, "Kernel start files compiled by the fork server.")
@@ -104,21 +94,17 @@ def _start_files() -> None:
         path = os.path.join(folder, name)
         # By the path a kernel's command line names, and the one IPython resolves.
         code[path] = code[os.path.realpath(path)] = _compile(path)
-    # And the modules the start file loads from beside itself (by their real
-    # paths, as the loader names them): the kernel's displays, %pip, checkpoints.
-    revive, start = _revive(code), code[os.path.join(folder, "lmc_startup.py")][1]
-    for path in sorted(revive._named_beside(start, folder) if revive else ()):
+    # ``lmc_revive.py`` as a module, from its compiled code: it names the modules
+    # the start file loads from beside itself (compiled by their real paths, as
+    # the loader names them: the kernel's displays, %pip, checkpoints), and
+    # builds the argument parser IPython's script magics (``%%bash``, ``%%sh``...)
+    # share in a kernel (``lmc_revive._parsers_kept``), kept here as ``parsers``.
+    revive = types.ModuleType("_lmc_revive")
+    exec(code[os.path.join(folder, "lmc_revive.py")][1], revive.__dict__)
+    start = code[os.path.join(folder, "lmc_startup.py")][1]
+    for path in sorted(revive._named_beside(start, folder)):
         code[os.path.realpath(path)] = _compile(os.path.realpath(path))
-
-
-def _script_parser() -> None:
-    """The argument parser IPython's script magics (``%%bash``, ``%%sh``...) share
-    in a kernel (``lmc_revive._parsers_kept``), built once here from the compiled
-    ``lmc_revive.py``, and kept in the ``_lmc_precompiled`` module (``parsers``)."""
-    module = sys.modules[PRECOMPILED]
-    revive = _revive(module.code)
-    if revive is not None:
-        module.parsers = dict(revive.script_parsers())  # type: ignore[attr-defined]
+    module.parsers = dict(revive.script_parsers())  # type: ignore[attr-defined]
 
 
 def warm() -> None:
@@ -127,7 +113,7 @@ def warm() -> None:
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for part in (_transformer, _completer, _start_files, _script_parser):
+        for part in (_transformer, _completer, _start_files):
             try:
                 part()
             except Exception:  # an optimization only
