@@ -120,6 +120,19 @@ class Branching:
         """:meth:`checkpoints`, for the async interface shared with ``RemoteComputer``."""
         return self.checkpoints()
 
+    async def acheckpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        """:meth:`checkpoint_info`, for the async interface shared with ``RemoteComputer``."""
+        return self.checkpoint_info(checkpoint_id)
+
+    def checkpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        """One checkpoint, as :meth:`checkpoints` lists it; only its own process's
+        memory is read. :class:`~lmc_runtime.errors.CheckpointNotFound` if unknown."""
+        language = self._checkpoint_languages.get(checkpoint_id)
+        session = self._sessions.running(language) if language is not None else None
+        if not isinstance(session, Checkpointing):
+            raise CheckpointNotFound(f"no checkpoint {checkpoint_id!r}")
+        return session.checkpoint_info(checkpoint_id)
+
     def checkpoints(self) -> list[CheckpointInfo]:
         """Every checkpoint kept, with the private memory its frozen process holds."""
         found: list[CheckpointInfo] = []

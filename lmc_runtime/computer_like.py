@@ -132,6 +132,14 @@ class BranchingLike(Protocol):
         """The sync form of :meth:`acheckpoints`."""
         ...
 
+    async def acheckpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        """One checkpoint, as :meth:`acheckpoints` lists it."""
+        ...
+
+    def checkpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        """The sync form of :meth:`acheckpoint_info`."""
+        ...
+
     async def adrop_checkpoint(self, checkpoint_id: str) -> None:
         """End the checkpoint and forget it."""
         ...

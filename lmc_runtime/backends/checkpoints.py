@@ -79,6 +79,11 @@ class Checkpointing(Protocol):
         """The checkpoints kept, oldest first."""
         ...
 
+    def checkpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        """One checkpoint, as :meth:`checkpoints` lists it (reading only its own
+        process's memory); :class:`~lmc_runtime.errors.CheckpointNotFound` if unknown."""
+        ...
+
     async def drop_checkpoint(self, checkpoint_id: str) -> None:
         """End the checkpoint's frozen process and forget it."""
         ...

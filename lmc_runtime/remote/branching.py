@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from ..backends.checkpoints import CheckpointInfo
-from ..errors import CheckpointsUnsupported
+from ..errors import CheckpointsUnsupported, RemoteCheckpointNotFound
 from .rest import Api
 
 if TYPE_CHECKING:
@@ -75,6 +75,15 @@ class RemoteBranching:
         listed = await api.json("GET", api.path("/checkpoints"))
         return [_info(each) for each in listed.get("checkpoints", [])]
 
+    async def acheckpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        """One of the session's checkpoints, as :meth:`acheckpoints` lists it."""
+        for info in await self.acheckpoints():
+            if info.id == checkpoint_id:
+                return info
+        raise RemoteCheckpointNotFound(
+            f"no checkpoint {checkpoint_id!r}", status=404, code="checkpoint_not_found"
+        )
+
     async def adrop_checkpoint(self, checkpoint_id: str) -> None:
         """End the checkpoint's frozen process and remove its files."""
         api = await self._open_api()
@@ -116,6 +125,10 @@ class RemoteBranching:
     def checkpoints(self) -> list[CheckpointInfo]:
         """The sync form of :meth:`acheckpoints`."""
         return self._call(self.acheckpoints)
+
+    def checkpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        """The sync form of :meth:`acheckpoint_info`."""
+        return self._call(self.acheckpoint_info, checkpoint_id)
 
     def drop_checkpoint(self, checkpoint_id: str) -> None:
         """The sync form of :meth:`adrop_checkpoint`."""

@@ -124,9 +124,7 @@ async def rollback(session: ServiceSession, checkpoint_id: str) -> dict[str, obj
     try:
         kept = _known(session, checkpoint_id)
         computer = _computer(session)
-        if not _memory(computer, checkpoint_id)[1]:
-            raise CheckpointGone(checkpoint_id)
-        try:
+        try:  # one whose process ended is refused, before any change
             await computer.arollback(checkpoint_id)
         except CheckpointNotFound as exc:
             raise CheckpointGone(checkpoint_id) from exc
@@ -161,11 +159,13 @@ def _known(session: ServiceSession, checkpoint_id: str) -> SessionCheckpoint:
 
 
 def _memory(computer: Computer, checkpoint_id: str) -> tuple[int, bool]:
-    """The private memory of the checkpoint's frozen process, and whether it lives."""
-    for info in computer.checkpoints():
-        if info.id == checkpoint_id:
-            return info.bytes, info.alive
-    return 0, False
+    """The private memory of the checkpoint's frozen process, and whether it lives
+    (only its own process is read: a session may keep many)."""
+    try:
+        info = computer.checkpoint_info(checkpoint_id)
+    except CheckpointNotFound:
+        return 0, False
+    return info.bytes, info.alive
 
 
 def _copy_out(work_dir: Path, files: Path, room: int | None) -> int:

@@ -155,8 +155,8 @@ class CheckpointingSession(JupyterSession):
         return found
 
     async def rollback(self, checkpoint_id: str) -> None:
+        frozen = self._get(checkpoint_id).frozen  # unknown or gone: refused at once
         settings = await self._usable()
-        frozen = self._get(checkpoint_id).frozen
         supervisor = self.supervisor
         factory = supervisor.factory
         # In a sandbox, the new kernel takes it over from the one it replaces.
@@ -189,10 +189,14 @@ class CheckpointingSession(JupyterSession):
                     await anyio.to_thread.run_sync(end_sandbox)
 
     def checkpoints(self) -> Sequence[CheckpointInfo]:
-        return [
-            replace(c.info, bytes=private_bytes(c.frozen.pid), alive=c.frozen.alive)
-            for c in self._checkpoints.values()
-        ]
+        return [self.checkpoint_info(cid) for cid in list(self._checkpoints)]
+
+    def checkpoint_info(self, checkpoint_id: str) -> CheckpointInfo:
+        found = self._checkpoints.get(checkpoint_id)
+        if found is None:
+            raise CheckpointNotFound(f"no checkpoint {checkpoint_id!r}")
+        frozen = found.frozen
+        return replace(found.info, bytes=private_bytes(frozen.pid), alive=frozen.alive)
 
     async def drop_checkpoint(self, checkpoint_id: str) -> None:
         found = self._checkpoints.pop(checkpoint_id, None)

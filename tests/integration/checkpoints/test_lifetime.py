@@ -78,11 +78,14 @@ def test_a_checkpoint_whose_process_died_is_reported_gone(computer: Computer) ->
     os.kill(info.pid, signal.SIGKILL)
     assert process_ended(info.pid, _GUARD)
     assert [c.alive for c in computer.checkpoints()] == [False]
+    assert computer.checkpoint_info(taken).alive is False
     with pytest.raises(CheckpointNotFound, match="gone"):
         computer.rollback(taken)
     assert run(computer, "print(x)").output == "1\n"  # the kernel is untouched
     with pytest.raises(CheckpointNotFound):
         computer.rollback("no-such-checkpoint")
+    with pytest.raises(CheckpointNotFound):
+        computer.checkpoint_info("no-such-checkpoint")
 
 
 def test_drop_and_close_end_every_checkpoint_process(tmp_path: Path) -> None:

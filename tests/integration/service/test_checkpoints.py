@@ -256,6 +256,8 @@ def test_remote_computer_checkpoint_rollback_fork(plain: Server) -> None:
         list(remote.run("python", "n = 2\nimport os\nos.remove('a.txt')"))
         second = remote.checkpoint()
         assert [c.id for c in remote.checkpoints()] == [first, second]
+        one = remote.checkpoint_info(first)
+        assert (one.id, one.alive) == (first, True) and one.bytes > 0
         remote.rollback(first)
         assert _printed(remote.run("python", "print(n, open('a.txt').read())")) == "1 one\n"
         remote.rollback(second)
@@ -263,6 +265,8 @@ def test_remote_computer_checkpoint_rollback_fork(plain: Server) -> None:
         remote.drop_checkpoint(second)
         with pytest.raises(CheckpointNotFound):
             remote.rollback(second)
+        with pytest.raises(CheckpointNotFound):
+            remote.checkpoint_info(second)
         with pytest.raises(CheckpointsUnsupported):
             remote.checkpoint("shell")
         other = remote.fork()
