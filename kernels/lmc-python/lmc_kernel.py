@@ -11,9 +11,9 @@ ipykernel and IPython take as "not installed") and unblocked before it serves
 its first request, so the user's code imports them as usual.
 
 What child processes write to the kernel's stdout and stderr (descriptors 1
-and 2, which ipykernel reads in a thread) is decoded across reads here, so a
-character split between two writes stays whole: ipykernel decodes each read
-alone, which turns its halves into two replacement characters.
+and 2, which ipykernel reads in a thread) is read as ``lmc_pipes.py`` says: a
+character split between two writes stays whole, and a run's reply waits until
+what its child processes wrote was read (else it could come after the reply).
 
 The command line is read here when it has only the forms a kernelspec gives
 (``-f FILE`` and ``--Class.trait=value``), each value read by its trait as
@@ -24,10 +24,9 @@ file (``lmc_startup.py``) and ``lmc_revive.py`` from the code the fork server
 compiled of them, when the files still have that source
 (``_precompiled_start_files``, ``_beside``; the fork server's broker runs this
 file so too). ``lmc_lean.py`` holds what makes it start lean (as it does a
-kernel revived from a checkpoint).
+kernel revived from a checkpoint); ``lmc_pipes.py`` is loaded the same way.
 """
 
-import codecs
 import contextlib
 import copy
 import os
@@ -38,25 +37,6 @@ from typing import Any
 _SKIPPED = ("debugpy", "jedi")
 #: The module the fork server leaves compiled start files in (its ``_warm.py``).
 _PRECOMPILED = "_lmc_precompiled"
-
-
-def _watch_whole_characters(stream: Any) -> None:
-    """ipykernel's ``OutStream._watch_pipe_fd`` with one UTF-8 decoder for the whole
-    pipe: each read goes to the stream as text, and on to the original descriptor."""
-    if stream._fid is None:
-        return
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    try:
-        while stream._should_watch:
-            data = os.read(stream._fid, 1 << 16)
-            if not data:
-                break
-            text = decoder.decode(data)
-            if text:
-                stream.write(text)
-            os.write(stream._original_stdstream_copy, data)
-    except Exception:
-        stream._exc = sys.exc_info()
 
 
 def _option(arg: str) -> tuple[str, str, str] | None:
@@ -243,10 +223,12 @@ def main() -> None:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
         from ipykernel.iostream import OutStream
+        from ipykernel.ipkernel import IPythonKernel
         from ipykernel.kernelapp import IPKernelApp
 
-        if callable(getattr(OutStream, "_watch_pipe_fd", None)):
-            OutStream._watch_pipe_fd = _watch_whole_characters  # type: ignore[method-assign]
+        pipes = _beside("lmc_pipes")
+        if pipes is not None:
+            pipes.install(OutStream, IPythonKernel)
 
         app = IPKernelApp.instance()
         _read_command_line(app)

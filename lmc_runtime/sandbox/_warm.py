@@ -7,12 +7,12 @@ repeat alike, done once before any fork, so that every kernel finds it done.
 - A throwaway completer compiles the regular expressions IPython's completer
   compiles as the kernel's shell is built.
 - The Python kernel's own files, which each kernel would compile from source
-  (``lmc_kernel.py``, run by the broker; ``lmc_lean.py`` and ``lmc_revive.py``,
-  which it loads; the start file ``lmc_startup.py``, run by IPython, and the
-  modules it loads from beside itself, when no bytecode of theirs is cached:
-  some 6 to 14 ms and 2 to 4 MiB of new code objects a kernel), are compiled
-  here from this installation's kernels folder and kept, with the source each
-  was compiled from, in the ``_lmc_precompiled`` module
+  (``lmc_kernel.py``, run by the broker; ``lmc_lean.py``, ``lmc_pipes.py`` and
+  ``lmc_revive.py``, which it loads; the start file ``lmc_startup.py``, run by
+  IPython, and the modules it loads from beside itself, when no bytecode of
+  theirs is cached: some 6 to 14 ms and 2 to 4 MiB of new code objects a
+  kernel), are compiled here from this installation's kernels folder and kept,
+  with the source each was compiled from, in the ``_lmc_precompiled`` module
   (``code[path] = (source, code)``). A kernel runs that code only for the
   file it was told to run, and only if the file still has that source; anything
   else is compiled as before.
@@ -45,7 +45,7 @@ PRECOMPILED = "_lmc_precompiled"
 #: Cells of each kind the input transformer handles (code, magic, shell, help).
 _CELLS = ("print(1)\n", "x = 1\nx\n", "%time 1\n", "!true\n", "x?\n", "async def f():\n    pass\n")
 #: The files of the Python kernel compiled ahead.
-_START_FILES = ("lmc_kernel.py", "lmc_lean.py", "lmc_revive.py", "lmc_startup.py")
+_START_FILES = ("lmc_kernel.py", "lmc_lean.py", "lmc_pipes.py", "lmc_revive.py", "lmc_startup.py")
 
 
 def _kernel_folder() -> str | None:

@@ -104,7 +104,7 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
     assert state["tokenizer"] >= 1
     kernels = Path(__file__).resolve().parents[3] / "kernels" / "lmc-python"
     files = ("lmc_checkpoint.py", "lmc_displays.py", "lmc_kernel.py", "lmc_lean.py")
-    files += ("lmc_pip.py", "lmc_revive.py", "lmc_startup.py")
+    files += ("lmc_pip.py", "lmc_pipes.py", "lmc_revive.py", "lmc_startup.py")
     assert state["precompiled"] == [str(kernels / name) for name in files]
     assert state["parsers"] == ["MagicArgumentParser"]  # the script magics' one
 

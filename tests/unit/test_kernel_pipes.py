@@ -1,0 +1,129 @@
+"""The Python kernel's reader of descriptors 1 and 2 (``kernels/lmc-python/lmc_pipes.py``),
+on a stand-in for ipykernel's ``OutStream``: a run waits until what its child
+processes left in the pipe was written into the stream, and no longer."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+FOLDER = Path(__file__).resolve().parents[2] / "kernels" / "lmc-python"
+#: Bounds every wait of these tests: only a hang comes near it.
+GUARD = 10.0
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_lmc_pipes_under_test", FOLDER / "lmc_pipes.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pipes = _load()
+
+
+class Stream:
+    """What :func:`lmc_pipes.watch` uses of an ``OutStream``; each write waits until
+    ``slow`` is set (``slow_for`` seconds at most), as a thread held up would."""
+
+    def __init__(self, slow_for: float = 0.0) -> None:
+        self._fid, self.writer = os.pipe()
+        self._original_stdstream_copy = os.open(os.devnull, os.O_WRONLY)
+        self._should_watch = True
+        self._exc = None
+        self.slow, self.slow_for = threading.Event(), slow_for
+        self.text: list[str] = []
+        self.thread = threading.Thread(target=pipes.watch, args=(self,), daemon=True)
+
+    def write(self, text: str) -> int:
+        if self.slow_for:
+            self.slow.wait(self.slow_for)
+        self.text.append(text)
+        return len(text)
+
+    def close(self) -> None:
+        self._should_watch = False
+        self.slow.set()
+        os.write(self.writer, b"\0")  # wakes the watcher, as OutStream.close does
+        self.thread.join(GUARD)
+        for fd in (self._fid, self.writer, self._original_stdstream_copy):
+            os.close(fd)
+
+
+@pytest.fixture
+def held() -> Iterator[Stream]:
+    """A stream whose watcher hands what it read over 0.2 s late."""
+    stream = Stream(slow_for=0.2)
+    stream.thread.start()
+    yield stream
+    stream.close()
+
+
+def test_a_run_waits_until_what_the_pipe_held_is_in_the_stream(held: Stream) -> None:
+    """Regression: the run ended while its child's output was still being read."""
+    os.write(held.writer, "from-child \u00e9\n".encode())
+    assert pipes.settle([held])
+    assert "".join(held.text) == "from-child \u00e9\n"
+
+
+def test_the_wait_is_bounded(held: Stream) -> None:
+    held.slow_for = GUARD  # the watcher hands nothing over while the wait lasts
+    os.write(held.writer, b"x\n")
+    assert not pipes.settle([held], bound=0.05)
+    held.slow.set()
+
+
+def test_a_writer_that_never_stops_does_not_hold_a_run_up() -> None:
+    """Only what the pipe held as the run ended is waited for, not its end."""
+    stream = Stream()
+    stream.thread.start()
+    stop = threading.Event()
+
+    def flood() -> None:
+        while not stop.is_set():
+            os.write(stream.writer, b"y\n" * 4096)
+
+    writer = threading.Thread(target=flood, daemon=True)
+    writer.start()
+    try:
+        for _ in range(5):
+            assert pipes.settle([stream], bound=GUARD)
+    finally:
+        stop.set()
+        writer.join(GUARD)
+        stream.close()
+
+
+def test_a_stream_not_watched_is_not_waited_for() -> None:
+    stream = Stream()  # its watcher never runs
+    os.write(stream.writer, b"x\n")
+    stream._should_watch = False
+    assert pipes.settle([stream], bound=GUARD)
+    stream.thread.start()
+    stream.close()
+
+
+def test_install_replaces_the_watcher_and_wraps_do_execute_once() -> None:
+    class Out:
+        def _watch_pipe_fd(self) -> None:
+            raise AssertionError("ipykernel's own")
+
+    class Kernel:
+        async def do_execute(self, code: str, silent: bool, *, cell_id: str | None = None) -> str:
+            return code
+
+    pipes.install(Out, Kernel)
+    wrapped = Kernel.do_execute
+    pipes.install(Out, Kernel)
+    assert Out._watch_pipe_fd is pipes.watch
+    assert Kernel.do_execute is wrapped
+    # ipykernel passes ``cell_id`` only to a do_execute that names it
+    assert "cell_id" in inspect.signature(Kernel.do_execute).parameters
