@@ -29,7 +29,9 @@ from pathlib import Path
 
 import anyio
 
+from .disk_images import DiskImages, format_image
 from .files import DIR_FLAGS
+from .loopmount import mount_image, unmount
 
 __all__ = ["SCAN_DEPTH", "SCAN_ENTRIES", "Scan", "WorkDisk", "tree_bytes"]
 
@@ -127,12 +129,16 @@ def _list(fd: int) -> tuple[list[str], int, int] | None:
 
 class WorkDisk:
     """The session's disk ``path`` with at most ``limit`` bytes on it; ``image``
-    is where its filesystem image goes when it can be mounted."""
+    is where its filesystem image goes when it can be mounted (a copy of one of
+    ``images``, if given; else formatted for it)."""
 
-    def __init__(self, path: Path, image: Path, limit: int | None) -> None:
+    def __init__(
+        self, path: Path, image: Path, limit: int | None, images: DiskImages | None = None
+    ) -> None:
         self.path = path
         self.image = image
         self.limit = limit
+        self._images = images
         self.mounted = False
         self._baseline = 0
         #: The last measurement of an unmounted disk.
@@ -156,15 +162,14 @@ class WorkDisk:
         if self.limit is None or os.geteuid() != 0 or shutil.which("mkfs.ext4") is None:
             return
         try:
-            with open(self.image, "xb") as image:
-                image.truncate(self.limit)
-            await self._run(
-                "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-m", "0", str(self.image)
-            )
-            # A cancelled mount(8) is killed (a shutdown cancels the sessions still
-            # starting), maybe once the kernel mounted the image: teardown looks.
+            if self._images is not None:
+                await self._images.copy(self.limit, self.image)
+            else:
+                await format_image(self.image, self.limit)
+            # A cancelled start (a shutdown cancels the sessions still starting)
+            # may come once the kernel mounted the image: teardown looks.
             self._mount_tried = True
-            await self._run("mount", "-o", "loop,nosuid,nodev", str(self.image), str(self.path))
+            await self._mount()
         except (OSError, subprocess.CalledProcessError) as exc:
             logger.info("the session's disk is not size-limited by a mount: %s", exc)
             self.image.unlink(missing_ok=True)
@@ -174,6 +179,14 @@ class WorkDisk:
         self.path.chmod(0o700)
         self.keep_reserve()
         self._baseline = self._used_blocks()
+
+    async def _mount(self) -> None:
+        """Mount the image on the disk's folder: in this process, else with mount(8)."""
+        try:
+            await anyio.to_thread.run_sync(mount_image, self.image, self.path)
+        except OSError as exc:
+            logger.debug("mounting %s in-process failed (%s): mount(8) tries", self.image, exc)
+            await self._run("mount", "-o", "loop,nosuid,nodev", str(self.image), str(self.path))
 
     async def _run(self, *argv: str) -> None:
         await anyio.run_process(list(argv), check=True)
@@ -279,9 +292,9 @@ class WorkDisk:
         self._mount_tried = False
         if self.mounted:
             try:
-                await self._run("umount", str(self.path))
-            except (OSError, subprocess.CalledProcessError):
-                logger.warning("unmounting %s failed; detaching it lazily", self.path)
+                await anyio.to_thread.run_sync(unmount, self.path)
+            except OSError as exc:
+                logger.warning("unmounting %s failed (%s): umount(8) tries", self.path, exc)
                 await anyio.run_process(["umount", "-l", str(self.path)], check=False)
             self.mounted = False
         self.image.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from .bwrap import exposed_by
 from .cgroups import Cgroup, create_cgroup
 from .computer import sandbox_computer
 from .disk import WorkDisk
+from .disk_images import DiskImages
 from .egress_netns import PROXY_ENV, session_handover
 from .forks import ForkServer
 from .guard import Guard
@@ -62,12 +63,15 @@ class Sandbox:
         forks: ForkServer | None = None,
         host: HostView | None = None,
         egress: EgressAttacher | None = None,
+        disk_images: DiskImages | None = None,
     ) -> None:
         """``uids``: where a server running as root leases the session's host uid
         (by default the range ``lmc setup`` reserved); ``forks``: the fork server
         that starts its Python kernels (None: they start the usual way); ``host``:
         where it finds what sandboxes on this host share (None: looked up anew);
-        ``egress``: the gateway that serves a session under an egress policy."""
+        ``egress``: the gateway that serves a session under an egress policy;
+        ``disk_images``: where its disk's filesystem is copied from (None: it
+        is formatted for it)."""
         self.root = Path(root).absolute()
         self.policy = policy
         self.enabled = enabled
@@ -75,7 +79,9 @@ class Sandbox:
         self._host = host or HostView(ttl=0)
         self._uids = uids
         self._lease: Lease | None = None
-        self._disk = WorkDisk(self.root / "disk", self.root / "disk.img", policy.limits.disk_bytes)
+        self._disk = WorkDisk(
+            self.root / "disk", self.root / "disk.img", policy.limits.disk_bytes, disk_images
+        )
         self._cgroup: Cgroup | None = None
         self._limits_by = "not started"
         self._launcher: SandboxLauncher | None = None

@@ -16,6 +16,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from ..backends.registry import Registry
 from ..egress.gateway import EgressGateway
 from ..sandbox import Sandbox, SandboxPolicy
+from ..sandbox.disk_images import DiskImages
 from ..sandbox.forks import ForkServer
 from ..sandbox.hostview import HostView
 from ..sandbox.policy import shown_network
@@ -78,6 +79,8 @@ class SessionManager:
         self.forks = ForkServer() if forking else None
         #: What every session's sandbox shares, looked up once a minute at most.
         self.host = HostView()
+        #: The formatted images sessions' disks are copied from, one per size.
+        self.disk_images = DiskImages(settings.data_dir / "disk-images")
         # Sessions start a few at a time, so that a burst of creations queues instead
         # of starving every kernel of CPU: one per core, or two when kernels are
         # forked (a forked start mostly waits for its sandbox's processes).
@@ -134,6 +137,8 @@ class SessionManager:
                 self._task_group = tg
                 if self.forks is not None:
                     tg.start_soon(self.forks.prepare)
+                disk_bytes = default_policy(self.settings).limits.disk_bytes
+                tg.start_soon(self.disk_images.prepare, disk_bytes)
                 if self.settings.pool_ceiling:
                     self.pools.spawn = tg.start_soon
                     tg.start_soon(self.pools.default.run)
@@ -145,6 +150,7 @@ class SessionManager:
             if self.forks is not None:
                 with anyio.CancelScope(shield=True):
                     await self.forks.aclose()
+            self.disk_images.close()
             lock.release()
 
     async def shutdown(self) -> None:
@@ -169,7 +175,13 @@ class SessionManager:
             policy = self.secrets.open(session_id, policy)
         root, enabled = self.sessions_dir / session_id, self.settings.sandbox
         sandbox = Sandbox(
-            root, policy, enabled=enabled, forks=self.forks, host=self.host, egress=self.egress
+            root,
+            policy,
+            enabled=enabled,
+            forks=self.forks,
+            host=self.host,
+            egress=self.egress,
+            disk_images=self.disk_images,
         )
         session = ServiceSession(
             *(session_id, sandbox, policy, languages, self.transcripts),

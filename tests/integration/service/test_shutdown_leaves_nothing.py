@@ -1,20 +1,17 @@
 """A server stopped (SIGTERM) while sessions are still starting leaves nothing
 behind: no mount, process or cgroup of theirs, and its data directory can be
 removed. The pool starts sessions from the moment the server runs, so a
-shutdown soon after the start catches some of them half-way.
+shutdown soon after the start catches some of them half-way. (A start cancelled
+once its disk's image is mounted, deterministically:
+``tests/integration/sandbox/test_loop_mount.py``.)
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
-import shlex
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -69,56 +66,6 @@ def _assert_nothing_left(server: Server, session_ids: list[str]) -> None:
             subprocess.run(["umount", "-l", str(point)], check=False)
     left = {"mounts": mounts, "processes": processes, "cgroups": cgroups, "unremovable": removal}
     assert left == {key: [] for key in left}, server.log()
-
-
-@contextlib.contextmanager
-def _mounts_reported(tmp_path: Path) -> Iterator[tuple[dict[str, str], int]]:
-    """``PATH`` for the server, in which ``mount`` is the real one, followed by
-    writing where it mounted to a FIFO and by a long exit (the window in which a
-    shutdown used to kill mount(8) after the kernel had mounted the disk); and
-    the FIFO, open for reading."""
-    mount = shutil.which("mount")
-    assert mount is not None
-    fifo, bin_dir = tmp_path / "mounted", tmp_path / "bin"
-    os.mkfifo(fifo)
-    bin_dir.mkdir()
-    (bin_dir / "mount").write_text(
-        "#!/bin/sh\n"
-        f'{shlex.quote(mount)} "$@" || exit $?\n'
-        'for target; do :; done\nprintf "%s\\n" "$target" >' + shlex.quote(str(fifo)) + "\n"
-        f"exec sleep {WAIT}\n",
-        encoding="utf-8",
-    )
-    (bin_dir / "mount").chmod(0o755)
-    # Read and write: opening it never blocks, and a writer never waits for a reader.
-    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-    try:
-        yield {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"}, fd
-    finally:
-        os.close(fd)
-
-
-def _next_mount(fd: int) -> Path:
-    """The disk the next ``mount`` reports (a bounded wait)."""
-    readable, _, _ = select.select([fd], [], [], WAIT)
-    assert readable, f"no session's disk was mounted in {WAIT} s"
-    return Path(os.read(fd, 4096).decode().splitlines()[0])
-
-
-@pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("mkfs.ext4") is None,
-    reason="a session's disk is a mounted image only as root, with mkfs.ext4",
-)
-def test_a_shutdown_while_a_sessions_disk_is_being_mounted_unmounts_it(tmp_path: Path) -> None:
-    with (
-        _mounts_reported(tmp_path) as (env, fd),
-        running_server("--pool-size", "2", env=env) as server,
-    ):
-        disk = _next_mount(fd)
-        assert disk.parent.parent == server.data_dir / "sessions"
-        assert disk in mounts_under(server.data_dir)  # the kernel mounted it; mount(8) runs
-        _stop(server)
-        _assert_nothing_left(server, [disk.parent.name])
 
 
 @pytest.mark.parametrize("when", ["answering", "first_warm"])
