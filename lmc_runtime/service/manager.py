@@ -68,6 +68,8 @@ class SessionManager:
         self.transcripts = transcripts
         self.gateway = service_gateway(settings.gateway_url, settings.gateway_token)
         self.registry = registry or Registry(gateway=self.gateway)
+        #: The sessions' registries, by the Python their kernels run on (None: the server's).
+        self._registries: dict[str | None, Registry] = {}
         self.metrics = metrics
         self.sessions: dict[str, ServiceSession] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
@@ -191,9 +193,22 @@ class SessionManager:
             cwd=cwd,
             metrics=self.metrics,
             gateway=self.gateway,
+            registry=self._local_registry(policy),
         )
         session.on_state = self._state_changed
         return session
+
+    def _local_registry(self, policy: SandboxPolicy) -> Registry | None:
+        """The backends of sessions whose kernels run here (not on a gateway), one
+        registry per Python (the server's, or an environment's)."""
+        if self.gateway is not None:
+            return None
+        environment = policy.environment
+        python = str(environment.python) if environment is not None else None
+        registry = self._registries.get(python)
+        if registry is None:
+            registry = self._registries[python] = Registry(python=python)
+        return registry
 
     def _state_changed(self, session: ServiceSession) -> None:
         if session.id in self.sessions:  # a client's, not a warm one

@@ -60,11 +60,16 @@ class ServiceSession:
         cwd: str = "",
         metrics: ServiceMetrics | None = None,
         gateway: Gateway | None = None,
+        registry: Registry | None = None,
     ) -> None:
         """``cwd``: where its code runs, relative to the sandbox's working
         directory (made with its parents when the session starts). ``gateway``:
         its Python and R kernels run there, outside the sandbox, with the
-        session's own variables (the policy's ``env``); other languages stay in it."""
+        session's own variables (the policy's ``env``); other languages stay in it.
+        ``registry``: its languages' backends when none runs on a gateway, shared
+        with the server's other sessions of the same Python (each interpreter's
+        check, ``R`` run to look for IRkernel for one, then runs once a server, not
+        once a session, on the event loop); None: its own."""
         self.id = session_id
         self.sandbox = sandbox
         self.policy = policy
@@ -88,6 +93,7 @@ class ServiceSession:
         #: Its checkpoints, by id, oldest first (see :mod:`.branches`).
         self.checkpoints: dict[str, SessionCheckpoint] = {}
         self._gateway = gateway
+        self._registry = registry
         self._idle_timeout = idle_timeout
         self._idle_since = anyio.current_time()
         self._busy = anyio.Semaphore(1)
@@ -224,6 +230,8 @@ class ServiceSession:
         is an environment's (which keeps Python here, on that interpreter)."""
         environment = self.policy.environment
         python = str(environment.python) if environment is not None else None
+        if self._gateway is None and self._registry is not None:
+            return {"registry": self._registry}
         if self._gateway is None:
             return {"python": python} if python is not None else {}
         gateway = replace(self._gateway, env=dict(self.policy.env))
