@@ -177,7 +177,10 @@ class WorkDisk:
         self.mounted = True
         (self.path / "lost+found").rmdir()
         self.path.chmod(0o700)
-        self.keep_reserve()
+        if self._reserve_complete():  # the image had it (see :meth:`contents`)
+            self._reserve_kept = True
+        else:
+            self.keep_reserve()
         self._baseline = self._used_blocks()
 
     async def _mount(self) -> None:
@@ -248,6 +251,21 @@ class WorkDisk:
     def _reserve(self) -> Path:
         """Empty files only the host sees, holding inodes for its own files."""
         return self.path / "reserve"
+
+    @staticmethod
+    def contents(folder: Path) -> None:
+        """What a disk holds from its start, written into ``folder`` (a disk image's
+        contents, see :class:`~.disk_images.DiskImages`): the reserve of inodes."""
+        reserve = folder / "reserve"
+        reserve.mkdir(mode=0o700)
+        for number in range(_INODE_MARGIN):
+            (reserve / str(number)).touch(mode=0o600)
+
+    def _reserve_complete(self) -> bool:
+        try:
+            return len(os.listdir(self._reserve)) == _INODE_MARGIN
+        except OSError:
+            return False
 
     def keep_reserve(self) -> None:
         """Give the reserve back its :data:`_INODE_MARGIN` inodes, where there is room."""

@@ -5,7 +5,9 @@ session's start: some 4 to 9 ms before the sandbox can start, and its CPU in
 every burst. The filesystem it makes is the same for every disk of one size, so
 a server formats one image per size, once, in a folder only the host sees (its
 data directory's), and each session's image is a sparse copy of it: only the
-blocks the format wrote (some 650 KiB for 1 GiB) are copied.
+blocks the format wrote (some 650 KiB for 1 GiB) are copied. What every disk
+holds from its start (``contents``: the host's reserve of inodes) is written
+into the image by the format (``mkfs.ext4 -d``), not into each disk.
 
 The copies share the format's UUID and directory hash seed. The kernel does not
 ask them to differ; the image is never in reach of the sandbox (it sees the
@@ -19,6 +21,7 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -31,11 +34,13 @@ logger = logging.getLogger(__name__)
 _MKFS = ("mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-m", "0")
 
 
-async def format_image(image: Path, size: int) -> None:
-    """Create ``image`` (it must not exist) as an empty ext4 filesystem of ``size`` bytes."""
+async def format_image(image: Path, size: int, contents: Path | None = None) -> None:
+    """Create ``image`` (it must not exist) as an ext4 filesystem of ``size`` bytes,
+    empty or holding a copy of the folder ``contents``."""
     with open(image, "xb") as file:
         file.truncate(size)
-    await anyio.run_process([*_MKFS, str(image)], check=True)
+    given = ["-d", str(contents)] if contents is not None else []
+    await anyio.run_process([*_MKFS, *given, str(image)], check=True)
 
 
 def sparse_copy(source: Path, target: Path) -> None:
@@ -67,10 +72,12 @@ def sparse_copy(source: Path, target: Path) -> None:
 
 class DiskImages:
     """One formatted image per disk size, in ``folder`` (made host-only, emptied
-    first: images of an earlier run are not trusted), for the sessions of one server."""
+    first: images of an earlier run are not trusted), for the sessions of one
+    server; ``contents`` writes what each holds from the start into a folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, contents: Callable[[Path], None] | None = None) -> None:
         self.folder = folder
+        self._contents = contents
         self._made: dict[int, Path] = {}
         self._locks: dict[int, anyio.Lock] = {}
         self._ready = False
@@ -102,14 +109,24 @@ class DiskImages:
                     self._ready = True
                 made = self.folder / f"ext4-{size}.img"
                 partial = self.folder / f"ext4-{size}.partial"
+                staged = self.folder / f"ext4-{size}.contents"
                 try:
-                    await format_image(partial, size)
+                    if self._contents is not None:
+                        await anyio.to_thread.run_sync(self._stage, staged)
+                    await format_image(partial, size, staged if self._contents else None)
                     os.rename(partial, made)
                 except BaseException:
                     partial.unlink(missing_ok=True)
                     raise
+                finally:
+                    await anyio.to_thread.run_sync(shutil.rmtree, staged, True)
                 self._made[size] = made
             return made
+
+    def _stage(self, staged: Path) -> None:
+        assert self._contents is not None
+        staged.mkdir(mode=0o700)
+        self._contents(staged)
 
     def _prepare(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

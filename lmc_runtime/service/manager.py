@@ -16,6 +16,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from ..backends.registry import Registry
 from ..egress.gateway import EgressGateway
 from ..sandbox import Sandbox, SandboxPolicy
+from ..sandbox.disk import WorkDisk
 from ..sandbox.disk_images import DiskImages
 from ..sandbox.forks import ForkServer
 from ..sandbox.hostview import HostView
@@ -82,7 +83,7 @@ class SessionManager:
         #: What every session's sandbox shares, looked up once a minute at most.
         self.host = HostView()
         #: The formatted images sessions' disks are copied from, one per size.
-        self.disk_images = DiskImages(settings.data_dir / "disk-images")
+        self.disk_images = DiskImages(settings.data_dir / "disk-images", WorkDisk.contents)
         # Sessions start a few at a time, so that a burst of creations queues instead
         # of starving every kernel of CPU: one per core, or two when kernels are
         # forked (a forked start mostly waits for its sandbox's processes).
