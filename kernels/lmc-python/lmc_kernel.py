@@ -23,8 +23,10 @@ the kernel's start). A kernel forked by the runtime's fork server runs its start
 file (``lmc_startup.py``) and ``lmc_revive.py`` from the code the fork server
 compiled of them, when the files still have that source
 (``_precompiled_start_files``, ``_beside``; the fork server's broker runs this
-file so too). ``lmc_lean.py`` holds what makes it start lean (as it does a
-kernel revived from a checkpoint); ``lmc_pipes.py`` is loaded the same way.
+file so too), and takes the shell the fork server made, when its configuration
+is that shell's (``_shell_kept``, ``lmc_shell.py``). ``lmc_lean.py`` holds what
+makes it start lean (as it does a kernel revived from a checkpoint);
+``lmc_pipes.py`` is loaded the same way.
 """
 
 import contextlib
@@ -214,6 +216,32 @@ def _kept(module: Any, name: str) -> Any:
     return contextlib.nullcontext() if module is None else getattr(module, name)()
 
 
+def _shell_kept(app: Any) -> None:
+    """The kernel takes the shell the fork server made (``lmc_shell.py``), if its
+    configuration is the one that shell was made with; else it makes its own."""
+    precompiled = sys.modules.get(_PRECOMPILED)
+    shell = getattr(precompiled, "shell", None)
+    module = _beside("lmc_shell") if shell is not None else None
+    if module is None:
+        return
+    from ipykernel.zmqshell import ZMQInteractiveShell
+
+    made_with = getattr(precompiled, "shell_config", None)
+    init_kernel = app.init_kernel
+
+    def kept_shell_init_kernel() -> None:
+        kept = ZMQInteractiveShell._instance is shell and module.usable(
+            shell, made_with, app.config
+        )
+        if not kept:
+            ZMQInteractiveShell.clear_instance()
+        init_kernel()
+        if kept:
+            module.adopt(shell, app)
+
+    app.init_kernel = kept_shell_init_kernel
+
+
 def main() -> None:
     # The folder of this file is not the user's: the working directory is
     # added back by the kernel (as with ``python -m ipykernel_launcher``).
@@ -232,6 +260,7 @@ def main() -> None:
 
         app = IPKernelApp.instance()
         _read_command_line(app)
+        _shell_kept(app)
         revive, lean = _revive_module(), _beside("lmc_lean")
         if lean is not None:
             lean.iopub_unbounded(app)

@@ -19,10 +19,15 @@ repeat alike, done once before any fork, so that every kernel finds it done.
 - The argument parser IPython builds alike for each of its script magics
   (``%%bash``, ``%%sh``...; 3 ms), which a kernel builds once
   (``lmc_revive._parsers_kept``), is built here and kept there too (``parsers``).
+- The kernel's shell (``lmc_shell.build``: some 18 ms of each kernel's 48 ms of
+  CPU), made with the configuration the kernelspec's command line gives, and
+  kept there (``shell``, ``shell_config``); a kernel whose configuration is the
+  same takes it and makes it its own (``lmc_shell.adopt``).
 
 What is warmed is the same for every session: nothing of a session, of the host's
-user or of its environment, no home or IPython folder (no shell is built), and no
-thread, descriptor or file is left behind. Code run here is not run often enough
+user or of its environment; the shell's IPython folder is one of its own, removed
+at once (no configuration or start file is read), and no thread, descriptor or
+file is left behind. Code run here is not run often enough
 to be specialized: CPython would then rewrite it at once in the fork server, and
 a kernel's pages would not be spared (measured: more memory written, not less).
 
@@ -45,7 +50,14 @@ PRECOMPILED = "_lmc_precompiled"
 #: Cells of each kind the input transformer handles (code, magic, shell, help).
 _CELLS = ("print(1)\n", "x = 1\nx\n", "%time 1\n", "!true\n", "x?\n", "async def f():\n    pass\n")
 #: The files of the Python kernel compiled ahead.
-_START_FILES = ("lmc_kernel.py", "lmc_lean.py", "lmc_pipes.py", "lmc_revive.py", "lmc_startup.py")
+_START_FILES = (
+    "lmc_kernel.py",
+    "lmc_lean.py",
+    "lmc_pipes.py",
+    "lmc_revive.py",
+    "lmc_shell.py",
+    "lmc_startup.py",
+)
 
 
 def _kernel_folder() -> str | None:
@@ -107,13 +119,47 @@ def _start_files() -> None:
     module.parsers = dict(revive.script_parsers())  # type: ignore[attr-defined]
 
 
+def _loaded(name: str) -> types.ModuleType:
+    """The kernel's file ``name`` as a module, from the code compiled of it."""
+    folder = _kernel_folder()
+    assert folder is not None
+    code = sys.modules[PRECOMPILED].code  # type: ignore[attr-defined]
+    module = types.ModuleType(f"_{name[:-3]}")
+    module.__file__ = os.path.join(folder, name)
+    exec(code[module.__file__][1], module.__dict__)
+    return module
+
+
+def _shell() -> None:
+    """The kernel's shell, made with the configuration its command line gives
+    (``lmc_shell.build``), kept as ``shell`` with that configuration's sections
+    (``shell_config``): a kernel forked from here takes it if its own
+    configuration is the same."""
+    import json
+
+    from ipykernel.kernelapp import IPKernelApp
+
+    folder = _kernel_folder()
+    assert folder is not None
+    with open(os.path.join(folder, "kernel.json"), encoding="utf-8") as file:
+        argv = [str(part) for part in json.load(file)["argv"][2:]]
+    kernel, shell = _loaded("lmc_kernel.py"), _loaded("lmc_shell.py")
+    args = [part.replace("{connection_file}", "kernel.json") for part in argv]
+    config = kernel._command_line(IPKernelApp(), args)  # type: ignore[no-untyped-call]
+    if config is None:
+        return  # a command line traitlets reads: the kernel makes its own shell
+    module = sys.modules[PRECOMPILED]
+    module.shell = shell.build(config)  # type: ignore[attr-defined]
+    module.shell_config = shell.sections(config)  # type: ignore[attr-defined]
+
+
 def warm() -> None:
     """Do the work every kernel's start repeats alike (see the module's docstring).
     Each part that fails is skipped: the kernel then does that work itself."""
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for part in (_transformer, _completer, _start_files):
+        for part in (_transformer, _completer, _start_files, _shell):
             try:
                 part()
             except Exception:  # an optimization only

@@ -47,6 +47,10 @@ print(json.dumps({
     "tokenizer": tokenize._compile.cache_info().currsize,
     "precompiled": sorted(sys.modules[_warm.PRECOMPILED].code),
     "parsers": [type(p).__name__ for p, _ in sys.modules[_warm.PRECOMPILED].parsers.values()],
+    "shell": type(getattr(sys.modules[_warm.PRECOMPILED], "shell", None)).__name__,
+    "shell_config": getattr(sys.modules[_warm.PRECOMPILED], "shell_config", None),
+    "main": sys.modules["__main__"].__name__,
+    "environ": sorted(os.environ),
 }))
 """
 
@@ -104,9 +108,18 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
     assert state["tokenizer"] >= 1
     kernels = Path(__file__).resolve().parents[3] / "kernels" / "lmc-python"
     files = ("lmc_checkpoint.py", "lmc_displays.py", "lmc_kernel.py", "lmc_lean.py")
-    files += ("lmc_pip.py", "lmc_pipes.py", "lmc_revive.py", "lmc_startup.py")
+    files += ("lmc_pip.py", "lmc_pipes.py", "lmc_revive.py", "lmc_shell.py", "lmc_startup.py")
     assert state["precompiled"] == [str(kernels / name) for name in files]
     assert state["parsers"] == ["MagicArgumentParser"]  # the script magics' one
+    # The kernel's shell, made with its command line's configuration, and nothing
+    # of it kept in this process: its __main__ and environment are as they were.
+    assert state["shell"] == "ZMQInteractiveShell"
+    assert state["shell_config"] == {
+        "InteractiveShell": {"colors": "NoColor"},
+        "HistoryManager": {"enabled": "False"},  # read by its class, as traitlets does
+    }
+    assert state["main"] == "__main__"
+    assert not {"TERM", "PAGER", "CLICOLOR"} & set(state["environ"])  # the shell's own
 
 
 @needs_bwrap
@@ -154,3 +167,68 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
     # server's compiled code is no module the user's code finds; the kernel was
     # made without its walk of every module (modules_unlisted in lmc_lean.py).
     assert text(started) == "True True False []\n"
+
+
+#: What a shell takes from its process when it is made, as a forked kernel has it.
+SHELL_STATE = r"""
+import json, os, pickle, sys
+from pathlib import Path
+ip = get_ipython()
+class Kept:
+    pass
+print(json.dumps({
+    "prebuilt": getattr(ip, "_lmc_prebuilt", False),
+    "kernel": ip.kernel is not None and ip.kernel.shell is ip and ip.parent is ip.kernel,
+    "starting_dir": ip.starting_dir == os.getcwd(),
+    "home_dir": ip.home_dir == os.path.expanduser("~"),
+    "dh": [str(p) for p in _dh] == [os.getcwd()],
+    "ipython_dir": ip.ipython_dir == os.environ.get("IPYTHONDIR", ip.ipython_dir),
+    "profile": ip.profile_dir.location == os.path.join(ip.ipython_dir, "profile_default")
+        and os.path.isdir(ip.profile_dir.location),
+    "db": str(ip.db.root).startswith(ip.profile_dir.location),
+    "main": sys.modules["__main__"] is ip.user_module,
+    "pickled": type(pickle.loads(pickle.dumps(Kept()))).__name__,
+    "pager": [os.environ.get("PAGER"), os.environ.get("TERM")],
+    "config": ip.config is ip.kernel.config,
+    "encoding": ip.stdin_encoding == (sys.stdin.encoding or "ascii"),
+    "logger": ip.logger.home_dir == ip.home_dir,
+}))
+"""
+
+
+@needs_bwrap
+@forked_only
+@pytest.mark.anyio
+async def test_a_forked_kernel_takes_the_fork_servers_shell_as_its_own(
+    sandboxed: Opener,
+) -> None:
+    """Regression: every kernel made IPython's shell at its start (some 18 ms of
+    its 48 ms of CPU); it now takes the one the fork server made, and what a shell
+    takes from its process (folders, home, ``__main__``, environment) is its own."""
+    forks = ForkServer()
+    try:
+        async with sandboxed(forks=forks) as (_, computer):
+            seen = await run(computer, SHELL_STATE)
+            shown = await run(computer, "6 * 7")
+            moved = await run(computer, "%cd\nimport os\nprint(os.getcwd())")
+    finally:
+        await forks.aclose()
+    state = json.loads(text(seen).strip().splitlines()[-1])
+    assert state == {
+        "prebuilt": True,
+        "kernel": True,
+        "starting_dir": True,
+        "home_dir": True,
+        "dh": True,
+        "ipython_dir": True,
+        "profile": True,
+        "db": True,
+        "main": True,
+        "pickled": "Kept",
+        "pager": ["cat", "xterm-color"],
+        "config": True,
+        "encoding": True,
+        "logger": True,
+    }
+    assert [m.content for m in shown if m.type == "console" and m.content] == ["42"]
+    assert text(moved).strip().splitlines()[-1] == "/home/user"

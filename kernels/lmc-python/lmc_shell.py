@@ -1,0 +1,116 @@
+"""An lmc-runtime Python kernel's shell, made by the fork server before any fork.
+
+Making IPython's shell (``ZMQInteractiveShell``: its traits, magics, display
+machinery, completer, history) is the largest part of a kernel's start, and the
+same in every kernel of one configuration. The fork server makes it once
+(:func:`build`), with the configuration a kernel's command line gives and
+folders of its own that it removes at once: it reads no configuration file,
+no IPython folder of the host's, and leaves no thread, descriptor or file.
+A kernel forked from it finds that shell as IPython's instance, so that
+ipykernel's kernel takes it instead of making one, and makes it the session's
+(:func:`adopt`): what a shell takes from its process when it is made (its
+IPython and profile folders, home, starting folder, ``__main__``, encoding,
+environment, exit handler) is taken again, in the kernel's process.
+
+A kernel uses it only if its configuration is the one the shell was made with
+(:func:`usable`): a configuration file in the session's IPython or Jupyter
+folders makes it build its own, as before.
+
+Stdlib only, besides IPython and ipykernel; loaded by its file name.
+"""
+
+import atexit
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: The configuration sections a kernel's app has of its own (not the shell's).
+_APP_SECTIONS = ("IPKernelApp", "KernelApp")
+#: Marks the shell the fork server made.
+MARK = "_lmc_prebuilt"
+
+
+def sections(config: Any) -> dict:
+    """``config`` as plain dicts, less the app's own sections: what a shell reads."""
+    return {
+        name: dict(section)
+        for name, section in config.items()
+        if name not in _APP_SECTIONS and isinstance(section, dict)
+    }
+
+
+def build(config: Any) -> Any:
+    """The kernel's shell, made with ``config`` in this process (the fork server),
+    which keeps nothing of it: its folders are removed, and its ``__main__``,
+    environment and exit handlers are as they were."""
+    from ipykernel.compiler import XCachingCompiler
+    from ipykernel.zmqshell import ZMQInteractiveShell
+    from IPython.core.profiledir import ProfileDir
+
+    environ, main = dict(os.environ), sys.modules.get("__main__")
+    folder = tempfile.mkdtemp(prefix="lmc-shell-")
+    try:
+        ipython_dir = os.path.join(folder, "ipython")
+        os.mkdir(ipython_dir, 0o700)
+        profile = ProfileDir.create_profile_dir(os.path.join(ipython_dir, "profile_default"))
+        shell = ZMQInteractiveShell.instance(
+            config=config,
+            ipython_dir=ipython_dir,
+            profile_dir=profile,
+            compiler_class=XCachingCompiler,
+        )
+        atexit.unregister(shell.atexit_operations)  # a kernel's, registered in it
+        setattr(shell, MARK, True)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            ZMQInteractiveShell.clear_instance()
+        raise
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        if main is not None:
+            sys.modules["__main__"] = main
+        shutil.rmtree(folder, ignore_errors=True)
+    return shell
+
+
+def usable(shell: Any, made_with: Any, config: Any) -> bool:
+    """Whether ``shell`` (the fork server's, made with the sections ``made_with``)
+    serves a kernel whose app has ``config``."""
+    return bool(getattr(shell, MARK, False)) and made_with == sections(config)
+
+
+def adopt(shell: Any, app: Any) -> None:
+    """Make ``shell``, which ipykernel's kernel took as IPython's instance, this
+    kernel's (``app``'s, whose kernel was just made): what a shell takes from its
+    process when it is made, taken again here."""
+    from IPython.utils.path import get_home_dir
+
+    kernel = app.kernel
+    shell.config = app.config
+    shell.parent = kernel
+    shell.kernel = kernel
+    manager = getattr(shell, "extension_manager", None)
+    watcher = getattr(manager, "_on_ipython_dir_changed", None)
+    if watcher is not None:  # a shell being made does not create the folder either
+        shell.unobserve(watcher, names=("ipython_dir",))
+    try:
+        shell.ipython_dir = app.ipython_dir
+    finally:
+        if watcher is not None:
+            shell.observe(watcher, names=("ipython_dir",))
+    shell.profile_dir = app.profile_dir
+    shell.db = type(shell.db)(os.path.join(app.profile_dir.location, "db"))
+    shell.starting_dir = os.getcwd()
+    shell.history_manager.dir_hist[:] = [Path.cwd()]
+    shell.home_dir = get_home_dir()
+    shell.init_logger()
+    shell.init_environment()
+    shell.init_encoding()
+    shell.save_sys_module_state()
+    shell.init_sys_modules()
+    atexit.register(shell.atexit_operations)
