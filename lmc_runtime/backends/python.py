@@ -29,6 +29,9 @@ class PythonBackend(JupyterBackend):
     session = CheckpointingSession
     announces_input = True
     gateway_language = "python"
+    #: The kernel's IOPub has no send mark (``lmc_lean.iopub_unbounded``): what the
+    #: host has not read past these messages waits in the kernel, in its sandbox.
+    iopub_mark = 8
 
     def __init__(self, python: str | None = None, *, gateway: Gateway | None = None) -> None:
         self.python = python

@@ -188,9 +188,9 @@ class Execution:
         if self._pending is not _NOTHING:
             item, self._pending = self._pending, _NOTHING
             return item
-        receive = self.route.receive
+        route = self.route
         try:
-            return receive.receive_nowait()  # no loop turn while items wait
+            return route.take_nowait()  # no loop turn while items wait
         except anyio.WouldBlock:
             pass
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -198,9 +198,9 @@ class Execution:
         due = self.pacer.due_at()
         try:
             if due is None:
-                return await receive.receive()
+                return await route.take()
             with anyio.move_on_after(max(0.0, due - anyio.current_time())):
-                return await receive.receive()
+                return await route.take()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             return None
         return _NOTHING

@@ -2,12 +2,16 @@
 
 Readers put items on the run's route; its messages are read at the caller's pace.
 ``finished`` is set by the reader, so the watchdog knows whatever that pace. The
-buffer is bounded; once the caller leaves (``close``), what comes is dropped.
+buffer is bounded, in items and in the size of what they carry (output's text,
+a display's data: see :func:`size_of`): a reader that would pass either waits,
+and what the interpreter sends meanwhile waits where it is (a Python kernel's
+IOPub: in the kernel). Regression: ipykernel sends 0.2 s of a ``print`` loop as
+one message of some 10 MiB, and a caller that fell behind left the server
+holding 900 MiB of them. Once the caller leaves (``close``), what comes is dropped.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections import OrderedDict
 from typing import Any
 
@@ -17,9 +21,11 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .items import Begun, Finished, Gone, Output
 
-__all__ = ["LateOutput", "Route"]
+__all__ = ["LateOutput", "Route", "size_of"]
 
 _ROUTE_BUFFER = 1024
+#: The size of what a route's items may carry before a reader waits (characters).
+ROUTE_CARRIES = 4 * 1024 * 1024
 _LATE_LIMIT = 64 * 1024
 #: Finished runs whose late output is still accepted.
 _RETIRED_KEPT = 16
@@ -53,6 +59,12 @@ class Route:
         #: The interpreter said it took the run (:class:`~.items.Begun`).
         self.begun = False
         self._unyielded = 0
+        #: The size of what the items not read yet carry (:func:`size_of`).
+        self.carried = 0
+        self._room = anyio.Event()
+        self._waiting = 0
+        self._shut = False  # either end closed: nothing waits for room
+        self._turns = anyio.Lock()  # fair: items that waited keep their order
 
     def observe(self, item: Any) -> bool:
         """Whether ``item`` ends the run; backends whose end takes two items override it."""
@@ -70,18 +82,64 @@ class Route:
         if self.observe(item):
             self.finished.set()
             self.attention.set()
+        size = size_of(item)
+        if self._waiting or self._full(size):
+            await self._put_in_turn(item, size)
+            return
         try:
             self._send.send_nowait(item)  # no loop turn while there is room
         except anyio.WouldBlock:
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await self._send.send(item)
+            await self._put_in_turn(item, size)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return
         else:
+            self.carried += size
             self._unyielded += 1
             if self._unyielded >= _YIELD_EVERY:  # a flood still lets the reader's run go on
                 self._unyielded = 0
                 await anyio.lowlevel.checkpoint()
+
+    def _full(self, size: int) -> bool:
+        """Whether an item of ``size`` must wait: one alone always fits."""
+        return bool(size and self.carried and self.carried + size > ROUTE_CARRIES)
+
+    async def _put_in_turn(self, item: Any, size: int) -> None:
+        """Put ``item`` once the caller has read enough, after the items waiting before it."""
+        self._waiting += 1
+        try:
+            async with self._turns:
+                while self._full(size) and not self._shut:
+                    if self._room.is_set():
+                        self._room = anyio.Event()
+                    await self._room.wait()
+                self.carried += size  # before: the caller may take it before this resumes
+                sent = False
+                try:
+                    await self._send.send(item)
+                    sent = True
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+                finally:
+                    if not sent:
+                        self.carried -= size
+        finally:
+            self._waiting -= 1
+
+    def _took(self, item: Any) -> Any:
+        """``item``, taken by the caller: what it carried makes room."""
+        size = size_of(item)
+        if size:
+            self.carried -= size
+            self._room.set()
+        return item
+
+    def take_nowait(self) -> Any:
+        """The next item, if one is there (``receive_nowait``'s errors otherwise)."""
+        return self._took(self.receive.receive_nowait())
+
+    async def take(self) -> Any:
+        """The next item (``receive``'s errors at the end)."""
+        return self._took(await self.receive.receive())
 
     def join(self, first: Output, limit: int) -> tuple[str, Any]:
         """``first`` joined with output of its stream (and its error mark) already waiting
@@ -89,7 +147,7 @@ class Route:
         parts, size = [first.text], len(first.text)
         while size < limit:
             try:
-                item = self.receive.receive_nowait()
+                item = self.take_nowait()
             except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 break
             if (
@@ -110,15 +168,31 @@ class Route:
         self.finished.set()
         self.attention.set()
         self._send.close()
+        self._shut_down()
 
     def leave(self) -> None:
         """The caller left: what still comes is dropped, never waited on."""
         self.left = True
         self.receive.close()
+        self._shut_down()
 
     def close(self) -> None:
         self._send.close()
         self.receive.close()
+        self._shut_down()
+
+    def _shut_down(self) -> None:
+        self._shut = True
+        self._room.set()
+
+
+def size_of(item: Any) -> int:
+    """The size of what ``item`` carries: an output's text, or an item's own ``size``
+    (a Jupyter kernel's display); 0 for an item that carries none."""
+    if isinstance(item, Output):
+        return len(item.text)
+    size = getattr(item, "size", 0)
+    return size if isinstance(size, int) else 0
 
 
 class LateOutput:

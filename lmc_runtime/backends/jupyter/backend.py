@@ -89,6 +89,9 @@ class JupyterBackend(SupervisedBackend):
     #: What the kernel process writes itself is the code's output (IRkernel does
     #: not forward its children's output).
     native_output: ClassVar[bool] = False
+    #: IOPub's receive high-water mark, in messages (0: none). Only for a kernel whose
+    #: IOPub has no send mark: a mark at both ends drops what passes them.
+    iopub_mark: ClassVar[int] = 0
     #: The language of the kernelspecs a gateway's kernel may have.
     gateway_language: ClassVar[str] = ""
     #: Where kernels run instead of on this machine, if anywhere.
@@ -168,6 +171,7 @@ class JupyterBackend(SupervisedBackend):
             env,
             announces_input=self.announces_input,
             native_output=self.native_output,
+            iopub_mark=self.iopub_mark,
         )
 
 

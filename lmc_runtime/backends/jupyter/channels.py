@@ -50,14 +50,23 @@ class Channels:
         info: Mapping[str, Any],
         dispatch: Dispatch,
         needed: Needed = lambda channel, msg: True,
+        *,
+        iopub_mark: int = 0,
     ) -> None:
         self._client, self._dispatch, self._needed = client, dispatch, needed
-        # No receive high-water mark: IOPub is PUB/SUB, which drops what passes the
-        # HWM of both ends (1,000 each by default) without a word. Regression: a
-        # reader that fell behind on a busy machine lost 492 of 10,000 displays.
+        # IOPub is PUB/SUB, which drops what passes the HWM of both ends (1,000
+        # each by default) without a word. Regression: a reader that fell behind
+        # on a busy machine lost 492 of 10,000 displays. So IOPub has no receive
+        # mark here (0), unless the kernel's IOPub has no send mark: then what a
+        # reader that waits (see :class:`~..core.route.Route`) has not read yet
+        # waits in the kernel, past ``iopub_mark`` messages here, and nothing is
+        # dropped. Regression: with no mark at either end, a flood the caller did
+        # not read grew the host by 32 MiB a second.
         context = client.context
-        context.setsockopt(zmq.RCVHWM, 0)
+        context.setsockopt(zmq.RCVHWM, iopub_mark)
         try:
+            client.iopub_channel  # noqa: B018 (made now, with that mark)
+            context.setsockopt(zmq.RCVHWM, 0)
             client.start_channels(hb=False, stdin=False)
         finally:
             context.sockopts.pop(zmq.RCVHWM, None)

@@ -46,7 +46,8 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
 
     ``announces_input``: the kernel's startup code publishes input requests on
     IOPub too; ``native_output``: what the kernel process writes is the code's
-    output (see :class:`~..core.native.NativeOutput`).
+    output (see :class:`~..core.native.NativeOutput`); ``iopub_mark``: IOPub's
+    receive high-water mark (0: none; see :class:`.Channels`).
     """
 
     def __init__(
@@ -58,8 +59,10 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         *,
         announces_input: bool = False,
         native_output: bool = False,
+        iopub_mark: int = 0,
     ) -> None:
         super().__init__(announces_input=announces_input)
+        self._iopub_mark = iopub_mark
         work_dir, shared_dir = settings.work_dir, settings.shared_dir
         sockets = f"{work_dir.name}-kernel"
         bound = (shared_dir or work_dir) / sockets
@@ -129,7 +132,9 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         info = dict(self._km.get_connection_info())
         if self._km.host_ip is not None:
             client.ip = info["ip"] = self._km.host_ip
-        self._channels = Channels(client, info, conversation.dispatch, conversation.needed)
+        self._channels = Channels(
+            client, info, conversation.dispatch, conversation.needed, iopub_mark=self._iopub_mark
+        )
         task_group.start_soon(self._guarded, self._channels.read)
         await self._until_ready(self._channels)
 

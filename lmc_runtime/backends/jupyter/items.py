@@ -21,6 +21,15 @@ class Reply:
     channel: str
     msg: Mapping[str, Any]
 
+    @property
+    def size(self) -> int:
+        """The length of the texts of its data (a display's images, in base64): what
+        the route holding it counts (see :func:`~..core.route.size_of`)."""
+        data = self.msg["content"].get("data")
+        if not isinstance(data, Mapping):
+            return 0
+        return sum(len(value) for value in data.values() if isinstance(value, str))
+
 
 @dataclass(frozen=True)
 class Progress:

@@ -1,0 +1,72 @@
+"""A Python run that floods IOPub while its caller reads nothing does not grow the
+host: what the caller has not read waits in the kernel, and all of it arrives.
+
+The run's route holds items up to a size (:class:`lmc_runtime.backends.core.route.Route`),
+and the host's IOPub socket has a receive high-water mark for the Python kernel,
+whose IOPub has no send mark: past both, the kernel keeps what it sends.
+Regression: neither was bounded, and a flood the caller did not read grew the
+host by 32 MiB a second in messages of 1 KB (in the ZMQ socket's queue) and by
+90 MiB a second in ipykernel's 10 MiB messages of a ``print`` loop (in the route).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from lmc_runtime import Computer, Limits, Timeouts
+
+pytestmark = pytest.mark.integration
+
+#: The flood: messages of 64 KiB, 192 MiB in all.
+CHUNK, CHUNKS = 64 * 1024, 3072
+#: How much the host may grow while the flood waits to be read.
+GROWTH = 48 * 1024 * 1024
+#: Bounds the run and every wait: only a hang comes near it.
+GUARD = 120.0
+
+
+def _flood(marker: Path) -> str:
+    return (
+        "import sys\n"
+        f"chunk = 'x' * {CHUNK - 1} + '\\n'\n"
+        f"for _ in range({CHUNKS}):\n"
+        "    sys.stdout.write(chunk)\n"
+        "    sys.stdout.flush()\n"
+        f"open({str(marker)!r}, 'w').close()\n"
+        "print('END')\n"
+    )
+
+
+def _rss() -> int:
+    return int(psutil.Process().memory_info().rss)
+
+
+def _wait_for(path: Path) -> None:
+    """Until ``path`` exists (bounded; the kernel makes it once it has sent all)."""
+    deadline = time.monotonic() + GUARD
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} was not made within {GUARD:g} s"
+        time.sleep(0.05)
+
+
+def test_a_flood_the_caller_does_not_read_waits_in_the_kernel(tmp_path: Path) -> None:
+    marker = tmp_path / "sent"
+    timeouts = Timeouts(execution=GUARD)
+    with Computer(timeouts=timeouts, limits=Limits(output_bytes=100_000)) as computer:
+        assert [m.extras for m in computer.run("python", "1")][-1]["status"] == "ok"
+        before = _rss()
+        stream = computer.run("python", _flood(marker), timeout=GUARD)
+        first = next(stream)  # the run has begun; its caller now reads nothing
+        _wait_for(marker)
+        grown = _rss() - before
+        messages = [first, *stream]
+    assert grown < GROWTH, f"the host grew by {grown / 2**20:.0f} MiB"
+    final = messages[-1].extras or {}
+    assert final.get("status") == "ok", messages[-3:]
+    cut = [m for m in messages if (m.extras or {}).get("total_bytes")]
+    assert len(cut) == 1 and cut[0].extras is not None
+    assert cut[0].extras["total_bytes"] == CHUNK * CHUNKS + len("END\n")  # all of it arrived
