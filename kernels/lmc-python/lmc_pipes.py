@@ -18,6 +18,11 @@ The wait is cheap when nothing was left: a lock and a ``FIONREAD`` per stream.
 A process that keeps writing after the run (a background job) does not hold the
 reply up: only what was in the pipe when the run ended is waited for.
 
+And a stream sends what it holds once that passes :data:`MESSAGE_TEXT`
+characters, not only every 0.2 s: a ``print`` loop made messages of 10 to 30 MiB,
+which the host holds a few of at a time while it reads them (see
+``lmc_runtime/backends/jupyter/channels.py``).
+
 Stdlib only, besides what the kernel has imported; loaded by its file name.
 """
 
@@ -37,6 +42,8 @@ from typing import Any
 SETTLE_BOUND = 1.0
 #: The largest read from a pipe.
 _READ = 1 << 16
+#: A stream that holds this much text sends it (characters; one write may pass it).
+MESSAGE_TEXT = 1 << 20
 
 
 class _Pipe:
@@ -131,12 +138,39 @@ def _settled_first(do_execute: Any) -> Any:
     return run
 
 
+def _sent_when_large(write: Any, flush: Any) -> tuple[Any, Any]:
+    """``OutStream.write`` that sends what the stream holds once it passes
+    :data:`MESSAGE_TEXT`, and ``OutStream._flush`` that counts from nothing again.
+    The count is the writes' since the last send (roughly, across threads)."""
+
+    @functools.wraps(write)
+    def written(self: Any, string: str) -> Any:
+        done = write(self, string)
+        held = self.__dict__.get("_lmc_held", 0) + len(string)
+        self._lmc_held = held
+        if held >= MESSAGE_TEXT:
+            self.flush()
+        return done
+
+    @functools.wraps(flush)
+    def sent(self: Any) -> Any:
+        self._lmc_held = 0
+        return flush(self)
+
+    written._lmc_bounded = sent._lmc_bounded = True  # type: ignore[attr-defined]
+    return written, sent
+
+
 def install(out_stream: Any, kernel_class: Any) -> None:
-    """``out_stream``'s pipes are read by :func:`watch`, and ``kernel_class``'s
-    runs end once what their child processes wrote was read (:func:`settle`).
-    On the classes, so a kernel revived from a checkpoint's image has it too."""
+    """``out_stream``'s pipes are read by :func:`watch`, its messages are bounded
+    (:data:`MESSAGE_TEXT`), and ``kernel_class``'s runs end once what their child
+    processes wrote was read (:func:`settle`). On the classes, so a kernel revived
+    from a checkpoint's image has it too."""
     if callable(getattr(out_stream, "_watch_pipe_fd", None)):
         out_stream._watch_pipe_fd = watch
+    write, flush = getattr(out_stream, "write", None), getattr(out_stream, "_flush", None)
+    if callable(write) and callable(flush) and not getattr(write, "_lmc_bounded", False):
+        out_stream.write, out_stream._flush = _sent_when_large(write, flush)
     do_execute = getattr(kernel_class, "do_execute", None)
     if callable(do_execute) and not getattr(do_execute, "_lmc_settles", False):
         kernel_class.do_execute = _settled_first(do_execute)

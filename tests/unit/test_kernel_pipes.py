@@ -1,6 +1,7 @@
 """The Python kernel's reader of descriptors 1 and 2 (``kernels/lmc-python/lmc_pipes.py``),
 on a stand-in for ipykernel's ``OutStream``: a run waits until what its child
-processes left in the pipe was written into the stream, and no longer."""
+processes left in the pipe was written into the stream, and no longer; a stream
+sends what it holds once that passes a message's size."""
 
 from __future__ import annotations
 
@@ -111,19 +112,54 @@ def test_a_stream_not_watched_is_not_waited_for() -> None:
     stream.close()
 
 
+def test_a_stream_sends_what_it_holds_once_it_passes_the_message_size() -> None:
+    """Regression: ipykernel sent 0.2 s of a ``print`` loop as one message of 10 to
+    30 MiB, which the host read whole, a few at a time."""
+
+    class Out:
+        def __init__(self) -> None:
+            self.held: list[str] = []
+            self.sent: list[str] = []
+
+        def write(self, string: str) -> int:
+            self.held.append(string)
+            return len(string)
+
+        def flush(self) -> None:
+            self._flush()
+
+        def _flush(self) -> None:
+            self.sent.append("".join(self.held))
+            self.held.clear()
+
+    pipes.install(Out, type("Kernel", (), {}))
+    out = Out()
+    line = "x" * 1023 + "\n"
+    for _ in range(3 * pipes.MESSAGE_TEXT // len(line)):
+        assert out.write(line) == len(line)
+    assert [len(message) for message in out.sent] == [pipes.MESSAGE_TEXT] * 3
+    assert not out.held
+
+
 def test_install_replaces_the_watcher_and_wraps_do_execute_once() -> None:
     class Out:
         def _watch_pipe_fd(self) -> None:
             raise AssertionError("ipykernel's own")
+
+        def write(self, string: str) -> int:
+            return len(string)
+
+        def _flush(self) -> None:
+            pass
 
     class Kernel:
         async def do_execute(self, code: str, silent: bool, *, cell_id: str | None = None) -> str:
             return code
 
     pipes.install(Out, Kernel)
-    wrapped = Kernel.do_execute
+    wrapped, written = Kernel.do_execute, Out.write
     pipes.install(Out, Kernel)
     assert Out._watch_pipe_fd is pipes.watch
-    assert Kernel.do_execute is wrapped
+    assert Kernel.do_execute is wrapped and Out.write is written
     # ipykernel passes ``cell_id`` only to a do_execute that names it
     assert "cell_id" in inspect.signature(Kernel.do_execute).parameters
