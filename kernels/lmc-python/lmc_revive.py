@@ -66,26 +66,32 @@ def prepare() -> None:
     compile_once()
     script_parsers()
     _lean()
+    _loaded("lmc_shell")
 
 
 def _lean() -> "types.ModuleType | None":
-    """``lmc_lean.py``, from beside this file, loaded once; None (said on stderr,
-    the kernel's log) when it cannot be: the kernel then starts as ipykernel's."""
-    lean = _MADE.get("lean")
-    if lean is None:
+    """``lmc_lean.py``; without it the kernel starts as ipykernel's."""
+    return _loaded("lmc_lean")
+
+
+def _loaded(name: str) -> "types.ModuleType | None":
+    """``name``.py, from beside this file, loaded once; None (said on stderr, the
+    kernel's log) when it cannot be."""
+    module = _MADE.get(name)
+    if module is None:
         import importlib.util
 
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lmc_lean.py")
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
         try:
-            spec = importlib.util.spec_from_file_location("_lmc_lean", path)
+            spec = importlib.util.spec_from_file_location(f"_{name}", path)
             assert spec is not None and spec.loader is not None
-            lean = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(lean)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
         except Exception as exc:
             sys.stderr.write(f"lmc: {path} not loaded: {exc!r}\n")
             return None
-        _MADE["lean"] = lean
-    return lean
+        _MADE[name] = module
+    return module
 
 
 def script_parsers() -> dict:
@@ -181,8 +187,12 @@ def new_kernel(argv: list, bound: int, left: str) -> int:
     builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), old]
     user_ns, count = shell.user_ns, shell.execution_count
     inputs = list(shell.history_manager.input_hist_parsed)
+    kept = _loaded("lmc_shell")  # the image's shell serves the new kernel
     for singleton in (IPKernelApp, IPythonKernel, ZMQInteractiveShell):
-        singleton.clear_instance()
+        if kept is None or singleton is not ZMQInteractiveShell:
+            singleton.clear_instance()
+    if kept is not None:
+        kept.unhook(shell, os.path.dirname(os.path.abspath(__file__)))
     _compiled_startup(_MADE["compiled"])
     asyncio.events._set_running_loop(None)
     asyncio.set_event_loop(asyncio.new_event_loop())
@@ -192,6 +202,8 @@ def new_kernel(argv: list, bound: int, left: str) -> int:
     app = IPKernelApp.instance(user_ns=user_ns)
     _config_of(old, app, args)
     _say_bound_early(app, bound)
+    if kept is not None:
+        _rebound(app, kept, shell)
     lean = _lean()
     if lean is not None:
         lean.iopub_unbounded(app)
@@ -199,11 +211,24 @@ def new_kernel(argv: list, bound: int, left: str) -> int:
     with _parsers_kept(), _modules_compiled(), unlisted:
         app.initialize(args)
     new = app.shell
-    new.execution_count = count
-    new.history_manager.input_hist_parsed[:] = inputs
-    new.history_manager.input_hist_raw[:] = inputs
+    if new is not shell:  # a new shell: the image's count and inputs carried over
+        new.execution_count = count
+        new.history_manager.input_hist_parsed[:] = inputs
+        new.history_manager.input_hist_raw[:] = inputs
     contextvars.Context().run(app.start)
     return 0
+
+
+def _rebound(app: object, kept: types.ModuleType, shell: object) -> None:
+    """Once ``app`` made its kernel (on the image's ``shell``), the shell is that
+    kernel's (``lmc_shell.rebind``), before the start file runs again."""
+    init_kernel = app.init_kernel  # type: ignore[attr-defined]
+
+    def init_kernel_on_the_images_shell() -> None:
+        init_kernel()
+        kept.rebind(shell, app)  # type: ignore[attr-defined]
+
+    app.init_kernel = init_kernel_on_the_images_shell  # type: ignore[attr-defined]
 
 
 def _connection_file(args: list) -> "str | None":

@@ -20,6 +20,7 @@ Stdlib only, besides IPython and ipykernel; loaded by its file name.
 """
 
 import atexit
+import builtins
 import contextlib
 import os
 import shutil
@@ -114,3 +115,53 @@ def adopt(shell: Any, app: Any) -> None:
     shell.save_sys_module_state()
     shell.init_sys_modules()
     atexit.register(shell.atexit_operations)
+
+
+def _defined_in(obj: Any, folder: str) -> bool:
+    """Whether the function or method ``obj`` was defined in a file of ``folder``."""
+    code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+    return code is not None and os.path.dirname(os.path.realpath(code.co_filename)) == folder
+
+
+def unhook(shell: Any, folder: str) -> None:
+    """Ready the image's ``shell`` for a revived kernel. The image was taken in a
+    cell (the checkpoint's own run): the traps that cell set (``sys.displayhook``,
+    IPython's builtins) are undone, as its end would have. And what the kernel's
+    start file (and the modules beside it, in ``folder``) put on the shell for the
+    kernel it ran in is taken off: its event callbacks, its syntax tree
+    transformer, its compiler's wrapper. The revived kernel runs its start file
+    again, for itself; the user's own callbacks and transformers stay."""
+    for trap in (shell.display_trap, shell.builtin_trap):
+        while trap._nested_level > 0:
+            trap.__exit__(None, None, None)
+    folder = os.path.realpath(folder)
+    for callbacks in shell.events.callbacks.values():
+        callbacks[:] = [c for c in callbacks if not _defined_in(c, folder)]
+    shell.ast_transformers[:] = [
+        t
+        for t in shell.ast_transformers
+        if not any(_defined_in(f, folder) for f in vars(type(t)).values() if callable(f))
+    ]
+    shell.compile = shell.compiler_class()  # as a new shell's: its cache unwrapped
+    # The script magics (%%bash...) ran their processes on a loop in a thread of
+    # the kernel the image was taken from: that thread is not here. Their loop and
+    # processes stay referenced (their descriptors' numbers are no longer theirs:
+    # closing them would close another's), and a new loop starts with the next.
+    script = shell.magics_manager.registry.get("ScriptMagics")
+    if script is not None and script.event_loop is not None:
+        left = [script.event_loop, script.bg_processes]
+        builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), *left]
+        script.event_loop, script.bg_processes = None, []
+
+
+def rebind(shell: Any, app: Any) -> None:
+    """Make the image's ``shell``, which ipykernel's kernel took as IPython's
+    instance in a revived kernel (``app``'s), this kernel's: same process folders
+    and namespace, a new kernel and new streams."""
+    kernel = app.kernel
+    if getattr(kernel, "shell", None) is not shell:
+        return
+    shell.config = app.config
+    shell.parent = kernel
+    shell.kernel = kernel
+    shell.save_sys_module_state()

@@ -12,4 +12,5 @@ def test_regression_every_startup_module_is_sent_to_a_gateway_kernel() -> None:
     beside = {path.name for path in (kernels_dir() / "lmc-python").glob("lmc_*.py")}
     beside.discard("lmc_kernel.py")  # the local kernel's entry point, not startup code
     beside.discard("lmc_pipes.py")  # loaded by that entry point only
+    beside.discard("lmc_shell.py")  # by it and by a revived kernel: never on a gateway
     assert beside == set(startup._PYTHON_FILES)
