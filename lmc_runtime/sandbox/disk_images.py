@@ -9,6 +9,10 @@ blocks the format wrote (some 650 KiB for 1 GiB) are copied. What every disk
 holds from its start (``contents``: the host's reserve of inodes) is written
 into the image by the format (``mkfs.ext4 -d``), not into each disk.
 
+A server keeps the images of a few sizes only (:data:`SIZES_KEPT`): sessions
+may each ask for a size of their own, and an image kept for each would grow the
+data directory without bound; a disk of another size is formatted for itself.
+
 The copies share the format's UUID and directory hash seed. The kernel does not
 ask them to differ; the image is never in reach of the sandbox (it sees the
 mounted filesystem only), and a seed known to one session's code concerns only
@@ -26,12 +30,14 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["DiskImages", "format_image", "sparse_copy"]
+__all__ = ["SIZES_KEPT", "DiskImages", "format_image", "sparse_copy"]
 
 logger = logging.getLogger(__name__)
 
 #: ``mkfs.ext4``'s options for a session's disk: no journal, no reserved blocks.
 _MKFS = ("mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-m", "0")
+#: The disk sizes a server keeps an image of (the first asked for).
+SIZES_KEPT = 4
 
 
 async def format_image(image: Path, size: int, contents: Path | None = None) -> None:
@@ -80,6 +86,8 @@ class DiskImages:
         self._contents = contents
         self._made: dict[int, Path] = {}
         self._locks: dict[int, anyio.Lock] = {}
+        #: Held while the folder is made: sizes are formatted side by side.
+        self._folder_lock = anyio.Lock()
         self._ready = False
 
     async def prepare(self, size: int | None) -> None:
@@ -95,7 +103,11 @@ class DiskImages:
 
     async def copy(self, size: int, target: Path) -> None:
         """Make ``target`` (new) an empty ext4 filesystem of ``size`` bytes, a copy
-        of this size's image (formatted on first use)."""
+        of this size's image (formatted on first use); past :data:`SIZES_KEPT`
+        sizes, formatted for itself (its reserve is the disk's to make)."""
+        if size not in self._locks and len(self._locks) >= SIZES_KEPT:
+            await format_image(target, size)
+            return
         image = await self._image(size)
         await anyio.to_thread.run_sync(sparse_copy, image, target)
 
@@ -104,9 +116,10 @@ class DiskImages:
         async with lock:
             made = self._made.get(size)
             if made is None:
-                if not self._ready:
-                    await anyio.to_thread.run_sync(self._prepare)
-                    self._ready = True
+                async with self._folder_lock:  # never emptied under another size's format
+                    if not self._ready:
+                        await anyio.to_thread.run_sync(self._prepare)
+                        self._ready = True
                 made = self.folder / f"ext4-{size}.img"
                 partial = self.folder / f"ext4-{size}.partial"
                 staged = self.folder / f"ext4-{size}.contents"
@@ -118,8 +131,9 @@ class DiskImages:
                 except BaseException:
                     partial.unlink(missing_ok=True)
                     raise
-                finally:
-                    await anyio.to_thread.run_sync(shutil.rmtree, staged, True)
+                finally:  # a cancelled format too: a staged folder left fails the next
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(shutil.rmtree, staged, True)
                 self._made[size] = made
             return made
 
