@@ -126,7 +126,7 @@ class DiskImages:
                 try:
                     if self._contents is not None:
                         await anyio.to_thread.run_sync(self._stage, staged)
-                    await format_image(partial, size, staged if self._contents else None)
+                    await self._format(partial, size, staged if self._contents else None)
                     os.rename(partial, made)
                 except BaseException:
                     partial.unlink(missing_ok=True)
@@ -136,6 +136,18 @@ class DiskImages:
                         await anyio.to_thread.run_sync(shutil.rmtree, staged, True)
                 self._made[size] = made
             return made
+
+    async def _format(self, image: Path, size: int, contents: Path | None) -> None:
+        """Format ``image`` holding ``contents``; empty where ``mkfs.ext4`` has no
+        ``-d`` (e2fsprogs before 1.43, BusyBox): the disks then make their reserve."""
+        try:
+            await format_image(image, size, contents)
+        except subprocess.CalledProcessError as exc:
+            if contents is None:
+                raise
+            logger.info("mkfs.ext4 -d failed (%s): the disks' image is formatted empty", exc)
+            image.unlink(missing_ok=True)
+            await format_image(image, size)
 
     def _stage(self, staged: Path) -> None:
         assert self._contents is not None

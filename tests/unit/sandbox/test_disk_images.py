@@ -3,6 +3,7 @@ what it holds after a cancelled format, two sizes made at once, and many sizes."
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from pathlib import Path
 
@@ -112,3 +113,27 @@ def test_only_a_few_sizes_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert (tmp_path / f"disk-{size}.img").stat().st_size == size
     assert tmp_path / "again.img" not in formatted
     assert (tmp_path / "again.img").stat().st_size == sizes[0]
+
+
+def test_an_image_is_made_where_mkfs_cannot_copy_a_folder_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: where ``mkfs.ext4`` has no ``-d`` (e2fsprogs before 1.43), no
+    image could be made, and every session's disk was left without a limit; the
+    image is then formatted empty (each disk makes its own reserve, as before)."""
+    formatted: list[Path | None] = []
+
+    async def no_d(image: Path, size: int, contents: Path | None = None) -> None:
+        formatted.append(contents)
+        if contents is not None:
+            with open(image, "xb"):
+                pass
+            raise subprocess.CalledProcessError(1, ["mkfs.ext4", "-d"])
+        await _fake_format(image, size)
+
+    monkeypatch.setattr(disk_images, "format_image", no_d)
+    images = DiskImages(tmp_path / "images", _contents)
+    anyio.run(images.copy, _MIB, tmp_path / "disk.img")
+    assert (tmp_path / "disk.img").stat().st_size == _MIB
+    assert formatted[-1] is None
+    assert [p.name for p in (tmp_path / "images").iterdir()] == [f"ext4-{_MIB}.img"]
