@@ -207,6 +207,8 @@ def _show_saved(path: Any) -> None:
 
 def _wrap_save(image_module: Any) -> None:
     original = image_module.Image.save
+    if getattr(original, "_lmc_shows_saved", False):
+        return  # a revived kernel's: the kernel of its checkpoint wrapped it
 
     @functools.wraps(original)
     def save(self: Any, fp: Any, format: Any = None, **params: Any) -> Any:
@@ -219,6 +221,7 @@ def _wrap_save(image_module: Any) -> None:
                 _log(f"lmc saved image: {exc!r}")
         return done
 
+    save._lmc_shows_saved = True  # type: ignore[attr-defined]
     image_module.Image.save = save
 
 
