@@ -130,7 +130,8 @@ def unhook(shell: Any, folder: str) -> None:
     start file (and the modules beside it, in ``folder``) put on the shell for the
     kernel it ran in is taken off: its event callbacks, its syntax tree
     transformer, its compiler's wrapper. The revived kernel runs its start file
-    again, for itself; the user's own callbacks and transformers stay."""
+    again, for itself; the user's own callbacks and transformers stay, and the
+    user's log (``%logstart``) goes on in its file, opened again."""
     for trap in (shell.display_trap, shell.builtin_trap):
         while trap._nested_level > 0:
             trap.__exit__(None, None, None)
@@ -152,6 +153,23 @@ def unhook(shell: Any, folder: str) -> None:
         left = [script.event_loop, script.bg_processes]
         builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), *left]
         script.event_loop, script.bg_processes = None, []
+    _log_reopened(shell.logger)
+
+
+def _log_reopened(logger: Any) -> None:
+    """The log the user started (``%logstart``) was a file of the image's kernel:
+    its descriptor's number is now another's (writing each cell's input there, or
+    ``%logstop`` closing it). The file object stays referenced, never closed, and
+    the log is opened again by its name, appended to."""
+    logfile = getattr(logger, "logfile", None)
+    if logfile is None:
+        return
+    builtins.__lmc_abandoned__ = [*getattr(builtins, "__lmc_abandoned__", []), logfile]
+    try:
+        logger.logfile = open(logger.logfname, "a", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        logger.logfile, logger.log_active = None, False
+        sys.stderr.write(f"lmc: the log {logger.logfname} is not kept: {exc!r}\n")
 
 
 def rebind(shell: Any, app: Any) -> None:

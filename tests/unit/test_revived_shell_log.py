@@ -1,0 +1,68 @@
+"""A kernel revived from a checkpoint serves the image's shell (``lmc_shell.unhook``):
+a log the user started there (``%logstart``) is written to the log's file, not to
+the descriptor that has its old number.
+
+Regression: the image's log file kept its descriptor's number, which the revived
+kernel closed and gave to another file (its sockets, say): each cell's input was
+written there, and ``%logstop`` closed it."""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import os
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.logger import Logger
+
+from lmc_runtime.backends.kernelspecs import kernels_dir
+
+
+def _lmc_shell() -> Any:
+    path = Path(kernels_dir()) / "lmc-python" / "lmc_shell.py"
+    spec = importlib.util.spec_from_file_location("_lmc_shell_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _shell(logger: Logger) -> Any:
+    """What ``unhook`` reads of a shell, with IPython's own logger."""
+    trap = types.SimpleNamespace(_nested_level=0)
+    return types.SimpleNamespace(
+        display_trap=trap,
+        builtin_trap=trap,
+        events=types.SimpleNamespace(callbacks={"pre_run_cell": []}),
+        ast_transformers=[],
+        compiler_class=object,
+        magics_manager=types.SimpleNamespace(registry={}),
+        logger=logger,
+    )
+
+
+def test_a_revived_kernel_logs_to_its_log_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builtins, "__lmc_abandoned__", [], raising=False)
+    log, other = tmp_path / "ipython_log.py", tmp_path / "other"
+    logger = Logger(str(tmp_path), logfname=str(log), logmode="append")
+    logger.logstart()
+    image_file = logger.logfile
+    stale = image_file.fileno()
+    # The revived kernel closed the image's descriptors; another file took the number.
+    taken = os.open(other, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.dup2(taken, stale)
+    os.close(taken)
+    try:
+        _lmc_shell().unhook(_shell(logger), str(kernels_dir() / "lmc-python"))
+        logger.log_write("x = 1\n")
+        assert other.read_bytes() == b""
+        assert log.read_text(encoding="utf-8").endswith("x = 1\n")
+    finally:
+        if logger.logfile not in (None, image_file):
+            logger.logfile.close()
+        image_file.close()  # the descriptor ``stale``, the other file's now
