@@ -34,6 +34,13 @@ __all__ = ["JupyterBackend", "probe"]
 _PROBE_BOUND = 30.0
 
 
+class _Unanswered(str):
+    """Why a check failed when the interpreter only did not answer in time (a
+    loaded host, maybe): the backend asks again the next time."""
+
+    __slots__ = ()
+
+
 def probe(argv: Sequence[str], failure: str) -> str | None:
     """None if ``argv`` runs and exits with 0, else why not (``failure`` if it said no)."""
     try:
@@ -48,7 +55,7 @@ def probe(argv: Sequence[str], failure: str) -> str | None:
     except OSError as exc:
         return f"{argv[0]} cannot be run: {exc.strerror or exc}"
     except subprocess.TimeoutExpired:
-        return f"{argv[0]} did not answer within {_PROBE_BOUND:g} s"
+        return _Unanswered(f"{argv[0]} did not answer within {_PROBE_BOUND:g} s")
     except subprocess.CalledProcessError:
         return failure
     return None
@@ -102,7 +109,8 @@ class JupyterBackend(SupervisedBackend):
         return None
 
     def requirement(self) -> str | None:
-        """What the language lacks here, or None; checked once (see :meth:`availability`)."""
+        """What the language lacks here, or None; checked once (see :meth:`availability`),
+        but for a check that did not answer in time."""
         return None
 
     def spec_manager(self) -> KernelSpecManager:
@@ -111,7 +119,11 @@ class JupyterBackend(SupervisedBackend):
         return manager
 
     def availability(self) -> Availability:
-        return self._availability
+        found = self._availability
+        if isinstance(found.reason, _Unanswered):  # not kept: a server's sessions share it
+            del self.__dict__["_availability"]
+            return Availability.no(str(found.reason))
+        return found
 
     def gateway_startup(self, env: Mapping[str, str]) -> str:
         """The runtime's startup code for a gateway's kernel, setting ``env`` there."""
