@@ -36,12 +36,19 @@ MARK = "_lmc_prebuilt"
 
 
 def sections(config: Any) -> dict:
-    """``config`` as plain dicts, less the app's own sections: what a shell reads."""
-    return {
-        name: dict(section)
-        for name, section in config.items()
-        if name not in _APP_SECTIONS and isinstance(section, dict)
-    }
+    """``config`` as plain dicts, less the app's own values: what a shell reads.
+    The sections of other classes inside the app's (``IPKernelApp.IPythonKernel``,
+    read by the classes the app is the parent of, the shell among them) stay."""
+    found = {}
+    for name, section in config.items():
+        if not isinstance(section, dict):
+            continue
+        if name in _APP_SECTIONS:
+            section = {key: value for key, value in section.items() if key[:1].isupper()}
+            if not section:
+                continue
+        found[name] = dict(section)
+    return found
 
 
 def build(config: Any) -> Any:
