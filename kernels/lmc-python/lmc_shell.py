@@ -190,3 +190,10 @@ def rebind(shell: Any, app: Any) -> None:
     shell.parent = kernel
     shell.kernel = kernel
     shell.save_sys_module_state()
+    # The image's app was one of the shell's configurables, and this one will be
+    # (%config would show and read the image's first); each is there once.
+    kept: list = []
+    for each in shell.configurables:
+        if not any(each is k for k in kept) and not (type(each) is type(app) and each is not app):
+            kept.append(each)
+    shell.configurables[:] = kept

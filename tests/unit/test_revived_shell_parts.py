@@ -1,10 +1,5 @@
-"""A kernel revived from a checkpoint serves the image's shell (``lmc_shell.unhook``):
-a log the user started there (``%logstart``) is written to the log's file, not to
-the descriptor that has its old number.
-
-Regression: the image's log file kept its descriptor's number, which the revived
-kernel closed and gave to another file (its sockets, say): each cell's input was
-written there, and ``%logstop`` closed it."""
+"""A kernel revived from a checkpoint serves the image's shell, readied by
+``lmc_shell.unhook`` and made the new kernel's by ``lmc_shell.rebind``."""
 
 from __future__ import annotations
 
@@ -47,6 +42,11 @@ def _shell(logger: Logger) -> Any:
 def test_a_revived_kernel_logs_to_its_log_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A log the user started (``%logstart``) is written to the log's file.
+
+    Regression: the image's log file kept its descriptor's number, which the
+    revived kernel closed and gave to another file (its sockets, say): each
+    cell's input was written there, and ``%logstop`` closed it."""
     monkeypatch.setattr(builtins, "__lmc_abandoned__", [], raising=False)
     log, other = tmp_path / "ipython_log.py", tmp_path / "other"
     logger = Logger(str(tmp_path), logfname=str(log), logmode="append")
@@ -66,3 +66,19 @@ def test_a_revived_kernel_logs_to_its_log_file(
         if logger.logfile not in (None, image_file):
             logger.logfile.close()
         image_file.close()  # the descriptor ``stale``, the other file's now
+
+
+def test_a_revived_kernels_shell_lists_its_own_app_once() -> None:
+    """Regression: the image's app stayed among the shell's configurables, before
+    the new one: ``%config`` listed ``IPKernelApp`` twice, and read the image's
+    (``%config IPKernelApp.connection_file`` gave the image's file)."""
+
+    class App:
+        pass
+
+    image_app, app, comms = App(), App(), object()
+    shell = types.SimpleNamespace(save_sys_module_state=lambda: None)
+    shell.configurables = [shell, comms, image_app, comms]
+    app.config, app.kernel = {}, types.SimpleNamespace(shell=shell)  # type: ignore[attr-defined]
+    _lmc_shell().rebind(shell, app)
+    assert shell.configurables == [shell, comms]  # the app's init_shell adds it next
