@@ -43,4 +43,8 @@ def test_lmc_bench_only_egress() -> None:
         assert row["ratio"] == pytest.approx(row["ours"] / row["baseline"]), row
     assert rows["egress_https_median"]["ratio"] < 25, rows
     assert rows["egress_download"]["ratio"] > 0.05, rows
-    assert rows["egress_create_median"]["ratio"] < 5, rows
+    # A session under a policy (its namespace, its gateway's rules: about 600 ms)
+    # against one without (about 100 ms since a session's disk and its kernel's
+    # shell start without work of their own: the ratio rose from about 4 to 6).
+    # A session that waited on a timeout would be past 10.
+    assert rows["egress_create_median"]["ratio"] < 10, rows
