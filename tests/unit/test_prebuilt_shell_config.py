@@ -9,22 +9,15 @@ fork server's shell."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 from traitlets.config import Config
 
-from lmc_runtime.backends.kernelspecs import kernels_dir
+from .kernel_files import kernel_module
 
 
 def _lmc_shell() -> Any:
-    path = Path(kernels_dir()) / "lmc-python" / "lmc_shell.py"
-    spec = importlib.util.spec_from_file_location("_lmc_shell_config_test", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return kernel_module("lmc_shell")
 
 
 class _Made:

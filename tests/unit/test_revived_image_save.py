@@ -8,23 +8,17 @@ as its caller)."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import types
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lmc_runtime.backends.kernelspecs import kernels_dir
+from .kernel_files import kernel_module
 
 
 def _displays(tag: str, shown: list[tuple[str, Any]]) -> Any:
-    path = Path(kernels_dir()) / "lmc-python" / "lmc_displays.py"
-    spec = importlib.util.spec_from_file_location(f"_lmc_displays_{tag}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = kernel_module("lmc_displays", f"_lmc_displays_{tag}")
     module._show_saved = lambda fp: shown.append((tag, fp))
     return module
 

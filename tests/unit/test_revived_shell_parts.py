@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import builtins
-import importlib.util
 import os
 import types
 from pathlib import Path
@@ -15,14 +14,11 @@ from IPython.core.logger import Logger
 
 from lmc_runtime.backends.kernelspecs import kernels_dir
 
+from .kernel_files import kernel_module
+
 
 def _lmc_shell() -> Any:
-    path = Path(kernels_dir()) / "lmc-python" / "lmc_shell.py"
-    spec = importlib.util.spec_from_file_location("_lmc_shell_test", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return kernel_module("lmc_shell")
 
 
 def _shell(logger: Logger) -> Any:
