@@ -65,14 +65,24 @@ class Route:
         self._waiting = 0
         self._shut = False  # either end closed: nothing waits for room
         self._turns = anyio.Lock()  # fair: items that waited keep their order
+        #: Set when an item came (or the stream ended) while the caller waited.
+        self._arrived: anyio.Event | None = None
 
     def observe(self, item: Any) -> bool:
         """Whether ``item`` ends the run; backends whose end takes two items override it."""
         return isinstance(item, Finished)
 
-    async def put(self, item: Any) -> None:
+    def absorb(self, item: Any) -> bool:
+        """Take in ``item`` if it is news for the route alone, never read by the caller
+        (True then). Regression: each such item woke the caller's whole chain of
+        streams for nothing (three of a Python kernel's six items a run)."""
         if isinstance(item, Begun):
             self.begun = True
+            return True
+        return False
+
+    async def put(self, item: Any) -> None:
+        if self.absorb(item):
             return
         if isinstance(item, Output):
             cut = item.text.rfind("\n")
@@ -94,6 +104,7 @@ class Route:
             return
         else:
             self.carried += size
+            self._wake()
             self._unyielded += 1
             if self._unyielded >= _YIELD_EVERY:  # a flood still lets the reader's run go on
                 self._unyielded = 0
@@ -117,6 +128,7 @@ class Route:
                 try:
                     await self._send.send(item)
                     sent = True
+                    self._wake()
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass
                 finally:
@@ -138,8 +150,26 @@ class Route:
         return self._took(self.receive.receive_nowait())
 
     async def take(self) -> Any:
-        """The next item (``receive``'s errors at the end)."""
-        return self._took(await self.receive.receive())
+        """The next item (``receive_nowait``'s errors at the end).
+
+        It waits for a put, not through ``receive``, whose checkpoint cost every
+        wait a turn of the event loop and a resumption of the caller's streams.
+        """
+        while True:
+            try:
+                return self.take_nowait()
+            except anyio.WouldBlock:
+                pass
+            arrived = self._arrived = anyio.Event()
+            try:
+                await arrived.wait()
+            finally:
+                self._arrived = None
+
+    def _wake(self) -> None:
+        """Wake the caller waiting in :meth:`take`, if one is."""
+        if self._arrived is not None:
+            self._arrived.set()
 
     def join(self, first: Output, limit: int) -> tuple[str, Any]:
         """``first`` joined with output of its stream (and its error mark) already waiting
@@ -184,6 +214,7 @@ class Route:
     def _shut_down(self) -> None:
         self._shut = True
         self._room.set()
+        self._wake()
 
 
 def size_of(item: Any) -> int:

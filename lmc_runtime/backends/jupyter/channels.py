@@ -24,6 +24,8 @@ import anyio.lowlevel
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
+from .wire import deserialize
+
 __all__ = ["Channels", "Dispatch", "Needed"]
 
 logger = logging.getLogger(__name__)
@@ -104,7 +106,7 @@ class Channels:
                 if count % _BURST == 0 or sum(map(len, frames)) > _LARGE:
                     await anyio.lowlevel.checkpoint()
                 try:
-                    msg = session.deserialize(session.feed_identities(frames)[1], content=False)
+                    msg = deserialize(session, frames, content=False)
                     if not self._needed(channel, msg):
                         continue
                     msg["content"] = session.unpack(msg["content"])

@@ -65,10 +65,11 @@ class KernelRoute(Route):
         #: Renders the run's SVG displays as the session's own processes.
         self.svg = svg
 
-    def observe(self, item: Any) -> bool:
-        if isinstance(item, Progress):
+    def absorb(self, item: Any) -> bool:
+        if isinstance(item, Progress):  # the route's news: no run reads it
             self.reached[item.state].set()
-        return super().observe(item)
+            return True
+        return super().absorb(item)
 
 
 class JupyterExecution(Execution):

@@ -82,6 +82,8 @@ def to_item(
         return Progress(_PROGRESS[msg_type])
     if msg_type == "status":
         return Progress("idle") if is_idle(msg) else None
+    if msg_type == "execute_reply" and not content.get("payload"):
+        return None  # its end is the run's Finished: nothing else in it is read
     return Reply(channel, msg)
 
 

@@ -50,8 +50,16 @@ def test_busy_is_dropped_progress_is_told_the_rest_travels_as_replies() -> None:
     assert _item("iopub", _msg("status", execution_state="busy")) is None
     assert _item("iopub", _idle()) == Progress("idle")
     assert _item("iopub", _msg("execute_input", code="1")) == Progress("begun")
-    reply = _item("shell", _msg("execute_reply", status="ok", execution_count=3))
+    page = [{"source": "page", "data": {"text/plain": "help"}}]
+    reply = _item("shell", _msg("execute_reply", status="ok", execution_count=3, payload=page))
     assert isinstance(reply, Reply) and reply.msg["content"]["execution_count"] == 3
+
+
+def test_an_execute_reply_without_a_payload_is_no_item() -> None:
+    """Guards the saved wake-up: a reply with nothing to show is read by the run's
+    end (its Finished), not handed to the run as an item it drops."""
+    assert _item("shell", _msg("execute_reply", status="ok", execution_count=3)) is None
+    assert _item("shell", _msg("execute_reply", status="ok", payload=[])) is None
 
 
 def test_exit_payloads() -> None:
