@@ -2,10 +2,13 @@
 
 A session's directory holds a loop-mounted disk image on ``work/`` and has
 cgroup folders named ``lmc-<session>-<8 hex>`` next to the runtime's own
-cgroup. A graceful shutdown removes them; after a crash they stay until the
-next start cleans them: the processes still in those cgroups are killed, every
-mount under the directory is detached (lazily when busy) with
-``UMOUNT_NOFOLLOW``, and the folders are removed without following any link.
+cgroup. A graceful shutdown removes them. After a crash, what they hold of the
+system is released at once (:func:`release_stale_sessions`, by the server's
+reaper, ``lmc_runtime/service/reaper.py``): the processes still in those
+cgroups are killed, the cgroups removed, and every mount under the directory
+detached (lazily when busy) with ``UMOUNT_NOFOLLOW``. The folders stay until
+the next start cleans them (:func:`clean_stale_sessions`, which does the same,
+then removes the folders without following any link).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ __all__ = [
     "clean_session_dir",
     "clean_stale_sessions",
     "mounts_under",
+    "release_session_dir",
+    "release_stale_sessions",
     "remove_cgroup",
     "stale_cgroups",
 ]
@@ -119,6 +124,15 @@ async def clean_session_dir(root: Path, *, cgroups: bool = True) -> list[str]:
     cgroups), its mounts and its files; what could not be removed (see
     :func:`~lmc_runtime.hostfs.remove_tree`), empty if ``root`` is gone."""
     root = root.parent.resolve() / root.name  # the folder itself is never resolved
+    await release_session_dir(root, cgroups=cgroups)
+    return await anyio.to_thread.run_sync(_remove_tree, root)
+
+
+async def release_session_dir(root: Path, *, cgroups: bool = True) -> None:
+    """End what the stale session folder ``root`` holds of the system: the
+    processes in its cgroups, the cgroups, and its mounts (its disk's loop
+    device, attached with autoclear, goes with its mount). Its files stay."""
+    root = root.parent.resolve() / root.name
     if cgroups:
         for cgroup in await anyio.to_thread.run_sync(stale_cgroups, root.name):
             if not await remove_cgroup(cgroup):
@@ -127,7 +141,6 @@ async def clean_session_dir(root: Path, *, cgroups: bool = True) -> list[str]:
                 )
     for point in await anyio.to_thread.run_sync(mounts_under, root):
         await anyio.to_thread.run_sync(_umount, point)
-    return await anyio.to_thread.run_sync(_remove_tree, root)
 
 
 @dataclass(frozen=True)
@@ -158,3 +171,16 @@ async def clean_stale_sessions(sessions_dir: Path) -> StaleSessions:
         if left:
             stale.left[name] = left
     return stale
+
+
+async def release_stale_sessions(sessions_dir: Path) -> list[str]:
+    """:func:`release_session_dir` for every session folder in ``sessions_dir``
+    (call it only when none of them is in use); their names. Their folders and
+    files stay, for the next start to find (:func:`clean_stale_sessions`)."""
+    try:
+        names = sorted(os.listdir(sessions_dir))
+    except FileNotFoundError:
+        return []
+    for name in names:
+        await release_session_dir(sessions_dir / name)
+    return names

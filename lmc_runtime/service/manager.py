@@ -35,6 +35,7 @@ from .feed import SessionEvents
 from .models import CreateSession
 from .pool import Pool
 from .pools import Pools, default_policy, pool_maker
+from .reaper import SessionReaper
 from .replicas import issued_by, new_session_id
 from .secret_sessions import secrets_policy, server_secrets
 from .session import ServiceSession, service_gateway
@@ -132,10 +133,15 @@ class SessionManager:
         lock = self.data_lock or DataDirLock(self.settings.data_dir)
         if not lock.held:
             lock.acquire()
+        # Once its stale sessions are cleaned: what this server's sessions hold of
+        # the system (with or without the sandbox: disks, cgroups) is released
+        # when it dies, even if nothing starts again here.
+        reaper = SessionReaper(self.settings.data_dir)
         try:
             found = await recover_sessions(self.sessions_dir, self.transcripts)
             for name in found[-self.settings.ended_kept :]:
                 self.lost[name] = f"{self._who} stopped without a shutdown while it ran"
+            reaper.start()
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 if self.forks is not None:
@@ -155,6 +161,8 @@ class SessionManager:
                     await self.forks.aclose()
             self.disk_images.close()
             lock.release()
+            with anyio.CancelScope(shield=True):
+                await reaper.aclose()
 
     async def shutdown(self) -> None:
         """Stop every session and wait (bounded) until their processes are gone."""
