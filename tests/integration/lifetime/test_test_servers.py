@@ -10,6 +10,11 @@ be gone, and for their process groups and sessions to be empty.
 The servers are held on the lifeline of ``tests/lifeline.py``, whose watcher
 ends too. Playwright's driver needs none: it reads a pipe from the test process
 and closes its browsers when the pipe ends.
+
+Nor does a server leave a mount: ``lmc serve``'s reaper releases its sessions'
+disks once it is gone. The owner's temporary files (its TMPDIR: data
+directories, sockets, browser profiles), which a SIGKILLed owner cannot remove,
+are removed after each test.
 """
 
 from __future__ import annotations
@@ -19,17 +24,21 @@ import importlib.util
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from lmc_runtime.procs import proc_stat
 from lmc_runtime.sandbox import sandbox_available
+from lmc_runtime.sandbox.stale import clean_stale_sessions, mounts_under
 
 from ...postgres_cluster import PostgresCluster
 from ...waiters import process_ended
@@ -61,7 +70,19 @@ def _unavailable(kind: str) -> str | None:
 
 
 @pytest.fixture
-def owner() -> Iterator[list[subprocess.Popen[str]]]:
+def scratch() -> Iterator[Path]:
+    """The owners' temporary folder (their TMPDIR), removed after the test: the
+    servers' data directories and sockets, which a SIGKILLed owner leaves."""
+    folder = Path(tempfile.mkdtemp(prefix="lmc-o"))  # short: sockets live in it
+    os.chmod(folder, 0o711)  # sandboxes and PostgreSQL run as users of their own
+    yield folder
+    for sessions in folder.glob("*/*/sessions"):  # what a failure left mounted
+        anyio.run(clean_stale_sessions, sessions)
+    shutil.rmtree(folder)
+
+
+@pytest.fixture
+def owner(scratch: Path) -> Iterator[list[subprocess.Popen[str]]]:
     """Started owners, killed if still running when the test ends."""
     started: list[subprocess.Popen[str]] = []
     yield started
@@ -115,7 +136,7 @@ def _kill(leaders: list[int], pids: list[int]) -> None:
 
 @pytest.mark.parametrize("kind", ["serve", "cluster", "gateway", "postgres", "mcp", "browser"])
 def test_a_server_ends_with_the_sigkilled_test_process_that_started_it(
-    owner: list[subprocess.Popen[str]], kind: str
+    owner: list[subprocess.Popen[str]], scratch: Path, kind: str
 ) -> None:
     reason = _unavailable(kind)
     if reason is not None:
@@ -123,6 +144,7 @@ def test_a_server_ends_with_the_sigkilled_test_process_that_started_it(
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.integration.lifetime.server_owner", kind],
         cwd=REPO,
+        env={**os.environ, "TMPDIR": str(scratch)},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -140,6 +162,9 @@ def test_a_server_ends_with_the_sigkilled_test_process_that_started_it(
         assert not outlived, f"{kind}: {outlived} of {pids} outlived the test process"
         left = _wait_empty(leaders)
         assert not left, f"{kind}: {left} still in the servers' groups or sessions"
+        # Nor anything of theirs that is not a process: lmc serve's sessions' disks.
+        mounted = mounts_under(scratch)
+        assert not mounted, f"{kind}: {mounted} still mounted once its processes ended"
         watcher = said["watcher"]
         if kind != "browser":
             assert isinstance(watcher, int), said
