@@ -163,3 +163,79 @@ def test_install_replaces_the_watcher_and_wraps_do_execute_once() -> None:
     assert Kernel.do_execute is wrapped and Out.write is written
     # ipykernel passes ``cell_id`` only to a do_execute that names it
     assert "cell_id" in inspect.signature(Kernel.do_execute).parameters
+
+
+class Held:
+    """ipykernel's ``OutStream`` as the flush reads it: text held per parent in
+    ``_buffers`` under ``_buffer_lock``, ``_flush_pending`` once a send is asked;
+    ``flush`` waits for the IOPub thread (counted in ``waits``), whose send
+    (``_flush``) can be held up mid-way (``slow``)."""
+
+    def __init__(self, slow: bool = False) -> None:
+        from collections import defaultdict
+        from io import StringIO
+
+        self._buffer_lock = threading.RLock()
+        self._buffers: defaultdict[object, StringIO] = defaultdict(StringIO)
+        self._flush_pending = False
+        self.waits = 0
+        self.sent: list[str] = []
+        self.slow, self.sending, self.release = slow, threading.Event(), threading.Event()
+
+    def write(self, string: str) -> int:
+        with self._buffer_lock:
+            self._buffers["run"].write(string)
+        return len(string)
+
+    def flush(self) -> None:
+        self.waits += 1
+        self._flush()
+
+    def _flush(self) -> None:
+        with self._buffer_lock:
+            buffers, self._buffers = self._buffers, type(self._buffers)(self._buffers.default_factory)
+        if self.slow:
+            self.sending.set()
+            self.release.wait(GUARD)
+        self.sent.extend(buffer.getvalue() for buffer in buffers.values())
+
+
+def test_a_flush_with_nothing_to_send_does_not_wait_for_the_iopub_thread() -> None:
+    """Guards the saved waits: ipykernel flushes stdout and stderr before a run's
+    reply and after it, four waits for the IOPub thread (some 0.2 ms each), where
+    only one has text; now the ones with nothing to send return at once."""
+    pipes.install(Held, type("Kernel", (), {}))
+    out = Held()
+    out.flush()
+    assert out.waits == 0
+    out.write("1\n")
+    out.flush()
+    assert out.waits == 1 and out.sent == ["1\n"]
+    out.flush()
+    assert out.waits == 1
+
+
+def test_a_flush_waits_while_a_send_is_asked_or_under_way() -> None:
+    """What was taken from the stream but not sent yet is still waited for: a send
+    asked (``_flush_pending``), or one running in the IOPub thread."""
+    pipes.install(Held, type("Kernel", (), {}))
+    out = Held(slow=True)
+    out._flush_pending = True
+    out.release.set()
+    out.flush()
+    assert out.waits == 1
+    out._flush_pending, out.slow = False, True
+    out.sending.clear()
+    out.release.clear()
+    out.write("1\n")
+    iopub = threading.Thread(target=out._flush)  # the IOPub thread's send, held up
+    iopub.start()
+    try:
+        assert out.sending.wait(GUARD)
+        assert not any(buffer.tell() for buffer in out._buffers.values())  # taken
+        out.slow = False  # this flush's own send goes through at once
+        out.flush()
+        assert out.waits == 2
+    finally:
+        out.release.set()
+        iopub.join(GUARD)

@@ -125,8 +125,13 @@ class Channels:
     async def _receive(self, channel: str, socket: Any) -> list[bytes] | None:
         """The next message; once draining, only one already there (None when none is)."""
         if not self._draining:
+            try:  # what is there already needs no cancel scope (six a print(1))
+                frames: list[bytes] = await socket.recv_multipart(flags=zmq.NOBLOCK)
+                return frames
+            except zmq.Again:
+                pass
             with anyio.CancelScope() as self._waits[channel]:
-                frames: list[bytes] = await socket.recv_multipart()
+                frames = await socket.recv_multipart()
                 return frames
         try:
             frames = await socket.recv_multipart(flags=zmq.NOBLOCK)

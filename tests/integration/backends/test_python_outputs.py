@@ -125,3 +125,26 @@ def test_each_input_is_answered_exactly_once_in_order() -> None:
     with Computer(on_input=lambda prompt: next(answers), timeouts=Timeouts(execution=20)) as c:
         result = run(c, "a = input('a? ')\nb = input('b? ')\nprint(a, b)")
     assert result.output == "a? first\nb? second\nfirst second\n"
+
+
+def test_flushing_streams_that_hold_nothing_never_waits_for_the_iopub_thread(
+    computer: Computer,
+) -> None:
+    """Guards the saved waits at each run's end (ipykernel flushes both streams
+    twice; a flush waited for the IOPub thread even with nothing to send), while
+    a flush with text still sends it before the run ends."""
+    code = (
+        "import sys\n"
+        "asked = []\n"
+        "thread = sys.stdout.pub_thread\n"
+        "schedule = thread.schedule\n"
+        "thread.schedule = lambda f: (asked.append(f), schedule(f))[1]\n"
+        "try:\n"
+        "    sys.stdout.flush(); sys.stderr.flush()\n"
+        "    empty = len(asked)\n"
+        "    sys.stdout.write('text\\n'); sys.stdout.flush()\n"
+        "finally:\n"
+        "    thread.schedule = schedule\n"
+        "print(empty, len(asked) > empty)"
+    )
+    assert run(computer, code).output == "text\n0 True\n"
