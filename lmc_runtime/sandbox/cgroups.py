@@ -148,6 +148,15 @@ class Cgroup:
         path = self._file("pids", "pids.events")
         return _keyed(path, "max") if path is not None else 0
 
+    def members(self) -> list[int]:
+        """The pids of one hierarchy (v1: the freezer's, whose processes a freeze
+        stops; v2: the cgroup's): what a census of the session reads at each run,
+        one file where :meth:`pids` reads every hierarchy's (five in v1)."""
+        base = self.dirs.get("unified" if self.version == 2 else "freezer")
+        if base is None:
+            return self.pids()
+        return sorted(int(p) for p in (_read(base / "cgroup.procs") or "").split() if p.isdigit())
+
     def pids(self) -> list[int]:
         found: set[int] = set()
         for procs in self.procs_files:

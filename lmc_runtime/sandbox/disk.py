@@ -235,8 +235,8 @@ class WorkDisk:
         if self.limit is None:
             return False
         if self.mounted:
-            info = os.statvfs(self.path)
-            return info.f_bavail * info.f_frsize < _FULL_MARGIN or self.inodes_full()
+            info = os.statvfs(self.path)  # one look at blocks and inodes alike
+            return info.f_bavail * info.f_frsize < _FULL_MARGIN or _no_inodes(info)
         return self._scan.truncated or self._scan.bytes >= self.limit
 
     def inodes_full(self) -> bool:
@@ -244,8 +244,7 @@ class WorkDisk:
         the margin kept for the host's own files."""
         if self.limit is None or not self.mounted:
             return False
-        info = os.statvfs(self.path)
-        return info.f_files > 0 and info.f_favail < _INODE_MARGIN
+        return _no_inodes(os.statvfs(self.path))
 
     @property
     def _reserve(self) -> Path:
@@ -316,3 +315,8 @@ class WorkDisk:
                 await anyio.run_process(["umount", "-l", str(self.path)], check=False)
             self.mounted = False
         self.image.unlink(missing_ok=True)
+
+
+def _no_inodes(info: os.statvfs_result) -> bool:
+    """Whether ``info``'s filesystem has no inode left but the host's margin."""
+    return info.f_files > 0 and info.f_favail < _INODE_MARGIN

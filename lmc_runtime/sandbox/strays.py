@@ -178,7 +178,7 @@ class CgroupCensus(Census):
         self.cgroup = cgroup
 
     def members(self) -> dict[int, tuple[int, int]]:
-        return proc_table(self.cgroup.pids())
+        return proc_table(self.cgroup.members())
 
     def _freeze(self, frozen: bool) -> bool:
         return self.cgroup.freeze(frozen)

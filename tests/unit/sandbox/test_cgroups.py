@@ -152,3 +152,28 @@ def test_co_mounted_controllers_share_one_procs_file(tmp_path: Path) -> None:
     assert cgroup is not None
     assert len(cgroup.procs_files) == 2
     assert (tmp_path / "cpu,cpuacct/mine/s1/cpu.cfs_quota_us").read_text() == "100000"
+
+
+def test_a_census_reads_one_hierarchy_where_a_kill_reads_them_all(tmp_path: Path) -> None:
+    """Guards the run's cost: a census (at each run's start) reads the freezer's
+    ``cgroup.procs`` alone, where reading all five v1 hierarchies cost 4 more
+    files a run; :meth:`pids`, which a kill reads, still takes in every one."""
+    mountinfo, own = _v1_tree(tmp_path)
+    cgroup, _ = create_cgroup("s1", SessionLimits(), mountinfo=mountinfo, self_cgroup=own)
+    assert cgroup is not None
+    (tmp_path / "freezer/mine/s1/cgroup.procs").write_text("12\n11\n")
+    (tmp_path / "pids/mine/s1/cgroup.procs").write_text("11\n12\n13\n")
+    assert cgroup.members() == [11, 12]
+    assert cgroup.pids() == [11, 12, 13]
+
+
+def test_a_census_without_a_freezer_reads_every_hierarchy(tmp_path: Path) -> None:
+    (tmp_path / "pids/mine").mkdir(parents=True)
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(f"31 1 0:2 / {tmp_path / 'pids'} rw - cgroup cgroup rw,pids\n")
+    own = tmp_path / "self_cgroup"
+    own.write_text("1:pids:/mine\n")
+    cgroup, _ = create_cgroup("s1", SessionLimits(), mountinfo=mountinfo, self_cgroup=own)
+    assert cgroup is not None
+    (tmp_path / "pids/mine/s1/cgroup.procs").write_text("7\n")
+    assert cgroup.members() == [7]
