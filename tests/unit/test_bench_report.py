@@ -32,7 +32,7 @@ def make_report(**changes: Any) -> BenchReport:
         repeat=30,
         round_trip_raw=_ms(2.0, 2.5, 30),
         round_trip_async=_ms(2.2, 2.8, 30),
-        round_trip_sync=_ms(2.6, 3.1, 30),
+        round_trip_sync=_ms(2.18, 3.1, 30),
         cold_start_raw=_ms(700.0, samples=1),
         cold_start_ours=_ms(400.0, samples=1),
         lines=200_000,
@@ -63,7 +63,7 @@ def test_all_targets_met() -> None:
     assert text.endswith("\n")
     for header in ("figure", "ours", "raw / baseline", "ratio", "target", "result"):
         assert header in text.splitlines()[3]
-    assert "targets met: 4/4 -> PASS" in text
+    assert "targets met: 5/5 -> PASS" in text
     assert "quick: 30 warm round trips" in text
     assert "python 3.11.7, cpus 2" in text
     assert "- a note" in text
@@ -74,7 +74,8 @@ def test_rows_show_values_ratios_targets_and_verdicts() -> None:
     row = _result(text, "print(1) round trip, arun, median")
     assert "2.20 ms" in row and "2.00 ms" in row and "1.10x" in row
     assert "<= 1.15x" in row and row.endswith("PASS")
-    assert _result(text, "print(1) round trip, sync run, median").endswith("info")
+    sync = _result(text, "print(1) round trip, sync run, median")
+    assert "1.09x" in sync and "<= 1.10x" in sync and sync.endswith("PASS")
     throughput = _result(text, "200,000 printed lines")
     assert "300,000 lines/s" in throughput and "400,000 lines/s" in throughput
     assert "0.75x" in throughput and ">= 0.50x" in throughput
@@ -92,6 +93,7 @@ def test_rows_show_values_ratios_targets_and_verdicts() -> None:
 def test_failures_are_reported() -> None:
     report = make_report(
         round_trip_async=_ms(2.4, 3.0, 30),  # 1.20x
+        round_trip_sync=_ms(2.6, 3.1, 30),  # 1.30x
         throughput_ours=150_000.0,  # 0.375x
         flat_memory=_flat([2.0, 2.1, 1.9], [30.0, 31.0, 29.0]),  # grows with output
         loop_tracked=_ms(200.0, samples=4),  # +11%
@@ -99,8 +101,9 @@ def test_failures_are_reported() -> None:
     )
     assert not report.passed
     text = format_report(report)
-    assert "targets met: 0/4 -> FAIL" in text
+    assert "targets met: 0/5 -> FAIL" in text
     assert _result(text, "print(1) round trip, arun, median").endswith("FAIL")
+    assert _result(text, "print(1) round trip, sync run, median").endswith("FAIL")
     assert _result(text, "200,000 printed lines").endswith("FAIL")
     assert _result(text, "RSS growth, 20M lines").endswith("FAIL")
     assert "20M lines - 2M lines: +28.0 MiB (bound +16 MiB) -> FAIL" in text
@@ -111,7 +114,7 @@ def test_failures_are_reported() -> None:
 def test_informational_failure_does_not_fail_the_run() -> None:
     report = make_report(plot_ours=_ms(80.0, samples=3), cold_start_ours=_ms(5000.0))
     assert report.passed
-    assert "targets met: 4/4 -> PASS" in format_report(report)
+    assert "targets met: 5/5 -> PASS" in format_report(report)
 
 
 def test_to_dict_is_strict_json_with_every_figure() -> None:
