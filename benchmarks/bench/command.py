@@ -107,7 +107,7 @@ def _density(args: argparse.Namespace) -> int:
     from .density import density_phase
     from .density_figures import format_density
 
-    figures = density_phase(quick=args.quick)
+    figures = density_phase(quick=args.quick, large=getattr(args, "large", False))
     if args.json:
         write_json(sys.stdout, {"density": asdict(figures), "passed": figures.passed})
     else:

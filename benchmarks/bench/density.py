@@ -259,7 +259,12 @@ def density_phase(*, quick: bool = False, large: bool = False) -> DensityFigures
             figures.notes.append(f"{language}: not available here, not measured")
     figures.burst = _burst(20 if quick else 100, sandboxed)
     if find_spec("kernel_gateway") is not None:
-        _gateway(counts, figures)
+        try:
+            _gateway(counts, figures)
+        except Exception as exc:  # the peer gave out: said, the rest still printed
+            figures.notes.append(
+                f"Jupyter Kernel Gateway failed past {len(figures.at)} figures: {exc!r}"
+            )
     else:
         figures.notes.append("no Jupyter Kernel Gateway installed: its kernels are not measured")
     figures.notes.append(

@@ -184,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
         " checkpoints (checkpoint, rollback and fork of a Python interpreter)",
     )
     bench.add_argument(
+        "--large",
+        action="store_true",
+        help="with --only density: N = 300 idle sessions too (about 5 GiB)",
+    )
+    bench.add_argument(
         "--benchmarks",
         type=Path,
         metavar="DIR",

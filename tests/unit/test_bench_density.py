@@ -115,13 +115,43 @@ def test_lmc_bench_takes_the_density_section(
 
     args = build_parser().parse_args(["bench", "--only", "density", "--quick"])
     figures = DensityFigures(sandboxed=False, notes=["stand-in"])
-    calls: list[bool] = []
+    calls: list[tuple[bool, bool]] = []
 
-    def phase(*, quick: bool = False) -> DensityFigures:
-        calls.append(quick)
+    def phase(*, quick: bool = False, large: bool = False) -> DensityFigures:
+        calls.append((quick, large))
         return figures
 
     monkeypatch.setattr("benchmarks.bench.density.density_phase", phase)
     assert command.run(args) == 0
-    assert calls == [True]
+    assert calls == [(True, False)]
     assert "note: stand-in" in capsys.readouterr().out
+    large = build_parser().parse_args(["bench", "--only", "density", "--large"])
+    assert command.run(large) == 0
+    assert calls[-1] == (False, True)  # N = 300 is asked for by --large
+
+
+def test_a_gateway_that_gives_out_is_a_note_and_the_rest_is_still_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: at N = 300 Jupyter Kernel Gateway reset its WebSocket, and the
+    exception lost every figure the section had measured."""
+    from types import SimpleNamespace
+
+    from benchmarks.bench import density
+
+    def ours(counts: list[int], sandboxed: bool, figures: DensityFigures, *rest: object) -> None:
+        figures.notes.append(f"ours at {counts}")
+
+    def gateway(counts: list[int], figures: DensityFigures) -> None:
+        raise ConnectionResetError("no close frame received or sent")
+
+    unavailable = SimpleNamespace(availability=lambda language: SimpleNamespace(available=False))
+    monkeypatch.setattr(density, "sandbox_available", lambda: SimpleNamespace(available=True))
+    monkeypatch.setattr(density, "Registry", lambda: unavailable)
+    monkeypatch.setattr(density, "_ours", ours)
+    monkeypatch.setattr(density, "_burst", lambda count, sandboxed: None)
+    monkeypatch.setattr(density, "_gateway", gateway)
+    monkeypatch.setattr(density, "find_spec", lambda name: object())
+    figures = density.density_phase(large=True)
+    assert "ours at [10, 100, 300]" in figures.notes
+    assert any("Jupyter Kernel Gateway failed" in note for note in figures.notes)

@@ -193,7 +193,10 @@ class Held:
 
     def _flush(self) -> None:
         with self._buffer_lock:
-            buffers, self._buffers = self._buffers, type(self._buffers)(self._buffers.default_factory)
+            buffers, self._buffers = (
+                self._buffers,
+                type(self._buffers)(self._buffers.default_factory),
+            )
         if self.slow:
             self.sending.set()
             self.release.wait(GUARD)
