@@ -76,3 +76,22 @@ def test_a_revived_kernel_runs_script_magics_expressions_and_lines(computer: Com
     shown = run(computer, "6 * 7")
     assert [m.content for m in shown.messages if m.type == "console" and m.content] == ["42"]
     assert run(computer, "%%bash --bg\nsleep 0.1").status == "ok"
+
+
+def test_a_log_started_before_the_checkpoint_goes_on_after_a_rollback(
+    computer: Computer, tmp_path: Path
+) -> None:
+    """The user's ``%logstart`` file belongs to the image's kernel: the revived one
+    opens it again by name (``lmc_shell._log_reopened``) and logs what runs next
+    into it, and the log stays active."""
+    log = tmp_path / "session.log"
+    assert run(computer, f"%logstart -o {log}").status == "ok"
+    assert run(computer, "before = 1").status == "ok"
+    taken = computer.checkpoint()
+    computer.rollback(taken)
+    result = run(computer, "after = 2\nprint(get_ipython().logger.log_active)")
+    assert result.output == "True\n"
+    assert run(computer, "get_ipython().logger.logfile.flush()").status == "ok"
+    text = log.read_text(encoding="utf-8")
+    assert "before = 1" in text and "after = 2" in text
+    assert text.index("before = 1") < text.index("after = 2")
