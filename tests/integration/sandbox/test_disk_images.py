@@ -121,3 +121,56 @@ def test_prepare_without_a_size_or_root_does_nothing(
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     anyio.run(images.prepare, 32 * _MIB)
     assert not (tmp_path / "images").exists()
+
+
+@needs_mount
+def test_a_start_cancelled_while_mkfs_runs_leaves_the_next_one_its_image(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's start cancelled while the image of its size is being formatted
+    (its client went away) leaves no partial image, staged contents or ``mkfs``
+    behind, and the next start of that size formats it and mounts its copy."""
+    original = disk_images.format_image
+    started = anyio.Event()
+
+    async def watched(image: Path, size: int, contents: Path | None = None) -> None:
+        started.set()
+        await original(image, size, contents)
+
+    monkeypatch.setattr(disk_images, "format_image", watched)
+    images = DiskImages(tmp_path / "images", WorkDisk.contents)
+    size = 64 * _MIB
+
+    async def main() -> None:
+        first = WorkDisk(tmp_path / "d0", tmp_path / "d0.img", size, images)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first.setup)
+            with anyio.fail_after(30):
+                await started.wait()
+            tg.cancel_scope.cancel()
+        await first.teardown()
+        left = sorted(p.name for p in (tmp_path / "images").iterdir())
+        assert left == []  # no .partial, no .contents
+        second = WorkDisk(tmp_path / "d1", tmp_path / "d1.img", size, images)
+        try:
+            with anyio.fail_after(60):
+                await second.setup()
+            assert second.mounted and len(os.listdir(second.path / "reserve")) == 64
+        finally:
+            await second.teardown()
+
+    try:
+        anyio.run(main)
+    finally:
+        images.close()
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_mkfs_of(p, tmp_path)]
+
+
+def _is_mkfs_of(pid: str, folder: Path) -> bool:
+    """Whether process ``pid`` is an ``mkfs`` working in ``folder``."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            argv = file.read().split(b"\0")
+    except OSError:
+        return False
+    return bool(argv) and b"mkfs" in argv[0] and any(str(folder).encode() in a for a in argv)
