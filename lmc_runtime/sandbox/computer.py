@@ -13,8 +13,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import anyio
-
 from .. import replies
 from ..budget import BudgetFilter
 from ..computer import Computer
@@ -73,13 +71,7 @@ class GuardFilter:
                 yield out
             return
         probe = await guard.begin()
-        watcher = anyio.CancelScope()
-
-        async def watch() -> None:
-            with watcher:
-                await guard.watch_cpu(probe, run.computer.ainterrupt)
-
-        run.task_group.start_soon(watch)
+        guard.watch_cpu(run.task_group, probe, run.computer.ainterrupt)
         final: Message | None = None
         deaths: list[Message] = []
         try:
@@ -103,7 +95,7 @@ class GuardFilter:
                 yield out
             return
         finally:
-            watcher.cancel()
+            guard.unwatch_cpu(probe)
         if final is None:
             for out in deaths:
                 yield out

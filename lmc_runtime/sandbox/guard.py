@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import anyio
+from anyio.abc import TaskGroup
 
 from ..messages import Message
 from ..replies import Status
 from .cgroups import Cgroup
+from .cpu_watch import CpuWatch, Watched
 from .disk import SCAN_ENTRIES, WorkDisk
 from .policy import SessionLimits
 from .strays import Census, CgroupCensus, CgroupReaper, Snapshot
@@ -74,11 +76,12 @@ class Probe:
     oom_start: int
     pids_start: int
     disk_full: bool = False
-    cpu_exceeded: bool = False
     memory_error: bool = False
     file_too_large: bool = False
     fork_failed: bool = False
     no_space: bool = False
+    #: The execution as the CPU limit's watch sees it (None: not watched).
+    watched: Watched | None = None
     #: The session's processes when the execution started (None: not known).
     procs: Snapshot | None = None
     seen: list[str] = field(default_factory=list)
@@ -142,6 +145,11 @@ class Guard:
         self._oom_seen = cgroup.oom_kills() if cgroup is not None else 0
         self._pids_seen = cgroup.process_limit_hits() if cgroup is not None else 0
         self._disk_known = False
+        self._cpu_watch = (
+            CpuWatch(cgroup.cpu_seconds, limits.cpu_seconds, os.cpu_count() or 1)
+            if cgroup is not None and limits.cpu_seconds is not None
+            else None
+        )
 
     async def begin(self) -> Probe:
         """Counters now, before an execution starts."""
@@ -192,23 +200,19 @@ class Guard:
             if killed:
                 logger.info("killed %d processes an execution left running", killed)
 
-    async def watch_cpu(self, probe: Probe, interrupt: Callable[[], Awaitable[None]]) -> None:
+    def watch_cpu(
+        self, task_group: TaskGroup, probe: Probe, interrupt: Callable[[], Awaitable[None]]
+    ) -> None:
         """Interrupt the code once it has used its CPU time (the whole session's,
-        from the cgroup). It sleeps until the earliest moment the budget could be
-        spent at full use of every CPU, then looks again: no fixed polling."""
-        limit = self.limits.cpu_seconds
-        if limit is None or self.cgroup is None or probe.cpu_start is None:
-            return
-        cpus = max(1, os.cpu_count() or 1)
-        now: float | None = probe.cpu_start
-        while now is not None:
-            remaining = limit - (now - probe.cpu_start)
-            if remaining <= 0:
-                probe.cpu_exceeded = True
-                await interrupt()
-                return
-            await anyio.sleep(max(remaining / cpus, 0.05))
-            now = self.cgroup.cpu_seconds()
+        from the cgroup; see :mod:`.cpu_watch`), until :meth:`unwatch_cpu`."""
+        if self._cpu_watch is not None and probe.cpu_start is not None:
+            probe.watched = Watched(probe.cpu_start, interrupt)
+            self._cpu_watch.begin(task_group, probe.watched)
+
+    def unwatch_cpu(self, probe: Probe) -> None:
+        """The execution of ``probe`` is over: it is interrupted no more."""
+        if self._cpu_watch is not None and probe.watched is not None:
+            self._cpu_watch.end(probe.watched)
 
     async def finish(self, probe: Probe) -> list[Violation]:
         """The limits this execution ran into, in the order they matter: a process
@@ -245,7 +249,7 @@ class Guard:
                     f"may use ({_mib(limits.memory_bytes)}). The session itself is fine.",
                 )
             )
-        if probe.cpu_exceeded:
+        if probe.watched is not None and probe.watched.exceeded:
             found.append(
                 Violation(
                     Status.CPU_LIMIT,

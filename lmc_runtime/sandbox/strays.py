@@ -26,7 +26,7 @@ from pathlib import Path
 
 import anyio
 
-from .cgroups import Cgroup
+from .cgroups import Cgroup, read_raw
 
 __all__ = [
     "Census",
@@ -57,8 +57,7 @@ def _stat(pid: int) -> tuple[int, int] | None:
     """``(ppid, start time)`` of ``pid`` from ``/proc``, or None if it is gone
     (or a zombie: it has ended, and its parent will reap it)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            text = handle.read()
+        text = read_raw(f"/proc/{pid}/stat")
     except OSError:
         return None
     fields = text[text.rfind(b")") + 2 :].split()

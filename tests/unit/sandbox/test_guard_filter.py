@@ -81,3 +81,56 @@ def test_every_run_ends_with_one_final_message(tmp_path: Path, code: str) -> Non
     with computer:
         messages = list(computer.run("fake", code))
     assert [m.is_final for m in messages].count(True) == 1 and messages[-1].is_final
+
+
+class CpuCgroup:
+    """A cgroup with CPU time and nothing else to report."""
+
+    controllers = ("cpuacct",)
+
+    def cpu_seconds(self) -> float:
+        return 1.0
+
+    def oom_kills(self) -> int:
+        return 0
+
+    def process_limit_hits(self) -> int:
+        return 0
+
+
+class NoProcesses:
+    cheap = True
+
+    def snapshot(self) -> frozenset[tuple[int, int]]:
+        return frozenset()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_run_under_a_cpu_limit_starts_no_task_of_its_own(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """Regression: each run started (and cancelled) a task of its own to watch
+    its CPU time, some 45 µs of every run; one task of the session watches now."""
+    import asyncio
+
+    disk = WorkDisk(tmp_path / "disk", tmp_path / "disk.img", 1 << 20)
+    disk.path.mkdir()
+    cgroup = CpuCgroup()
+    guard = Guard(
+        SessionLimits(cpu_seconds=60.0),
+        cgroup,  # type: ignore[arg-type]
+        disk,
+        reaper=Reaper(),
+        census=NoProcesses(),  # type: ignore[arg-type]
+    )
+    registry = Registry([])
+    registry.add(BackendEntry("fake", "tests.fakes:ScriptedBackend", ()), ScriptedBackend())
+    async with sandbox_computer(guard, registry=registry) as computer:
+        [m async for m in computer.arun("fake", "print a")]
+        idle = len(asyncio.all_tasks())
+        during = []
+        async for message in computer.arun("fake", "print b"):
+            if not message.is_final:
+                during.append(len(asyncio.all_tasks()))
+    assert during == [idle]
