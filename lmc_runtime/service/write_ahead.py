@@ -48,7 +48,9 @@ class RunRecord:
         self._transcripts = transcripts
         self._pending: list[Message] = []
         self._queued = False
-        self._lock = anyio.Lock()
+        # Uncontended (the usual case), taken without passing the event loop a turn:
+        # two of a run's few loop iterations.
+        self._lock = anyio.Lock(fast_acquire=True)
         self.ended = False
 
     async def begin(self) -> None:

@@ -70,7 +70,9 @@ class _Connection:
         self.assembler = ChunkAssembler()
         self._assembled_bytes = 0
         self._dropping = False
-        self._send_lock = anyio.Lock()
+        # Uncontended but when a run's output and a reply to the client cross:
+        # taken without passing the event loop a turn for each message.
+        self._send_lock = anyio.Lock(fast_acquire=True)
         self._running = False
 
     async def send(self, message: Message) -> None:

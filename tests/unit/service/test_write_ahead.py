@@ -76,3 +76,29 @@ async def test_an_unfinished_run_is_closed_as_server_lost_and_others_are_left(
     final = store.messages("s2")[-1]
     assert final.is_final and final.in_reply_to == lost.id
     assert final.status == replies.Status.SERVER_LOST
+
+
+async def test_a_run_record_passes_the_event_loop_no_turn_of_its_own(tmp_path: Path) -> None:
+    """Regression: the record's lock, though nobody else held it, passed the
+    event loop a turn at each begin, flush and end (the loop iterations of a
+    run on the server: 18 a ``print(1)``). With a store that appends at once
+    (the group-committed folder store), storing a run's code lets no other
+    task run before it returns."""
+    store = JanThreadStore(tmp_path, group_commit=True)
+    store.create("s1")
+    transcripts = Transcripts(store)
+    await RunRecord(transcripts, "s1", code("1")).begin()  # the thread is found once
+    ran: list[str] = []
+
+    async def other() -> None:
+        ran.append("other")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        record = RunRecord(transcripts, "s1", code("2"))
+        await record.begin()
+        await record.end(replies.active_line(None, None, status="ok"))
+        assert ran == []
+    assert ran == ["other"]
+    store.close()
+    assert [m.content for m in store.messages("s1")][-2:] == ["2", None]
