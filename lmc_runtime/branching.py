@@ -11,7 +11,8 @@ and a rollback leaves its files as they are.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -226,15 +227,18 @@ class Branching:
 
 
 async def mark_checkpoint(
-    messages: AsyncIterator[Message], checkpoint_id: str | None
+    messages: AsyncGenerator[Message, None], checkpoint_id: str | None
 ) -> AsyncGenerator[Message, None]:
     """``messages``, the run's final one (its ``active_line`` end with a status)
-    carrying ``extras.checkpoint``: the checkpoint taken before the run."""
-    async for message in messages:
-        if checkpoint_id is not None and _final(message):
-            extras: dict[str, Any] = {**(message.extras or {}), "checkpoint": checkpoint_id}
-            message = message.model_copy(update={"extras": extras})
-        yield message
+    carrying ``extras.checkpoint``: the checkpoint taken before the run.
+    ``messages`` is closed with this (not left to the garbage collector, whose
+    finalizer costs a task and a wakeup of the loop when a filter stops early)."""
+    async with aclosing(messages):
+        async for message in messages:
+            if checkpoint_id is not None and _final(message):
+                extras: dict[str, Any] = {**(message.extras or {}), "checkpoint": checkpoint_id}
+                message = message.model_copy(update={"extras": extras})
+            yield message
 
 
 def _final(message: Message) -> bool:

@@ -77,6 +77,29 @@ def test_only_the_final_message_carries_the_checkpoint() -> None:
     assert anyio.run(marked, None) == [output, line, final]
 
 
+def test_marking_a_run_closes_its_messages_when_closed_early() -> None:
+    """Regression: a caller that stopped at the final message (the sandbox's
+    guard) left the run's messages open for the garbage collector, whose
+    finalizer costs a task and a wakeup of the loop every run."""
+    closed: list[bool] = []
+
+    async def stream():  # type: ignore[no-untyped-def]
+        try:
+            yield Message(role="computer", type="console", format="output", content="1\n")
+            yield Message(role="computer", type="console", format="output", content="2\n")
+        finally:
+            closed.append(True)
+
+    async def first() -> list[bool]:
+        marked = mark_checkpoint(stream(), "c1")
+        async for _ in marked:
+            break
+        await marked.aclose()
+        return list(closed)  # closed by then, not later by the loop's finalizer
+
+    assert anyio.run(first) == [True]
+
+
 def test_private_bytes_sums_the_private_lines_of_smaps_rollup() -> None:
     own = private_bytes(os.getpid())
     assert own > 0 and own % 1024 == 0

@@ -205,7 +205,7 @@ class Execution:
             return None
         return _NOTHING
 
-    async def messages(self) -> AsyncIterator[Message]:
+    async def messages(self) -> AsyncGenerator[Message, None]:
         """This run's messages, ending with exactly one ``active_line`` null."""
         while True:
             item = await self._next()

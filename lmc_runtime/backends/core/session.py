@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import ClassVar
 
 import anyio
@@ -32,7 +32,7 @@ class SupervisedSession:
         self._turns: Turns[Execution] = Turns(supervisor.start_soon)
         self._keys = itertools.count(1)
 
-    async def _news(self, options: ExecutionOptions) -> AsyncIterator[Message]:
+    async def _news(self, options: ExecutionOptions) -> AsyncGenerator[Message, None]:
         """News from between runs; returns once the interpreter is settled."""
         while True:
             await self.supervisor.ensure_ready()
@@ -43,7 +43,7 @@ class SupervisedSession:
             if self.supervisor.settled:
                 return
 
-    def execute(self, code: str, options: ExecutionOptions) -> AsyncIterator[Message]:
+    def execute(self, code: str, options: ExecutionOptions) -> AsyncGenerator[Message, None]:
         async def begin(free: Callable[[], None]) -> Execution:
             route = self.route(next(self._keys), options.reply_to)
             run = self._execution(self.supervisor, route, options)

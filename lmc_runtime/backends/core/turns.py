@@ -7,7 +7,8 @@ session; one that leaves early stops the code.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
+from contextlib import aclosing
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
@@ -62,7 +63,7 @@ class Run(Protocol):
 
     async def watch(self) -> None: ...
 
-    def messages(self) -> AsyncIterator[Message]: ...
+    def messages(self) -> AsyncGenerator[Message, None]: ...
 
     async def request_stop(self, reason: str) -> None: ...
 
@@ -84,9 +85,9 @@ class Turns(Generic[R]):
 
     async def take(
         self,
-        news: Callable[[], AsyncIterator[Message]],
+        news: Callable[[], AsyncGenerator[Message, None]],
         begin: Callable[[Callable[[], None]], Awaitable[R]],
-    ) -> AsyncIterator[Message]:
+    ) -> AsyncGenerator[Message, None]:
         """Wait for the turn, yield ``news()``, then run ``begin(free)``'s execution.
 
         ``begin`` starts the execution and must arrange for ``free`` to be
@@ -97,14 +98,18 @@ class Turns(Generic[R]):
         watching = False
         run: R | None = None
         try:
-            async for message in news():
-                yield message
+            # Each closed here when the caller stops early, not left to the garbage
+            # collector (whose finalizer costs a task and a wakeup of the loop).
+            async with aclosing(news()) as told:
+                async for message in told:
+                    yield message
             run = await begin(free)
             self.current = run
             self._spawn(run.watch)
             watching = True
-            async for message in run.messages():
-                yield message
+            async with aclosing(run.messages()) as messages:
+                async for message in messages:
+                    yield message
         finally:
             if self.current is run:
                 self.current = None

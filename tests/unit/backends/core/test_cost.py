@@ -65,3 +65,24 @@ async def test_a_warm_run_starts_one_watchdog_and_leaves_nothing_to_the_collecto
     assert counts["finalized"] == 0, "a run's generators were left for the collector to close"
     # The run's watchdog and nothing else: no task group or helper task per run.
     assert counts["tasks"] == RUNS, counts
+
+
+async def test_a_caller_that_stops_at_the_final_message_leaves_nothing_to_the_collector(
+    tmp_path: Path,
+) -> None:
+    """Regression: a caller that stops reading at the final message and closes
+    the run (as the sandbox's guard does, to look at the limits before it passes
+    the final message on) left the run's own message generator open; the
+    collector finalized it, a task and a wakeup of the loop every run of ``lmc
+    serve``."""
+    async with started(tmp_path) as h:
+        await h.run("print warm", timeout=30)
+        with counting(asyncio.get_running_loop()) as counts:
+            for n in range(RUNS):
+                stream = h.execute(f"print {n}", reply_to=f"c{n}", timeout=30)
+                async for message in stream:
+                    if message.is_final:
+                        break
+                await stream.aclose()
+            gc.collect()
+    assert counts["finalized"] == 0, "a run's generators were left for the collector to close"
