@@ -15,11 +15,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from ..backends.registry import Registry
 from ..egress.gateway import EgressGateway
-from ..sandbox import Sandbox, SandboxPolicy
-from ..sandbox.disk import WorkDisk
-from ..sandbox.disk_images import DiskImages
-from ..sandbox.forks import ForkServer
-from ..sandbox.hostview import HostView
+from ..sandbox import SandboxPolicy
 from ..sandbox.policy import shown_network
 from .datadir import DataDirLock, recover_sessions
 from .errors import (
@@ -32,11 +28,12 @@ from .errors import (
     ShuttingDown,
 )
 from .feed import SessionEvents
+from .making import SessionMaker
 from .models import CreateSession
 from .pool import Pool
 from .pools import Pools, default_policy, pool_maker
 from .reaper import SessionReaper
-from .replicas import issued_by, new_session_id
+from .replicas import issued_by
 from .secret_sessions import secrets_policy, server_secrets
 from .session import ServiceSession, service_gateway
 from .session_request import checked_cwd, session_languages, session_policy
@@ -70,24 +67,20 @@ class SessionManager:
         self.transcripts = transcripts
         self.gateway = service_gateway(settings.gateway_url, settings.gateway_token)
         self.registry = registry or Registry(gateway=self.gateway)
-        #: The sessions' registries, by the Python their kernels run on (None: the server's).
-        self._registries: dict[str | None, Registry] = {}
         self.metrics = metrics
         self.sessions: dict[str, ServiceSession] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
         #: Sessions a predecessor on this data directory held when it stopped
         #: without a shutdown, and why they are lost.
         self.lost: OrderedDict[str, str] = OrderedDict()
-        #: Forks the sessions' Python kernels (a server running as root only).
-        forking = settings.sandbox and settings.fork_server and ForkServer.supported()
-        self.forks = ForkServer() if forking else None
-        #: What every session's sandbox shares, looked up once a minute at most.
-        self.host = HostView()
-        #: The formatted images sessions' disks are copied from, one per size.
-        self.disk_images = DiskImages(settings.data_dir / "disk-images", WorkDisk.contents)
+        #: The secrets sessions may ask for, and their broker (None: the server has none).
+        self.secrets = server_secrets(settings)
+        #: Makes sessions, with what they share (the fork server, the disk images...).
+        self.maker = SessionMaker(settings, transcripts, self.gateway, self.secrets)
         # Sessions start a few at a time, so that a burst of creations queues instead
         # of starving every kernel of CPU: one per core, or two when kernels are
         # forked (a forked start mostly waits for its sandbox's processes).
+        forking = self.maker.forks is not None
         starts = max(1, os.cpu_count() or 1) * (2 if forking else 1)
         self.shutting_down = False
         self._starting = 0
@@ -95,8 +88,6 @@ class SessionManager:
         self._task_group: TaskGroup | None = None
         #: The data directory's lock, when the caller already holds it.
         self.data_lock: DataDirLock | None = None
-        #: The secrets sessions may ask for, and their broker (None: the server has none).
-        self.secrets = server_secrets(settings)
         #: The egress gateway that serves sessions under a policy (the application sets it).
         self.egress: EgressGateway | None = None
         #: Warm sessions: of the default policy, and of each environment asked for.
@@ -144,10 +135,11 @@ class SessionManager:
             reaper.start()
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
-                if self.forks is not None:
-                    tg.start_soon(self.forks.prepare)
+                forks, disk_images = self.maker.forks, self.maker.disk_images
+                if forks is not None:
+                    tg.start_soon(forks.prepare)
                 disk_bytes = default_policy(self.settings).limits.disk_bytes
-                tg.start_soon(self.disk_images.prepare, disk_bytes)
+                tg.start_soon(disk_images.prepare, disk_bytes)
                 if self.settings.pool_ceiling:
                     self.pools.spawn = tg.start_soon
                     tg.start_soon(self.pools.default.run)
@@ -156,10 +148,10 @@ class SessionManager:
         finally:
             self._task_group = None
             self.pools.spawn = None
-            if self.forks is not None:
+            if self.maker.forks is not None:
                 with anyio.CancelScope(shield=True):
-                    await self.forks.aclose()
-            self.disk_images.close()
+                    await self.maker.forks.aclose()
+            self.maker.disk_images.close()
             lock.release()
             with anyio.CancelScope(shield=True):
                 await reaper.aclose()
@@ -181,43 +173,14 @@ class SessionManager:
     def _new(
         self, policy: SandboxPolicy, languages: list[str], *, pooled: bool, cwd: str = ""
     ) -> ServiceSession:
-        session_id = new_session_id(self.settings.replica)
-        if self.secrets is not None:  # the placeholders of this session's secrets
-            policy = self.secrets.open(session_id, policy)
-        root, enabled = self.sessions_dir / session_id, self.settings.sandbox
-        sandbox = Sandbox(
-            root,
-            policy,
-            enabled=enabled,
-            forks=self.forks,
-            host=self.host,
-            egress=self.egress,
-            disk_images=self.disk_images,
-        )
-        session = ServiceSession(
-            *(session_id, sandbox, policy, languages, self.transcripts),
-            sandboxed=self.settings.sandbox,
-            idle_timeout=self.settings.idle_timeout,
-            in_pool=pooled,
+        return self.maker.new(
+            *(policy, languages),
+            pooled=pooled,
             cwd=cwd,
+            egress=self.egress,
             metrics=self.metrics,
-            gateway=self.gateway,
-            registry=self._local_registry(policy),
+            on_state=self._state_changed,
         )
-        session.on_state = self._state_changed
-        return session
-
-    def _local_registry(self, policy: SandboxPolicy) -> Registry | None:
-        """The backends of sessions whose kernels run here (not on a gateway), one
-        registry per Python (the server's, or an environment's)."""
-        if self.gateway is not None:
-            return None
-        environment = policy.environment
-        python = str(environment.python) if environment is not None else None
-        registry = self._registries.get(python)
-        if registry is None:
-            registry = self._registries[python] = Registry(python=python)
-        return registry
 
     def _state_changed(self, session: ServiceSession) -> None:
         if session.id in self.sessions:  # a client's, not a warm one
