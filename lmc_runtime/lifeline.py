@@ -19,10 +19,10 @@ import functools
 import logging
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
+from .pipe_watcher import start_watcher
 from .procs import signal_group, wait_for_exit
 
 __all__ = ["WATCHER", "Lifeline", "await_exit"]
@@ -100,26 +100,15 @@ class Lifeline:
 
     def _start(self) -> bool:
         """Start the watcher; False (logged) if it cannot be started."""
-        read, write = os.pipe()
-        try:
-            self._watcher = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(WATCHER)],
-                stdin=read,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except (OSError, ValueError):
-            logger.warning(
-                "the watcher that ends interpreters with this process could not be "
-                "started: they may outlive it",
-                exc_info=True,
-            )
-            os.close(write)
+        started = start_watcher(
+            WATCHER,
+            failure="the watcher that ends interpreters with this process could not be "
+            "started: they may outlive it",
+            quiet=True,
+        )
+        if started is None:
             return False
-        finally:
-            os.close(read)
-        self._write = write
+        self._watcher, self._write = started
         return True
 
     def _send(self, line: bytes) -> bool:

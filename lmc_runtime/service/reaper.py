@@ -27,6 +27,7 @@ from pathlib import Path
 
 import anyio
 
+from ..pipe_watcher import start_watcher
 from ..procs import wait_for_exit
 from ..sandbox.stale import release_stale_sessions
 from .datadir import reaping, served
@@ -60,25 +61,14 @@ class SessionReaper:
         """Start the reaper; logged if it cannot be (sessions may then outlive a
         killed server until the next start)."""
         paths = dict.fromkeys([str(_PACKAGE_PARENT), *(os.path.abspath(p) for p in sys.path if p)])
-        read, write = os.pipe()
-        try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(SCRIPT), str(self.data_dir), *paths],
-                stdin=read,
-                stdout=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except (OSError, ValueError):
-            logger.warning(
-                "the reaper of this server's sessions could not be started: a killed "
-                "server's mounts and cgroups will stay until the next start",
-                exc_info=True,
-            )
-            os.close(write)
-            return
-        finally:
-            os.close(read)
-        self._write = write
+        started = start_watcher(
+            SCRIPT,
+            *(str(self.data_dir), *paths),
+            failure="the reaper of this server's sessions could not be started: a killed "
+            "server's mounts and cgroups will stay until the next start",
+        )
+        if started is not None:
+            self._process, self._write = started
 
     async def aclose(self) -> int | None:
         """End the pipe, and wait (bounded) for the reaper to end: it releases
