@@ -15,28 +15,12 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .kernel_files import HeldFiles, read_raw
 from .policy import SessionLimits
 
-__all__ = ["Cgroup", "cgroup_parents", "create_cgroup", "read_raw"]
+__all__ = ["Cgroup", "cgroup_parents", "create_cgroup"]
 
 logger = logging.getLogger(__name__)
-
-#: How much of a kernel file one read asks for.
-_PIECE = 1 << 16
-
-
-def read_raw(path: Path | str) -> bytes:
-    """A kernel file's bytes in as few system calls as it takes: an open, a read
-    a piece and a close (a Python file object adds four more, and each run reads
-    several of these files). OSError as ``open`` raises it."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        pieces = []
-        while piece := os.read(fd, _PIECE):
-            pieces.append(piece)
-        return b"".join(pieces)
-    finally:
-        os.close(fd)
 
 
 def _read(path: Path) -> str | None:
@@ -46,9 +30,9 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _keyed(path: Path, key: str) -> int:
-    """The number after ``key`` in a flat-keyed file such as ``memory.events``."""
-    for line in (_read(path) or "").splitlines():
+def _keyed(text: str | None, key: str) -> int:
+    """The number after ``key`` in a flat-keyed file's text (``memory.events``)."""
+    for line in (text or "").splitlines():
         name, _, value = line.partition(" ")
         if name == key and value.strip().isdigit():
             return int(value)
@@ -66,6 +50,8 @@ class Cgroup:
 
     version: int
     dirs: dict[str, Path] = field(default_factory=dict)
+    #: The counters each run reads, their files held open (see :meth:`remove`).
+    counters: HeldFiles = field(default_factory=HeldFiles, repr=False, compare=False)
 
     @property
     def procs_files(self) -> tuple[Path, ...]:
@@ -145,24 +131,26 @@ class Cgroup:
     def processes(self) -> int | None:
         return self._value("pids", "pids.current", "pids.current")
 
+    def _counter(self, controller: str, name: str) -> str | None:
+        path = self._file(controller, name)
+        return self.counters.read(path) if path is not None else None
+
     def cpu_seconds(self) -> float | None:
         """CPU time used by the whole session so far."""
         if self.version == 2:
-            path = self._file("cpu", "cpu.stat")
-            return _keyed(path, "usage_usec") / 1e6 if path is not None else None
-        nanoseconds = self._value("cpuacct", "", "cpuacct.usage")
-        return nanoseconds / 1e9 if nanoseconds is not None else None
+            text = self._counter("cpu", "cpu.stat")
+            return _keyed(text, "usage_usec") / 1e6 if text is not None else None
+        text = self._counter("cpuacct", "cpuacct.usage")
+        return int(text) / 1e9 if text is not None and text.isdigit() else None
 
     def oom_kills(self) -> int:
         """How many processes the OOM killer has ended in this cgroup."""
         name = "memory.events" if self.version == 2 else "memory.oom_control"
-        path = self._file("memory", name)
-        return _keyed(path, "oom_kill") if path is not None else 0
+        return _keyed(self._counter("memory", name), "oom_kill")
 
     def process_limit_hits(self) -> int:
         """How many forks failed because of ``pids.max``."""
-        path = self._file("pids", "pids.events")
-        return _keyed(path, "max") if path is not None else 0
+        return _keyed(self._counter("pids", "pids.events"), "max")
 
     def members(self) -> list[int]:
         """The pids of one hierarchy (v1: the freezer's, whose processes a freeze
@@ -201,7 +189,9 @@ class Cgroup:
         return self._write("freezer", "freezer.state", "FROZEN" if frozen else "THAWED")
 
     def remove(self) -> bool:
-        """Remove the cgroup's directories; False while processes remain in it."""
+        """Remove the cgroup's directories (its counters' files closed first);
+        False while processes remain in it."""
+        self.counters.close()
         done = True
         for path in list(self.dirs.values()):
             try:

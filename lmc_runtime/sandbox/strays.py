@@ -26,7 +26,8 @@ from pathlib import Path
 
 import anyio
 
-from .cgroups import Cgroup, read_raw
+from .cgroups import Cgroup
+from .kernel_files import read_raw
 
 __all__ = [
     "Census",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,3 +179,34 @@ def test_a_census_without_a_freezer_reads_every_hierarchy(tmp_path: Path) -> Non
     assert cgroup is not None
     (tmp_path / "pids/mine/s1/cgroup.procs").write_text("7\n")
     assert cgroup.members() == [7]
+
+
+def test_the_counters_each_run_reads_are_held_open_and_read_as_they_are_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: each run opened, read and closed the session's counter files
+    (CPU time, OOM kills, process-limit hits), an open taking some 15 µs inside
+    ``lmc serve``. They are opened once and read with one pread each."""
+    mountinfo, own = _v1_tree(tmp_path)
+    cgroup, _ = create_cgroup("s1", SessionLimits(), mountinfo=mountinfo, self_cgroup=own)
+    assert cgroup is not None
+    oom = tmp_path / "memory/mine/s1/memory.oom_control"
+    oom.write_text("oom_kill 1\n")
+    (tmp_path / "pids/mine/s1/pids.events").write_text("max 0\n")
+    (tmp_path / "cpuacct/mine/s1/cpuacct.usage").write_text("1000000000\n")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counted)
+    for run in range(20):
+        oom.write_text(f"oom_kill {run}\n")  # the same file, as the kernel's is
+        assert cgroup.oom_kills() == run
+        assert cgroup.process_limit_hits() == 0 and cgroup.cpu_seconds() == 1.0
+    assert len(opened) == 3, opened
+    held = set(os.listdir("/proc/self/fd"))
+    assert cgroup.remove() is False  # the fake folders hold files: not removed
+    assert len(held - set(os.listdir("/proc/self/fd"))) == 3  # but the files are let go
