@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +30,7 @@ from ..errors import ThreadExists, ThreadNotFound
 from ..messages import Message
 from ..store import ThreadStore
 from ..store.base import stamp
-from .write_ahead import WRITE_BEHIND, RunRecord
+from .write_ahead import WriteBehind
 
 __all__ = ["STORE_UNAVAILABLE", "Transcripts"]
 
@@ -88,25 +87,13 @@ class Transcripts:
         self._retry_after = _RETRY_FIRST
         self._lock = anyio.Lock()
         self._holding = anyio.Event()
-        # Runs whose output waits to be written, with when it is due.
-        self._behind, self._due = anyio.create_memory_object_stream[tuple[float, RunRecord]](
-            math.inf
-        )
+        #: Writes runs' output behind them (see :mod:`.write_ahead`).
+        self.behind = WriteBehind()
 
     @property
     def store(self) -> ThreadStore:
         """The store the transcripts go to."""
         return self._store
-
-    def write_behind(self, record: RunRecord) -> None:
-        """Have :meth:`keep_trying` store what ``record`` holds, soon (see
-        :data:`~.write_ahead.WRITE_BEHIND`)."""
-        self._behind.send_nowait((anyio.current_time() + WRITE_BEHIND, record))
-
-    async def _write_behind(self) -> None:
-        async for due, record in self._due:
-            await anyio.sleep_until(due)
-            await record.flush()
 
     @property
     def held(self) -> int:
@@ -272,7 +259,7 @@ class Transcripts:
         may be tried again, without waiting for a session's next run (the service
         runs this until it stops)."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._write_behind)
+            tg.start_soon(self.behind.run)
             while True:
                 await self._holding.wait()
                 await anyio.sleep_until(self._retry_at)

@@ -16,6 +16,7 @@ a failing store holds them in order, as it holds any other.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ from ..store import ThreadStore
 if TYPE_CHECKING:
     from .transcript import Transcripts
 
-__all__ = ["WRITE_BEHIND", "RunRecord", "close_lost_runs", "unfinished_run"]
+__all__ = ["WRITE_BEHIND", "RunRecord", "WriteBehind", "close_lost_runs", "unfinished_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,12 +64,14 @@ class RunRecord:
         self._pending.append(message)
         if not self._queued:
             self._queued = True
-            self._transcripts.write_behind(self)
+            self._transcripts.behind.due(self)
 
     async def flush(self) -> None:
         """Store what was added so far, after whatever an earlier flush stores."""
         async with self._lock:
-            self._queued = False
+            if self._queued:
+                self._queued = False
+                self._transcripts.behind.done(self)
             batch, self._pending = self._pending, []
             if batch:
                 await self._transcripts.append(self.session_id, batch)
@@ -78,6 +81,44 @@ class RunRecord:
         self.ended = True
         self._pending.append(final)
         await self.flush()
+
+
+class WriteBehind:
+    """Flushes runs' records :data:`WRITE_BEHIND` seconds after their first
+    output not yet stored: one task (:meth:`run`), asleep until the earliest of
+    them is due. A run whose end stores its output first is only forgotten (its
+    due time moves the task's wake-up, a cancel scope's deadline): a short run
+    costs the task no wake-up (a task woken twice a run, to take the run and
+    then at its due time, cost every run of ``lmc serve``)."""
+
+    def __init__(self) -> None:
+        self._due: dict[RunRecord, float] = {}
+        self._sleep: anyio.CancelScope | None = None
+
+    def due(self, record: RunRecord) -> None:
+        """Flush ``record`` :data:`WRITE_BEHIND` seconds from now, unless :meth:`done` first."""
+        self._due.setdefault(record, anyio.current_time() + WRITE_BEHIND)
+        self._wake_at_earliest()
+
+    def done(self, record: RunRecord) -> None:
+        """``record`` stores what it holds itself: it is not due any more."""
+        if self._due.pop(record, None) is not None:
+            self._wake_at_earliest()
+
+    def _wake_at_earliest(self) -> None:
+        if self._sleep is not None:
+            self._sleep.deadline = min(self._due.values(), default=math.inf)
+
+    async def run(self) -> None:
+        """Flush each record when it is due, until cancelled."""
+        while True:
+            with anyio.CancelScope(deadline=min(self._due.values(), default=math.inf)) as sleep:
+                self._sleep = sleep
+                await anyio.sleep_forever()
+            self._sleep = None
+            now = anyio.current_time()
+            for record in [r for r, when in self._due.items() if when <= now]:
+                await record.flush()  # which makes it done
 
 
 def _ends(reply: Message, code_id: str | None) -> bool:

@@ -12,7 +12,12 @@ import pytest
 from lmc_runtime import replies
 from lmc_runtime.messages import Message, new_id
 from lmc_runtime.service.transcript import Transcripts
-from lmc_runtime.service.write_ahead import RunRecord, close_lost_runs, unfinished_run
+from lmc_runtime.service.write_ahead import (
+    RunRecord,
+    WriteBehind,
+    close_lost_runs,
+    unfinished_run,
+)
 from lmc_runtime.store import JanThreadStore, SqliteThreadStore, ThreadStore
 
 pytestmark = pytest.mark.anyio
@@ -102,3 +107,33 @@ async def test_a_run_record_passes_the_event_loop_no_turn_of_its_own(tmp_path: P
     assert ran == ["other"]
     store.close()
     assert [m.content for m in store.messages("s1")][-2:] == ["2", None]
+
+
+class Flushed:
+    """A run's record as the write-behind sees it: how often it was flushed."""
+
+    def __init__(self, behind: WriteBehind) -> None:
+        self.behind = behind
+        self.flushes = 0
+        self.flushed = anyio.Event()
+
+    async def flush(self) -> None:
+        self.flushes += 1
+        self.behind.done(self)  # type: ignore[arg-type]
+        self.flushed.set()
+
+
+async def test_output_is_written_behind_only_for_runs_that_did_not_store_it_first() -> None:
+    """A run whose end stored its output before it was due is not flushed again
+    (nor does it wake the write-behind); one that is still running is, once due."""
+    behind = WriteBehind()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(behind.run)
+        ended, running = Flushed(behind), Flushed(behind)
+        behind.due(ended)  # type: ignore[arg-type]
+        behind.done(ended)  # type: ignore[arg-type]  # its end stored it
+        behind.due(running)  # type: ignore[arg-type]
+        with anyio.fail_after(10):
+            await running.flushed.wait()
+        assert (ended.flushes, running.flushes) == (0, 1)
+        tg.cancel_scope.cancel()
