@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from pathlib import Path
 
 __all__ = ["HeldFiles", "read_raw"]
@@ -43,26 +44,38 @@ class HeldFiles:
     (a cgroup's ``cpuacct.usage``, ``memory.events``, ``pids.events``...), not
     for a cgroup v1 ``cgroup.procs``, whose descriptor keeps the list it made
     at its first read. A file that can no longer be read (its cgroup removed)
-    is let go, and opened again at the next read."""
+    is let go, and opened again at the next read. Safe from any thread (the
+    E2B metrics read a session's CPU time in a worker thread); once closed, a
+    read opens and closes its file as :func:`read_raw` does."""
 
     def __init__(self) -> None:
         self._fds: dict[Path, int] = {}
+        self._lock = threading.Lock()
+        self._closed = False
 
     def read(self, path: Path) -> str | None:
         """The text of ``path`` now; None if it cannot be read."""
-        fd = self._fds.get(path)
         try:
-            if fd is None:
-                fd = self._fds[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            return os.pread(fd, _COUNTER_BYTES, 0).decode("ascii").strip()
+            with self._lock:
+                if self._closed:
+                    data = read_raw(path)[:_COUNTER_BYTES]
+                else:
+                    fd = self._fds.get(path)
+                    if fd is None:
+                        fd = self._fds[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                    data = os.pread(fd, _COUNTER_BYTES, 0)
+            return data.decode("ascii").strip()
         except (OSError, UnicodeDecodeError):
-            self._let_go(path)
+            with self._lock:
+                self._let_go(path)
             return None
 
     def close(self) -> None:
-        """Close every descriptor held."""
-        for path in list(self._fds):
-            self._let_go(path)
+        """Close every descriptor held; later reads hold none."""
+        with self._lock:
+            self._closed = True
+            for path in list(self._fds):
+                self._let_go(path)
 
     def _let_go(self, path: Path) -> None:
         fd = self._fds.pop(path, None)

@@ -54,8 +54,12 @@ async def stream_while_connected(
 
             def start_watching() -> None:
                 nonlocal watching
-                watching = True
-                tg.start_soon(watch)
+                try:
+                    tg.start_soon(watch)
+                except Exception:  # the client goes unwatched: said, not swallowed by asyncio
+                    logger.exception("the watch of a streamed answer's client did not start")
+                else:
+                    watching = True
 
             # The runtime's loop is asyncio's (its ZMQ sockets are): a timer
             # costs no task, where a task that sleeps would.

@@ -105,3 +105,39 @@ async def test_executions_start_no_task_of_their_own() -> None:
             watch.end(run)
         assert len(asyncio.all_tasks()) == tasks
         tg.cancel_scope.cancel()
+
+
+async def test_the_watch_starts_again_once_its_task_group_has_ended() -> None:
+    """Regression: the session's watch started once, in the task group of the
+    first execution; once that group ended, no later execution was watched."""
+    clock = Clock()
+    watch = CpuWatch(clock, limit=0.1, cpus=1)
+    async with anyio.create_task_group() as first:
+        watch.begin(first, Watched(0.0, _interrupts([], "x", anyio.Event())))
+        first.cancel_scope.cancel()
+    seen: list[str] = []
+    done = anyio.Event()
+    async with anyio.create_task_group() as second:
+        run = Watched(0.0, _interrupts(seen, "later", done))
+        clock.now = 0.5
+        watch.begin(second, run)
+        with anyio.fail_after(5):
+            await done.wait()
+        second.cancel_scope.cancel()
+    assert seen == ["later"] and run.exceeded
+
+
+async def test_runs_of_two_languages_at_once_are_each_watched() -> None:
+    clock, seen, done = Clock(), [], anyio.Event()
+    watch = CpuWatch(clock, limit=0.1, cpus=1)
+    async with anyio.create_task_group() as tg:
+        slow = Watched(0.0, _interrupts(seen, "slow", done))
+        quick = Watched(0.0, _interrupts(seen, "quick", anyio.Event()))
+        watch.begin(tg, slow)
+        watch.begin(tg, quick)
+        watch.end(quick)  # the quick one ends first
+        clock.now = 0.5
+        with anyio.fail_after(5):
+            await done.wait()
+        assert seen == ["slow"] and slow.exceeded and not quick.exceeded
+        tg.cancel_scope.cancel()
