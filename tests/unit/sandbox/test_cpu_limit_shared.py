@@ -61,21 +61,44 @@ class NoLeftovers:
         pass
 
 
-async def test_a_run_stays_watched_while_another_language_runs_beside_it(tmp_path: Path) -> None:
-    """Regression: one watch of the CPU limit for the whole session followed only
-    the execution that began last; once a run of another language began and
-    ended beside a long one, the long one was watched no more and could use any
-    amount of CPU time (the limit ended it before: each run had a watch of its own)."""
+def _guard(tmp_path: Path, clock: CpuClock, *, cpu_seconds: float) -> Guard:
+    """A guard of ``cpu_seconds`` an execution, on ``clock``'s CPU time."""
     disk = WorkDisk(tmp_path / "disk", tmp_path / "disk.img", 1 << 20)
     disk.path.mkdir()
-    clock = CpuClock()
-    guard = Guard(
-        SessionLimits(cpu_seconds=0.1),
+    return Guard(
+        SessionLimits(cpu_seconds=cpu_seconds),
         clock,  # type: ignore[arg-type]
         disk,
         reaper=NoLeftovers(),
         census=NoProcesses(),  # type: ignore[arg-type]
     )
+
+
+async def test_a_run_starts_no_task_of_its_own(tmp_path: Path) -> None:
+    """Regression: each run started (and cancelled) a task of its own to watch
+    its CPU time, some 45 µs of every run; one task of the session watches now."""
+    import asyncio
+
+    guard = _guard(tmp_path, CpuClock(), cpu_seconds=60.0)
+    registry = Registry([])
+    registry.add(BackendEntry("fake", "tests.fakes:ScriptedBackend", ()), ScriptedBackend())
+    async with sandbox_computer(guard, registry=registry) as computer:
+        [m async for m in computer.arun("fake", "print a")]
+        idle = len(asyncio.all_tasks())
+        during = []
+        async for message in computer.arun("fake", "print b"):
+            if not message.is_final:
+                during.append(len(asyncio.all_tasks()))
+    assert during == [idle]
+
+
+async def test_a_run_stays_watched_while_another_language_runs_beside_it(tmp_path: Path) -> None:
+    """Regression: one watch of the CPU limit for the whole session followed only
+    the execution that began last; once a run of another language began and
+    ended beside a long one, the long one was watched no more and could use any
+    amount of CPU time (the limit ended it before: each run had a watch of its own)."""
+    clock = CpuClock()
+    guard = _guard(tmp_path, clock, cpu_seconds=0.1)
     registry = Registry([])
     registry.add(BackendEntry("fake", "tests.fakes:ScriptedBackend", ()), ScriptedBackend())
     registry.add(BackendEntry("other", "tests.fakes:ScriptedBackend", ()), ScriptedBackend())
@@ -128,16 +151,8 @@ async def test_the_next_run_is_watched_when_an_interrupt_never_returned(tmp_path
     of the run that ran out, past that run's end; an interrupt that never
     returned left every later run of the session unwatched (each run's own
     watch was cancelled with it at its end before)."""
-    disk = WorkDisk(tmp_path / "disk", tmp_path / "disk.img", 1 << 20)
-    disk.path.mkdir()
     clock = CpuClock()
-    guard = Guard(
-        SessionLimits(cpu_seconds=0.1),
-        clock,  # type: ignore[arg-type]
-        disk,
-        reaper=NoLeftovers(),
-        census=NoProcesses(),  # type: ignore[arg-type]
-    )
+    guard = _guard(tmp_path, clock, cpu_seconds=0.1)
     registry = Registry([])
     registry.add(BackendEntry("fake", "tests.fakes:ScriptedBackend", ()), StuckInterrupt())
     statuses: list[object] = []
