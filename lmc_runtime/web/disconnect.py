@@ -12,7 +12,6 @@ client that leaves sooner is found out that much later, at most.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
@@ -55,6 +54,7 @@ async def stream_while_connected(
             def start_watching() -> None:
                 nonlocal watching
                 try:
+                    _name_the_loop()
                     tg.start_soon(watch)
                 except Exception:  # the client goes unwatched: said, not swallowed by asyncio
                     logger.exception("the watch of a streamed answer's client did not start")
@@ -63,9 +63,7 @@ async def stream_while_connected(
 
             # The runtime's loop is asyncio's (its ZMQ sockets are): a timer
             # costs no task, where a task that sleeps would.
-            timer = asyncio.get_running_loop().call_later(
-                WATCH_AFTER, start_watching, context=_loop_context()
-            )
+            timer = asyncio.get_running_loop().call_later(WATCH_AFTER, start_watching)
             try:
                 await answer()
             finally:
@@ -81,14 +79,13 @@ async def stream_while_connected(
     return left
 
 
-def _loop_context() -> contextvars.Context:
-    """The current context, for a callback of the event loop that calls anyio:
-    anyio asks sniffio (when it is installed) which loop runs, and sniffio looks
-    for the current task, which a callback has none of; it is told here."""
-    context = contextvars.copy_context()
+def _name_the_loop() -> None:
+    """Tell anyio, in an event-loop callback, which loop runs: it asks sniffio
+    (when that is installed), which looks for the current task, and a callback
+    has none. Set in the callback's own copy of the context (asyncio runs each
+    callback in one), and only once the watch is due, not on every request."""
     try:
         import sniffio
     except ImportError:  # anyio then asks asyncio itself
-        return context
-    context.run(sniffio.current_async_library_cvar.set, "asyncio")
-    return context
+        return
+    sniffio.current_async_library_cvar.set("asyncio")

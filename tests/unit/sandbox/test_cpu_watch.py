@@ -8,6 +8,7 @@ import asyncio
 
 import anyio
 import pytest
+from anyio.abc import TaskGroup
 
 from lmc_runtime.sandbox.cpu_watch import CpuWatch, Watched
 
@@ -41,16 +42,24 @@ def _interrupts(into: list[str], name: str, done: anyio.Event):
     return interrupt
 
 
+async def _runs_out(watch: CpuWatch, clock: Clock, tg: TaskGroup, name: str) -> list[str]:
+    """Begin an execution already past its CPU seconds; the interrupts seen once its own came."""
+    seen: list[str] = []
+    done = anyio.Event()
+    run = Watched(0.0, _interrupts(seen, name, done))
+    clock.now = 0.5
+    watch.begin(tg, run)
+    with anyio.fail_after(5):
+        await done.wait()
+    assert run.exceeded
+    return seen
+
+
 async def test_an_execution_past_its_cpu_seconds_is_interrupted() -> None:
-    clock, seen, done = Clock(), [], anyio.Event()
+    clock = Clock()
     watch = CpuWatch(clock, limit=0.1, cpus=1)
     async with anyio.create_task_group() as tg:
-        run = Watched(0.0, _interrupts(seen, "run", done))
-        clock.now = 0.5
-        watch.begin(tg, run)
-        with anyio.fail_after(5):
-            await done.wait()
-        assert run.exceeded and seen == ["run"]
+        assert await _runs_out(watch, clock, tg, "run") == ["run"]
         tg.cancel_scope.cancel()
 
 
@@ -115,16 +124,9 @@ async def test_the_watch_starts_again_once_its_task_group_has_ended() -> None:
     async with anyio.create_task_group() as first:
         watch.begin(first, Watched(0.0, _interrupts([], "x", anyio.Event())))
         first.cancel_scope.cancel()
-    seen: list[str] = []
-    done = anyio.Event()
     async with anyio.create_task_group() as second:
-        run = Watched(0.0, _interrupts(seen, "later", done))
-        clock.now = 0.5
-        watch.begin(second, run)
-        with anyio.fail_after(5):
-            await done.wait()
+        assert await _runs_out(watch, clock, second, "later") == ["later"]
         second.cancel_scope.cancel()
-    assert seen == ["later"] and run.exceeded
 
 
 async def test_runs_of_two_languages_at_once_are_each_watched() -> None:
