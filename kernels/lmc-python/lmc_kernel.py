@@ -264,6 +264,10 @@ def main() -> None:
         revive, lean = _revive_module(), _beside("lmc_lean")
         if lean is not None:
             lean.iopub_unbounded(app)
+            precompiled = sys.modules.get(_PRECOMPILED)
+            lean.start_modules_shared(
+                app, getattr(precompiled, "modules", None), getattr(precompiled, "mark", None)
+            )
         with (
             _kept(revive, "_parsers_kept"),
             _kept(revive, "_modules_compiled"),

@@ -24,6 +24,11 @@ repeat alike, done once before any fork, so that every kernel finds it done.
   kept there (``shell``, ``shell_config``); a kernel whose configuration is the
   same takes it and makes it its own (``lmc_shell.adopt``).
 
+- The names of the modules it has imported (``modules``, a frozenset), and a
+  module put last in ``sys.modules`` as a mark (``mark``, its name): a kernel
+  remembers the modules it started with as that set and the names after the
+  mark (``lmc_lean.start_modules_shared``), instead of copying every name.
+
 What is warmed is the same for every session: nothing of a session, of the host's
 user or of its environment; the shell's IPython folder is one of its own, removed
 at once (no configuration or start file is read), and no thread, descriptor or
@@ -153,13 +158,25 @@ def _shell() -> None:
     module.shell_config = shell.sections(config)  # type: ignore[attr-defined]
 
 
+#: The module the fork server puts last in ``sys.modules`` when it has imported all.
+MARK = "_lmc_forked_here"
+
+
+def _modules() -> None:
+    module = sys.modules[PRECOMPILED]
+    sys.modules.pop(MARK, None)
+    module.modules = frozenset(sys.modules)  # type: ignore[attr-defined]
+    sys.modules[MARK] = types.ModuleType(MARK, "Where the fork server's modules end.")
+    module.mark = MARK  # type: ignore[attr-defined]
+
+
 def warm() -> None:
     """Do the work every kernel's start repeats alike (see the module's docstring).
     Each part that fails is skipped: the kernel then does that work itself."""
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for part in (_transformer, _completer, _start_files, _shell):
+        for part in (_transformer, _completer, _start_files, _shell, _modules):
             try:
                 part()
             except Exception:  # an optimization only

@@ -156,6 +156,17 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
                     "print(os.getppid() == 0, hasattr(builtins, '__lmc_begun__'),"
                     " '_lmc_precompiled' in sys.modules, get_ipython().kernel._kernel_modules)",
                 )
+                kept = await run(
+                    computer,
+                    "import sys, wave\nkept = get_ipython()._sys_modules_keys\n"
+                    "print(type(kept).__name__, 'json' in kept, 'wave' in kept,"
+                    " '_lmc_forked_here' in sys.modules)",
+                )
+                culled = await run(
+                    computer,
+                    "%reset -f --aggressive\nimport sys\n"
+                    "print('wave' in sys.modules, 'json' in sys.modules)",
+                )
     finally:
         await forks.aclose()
     assert text(printed) == "42\n"
@@ -167,6 +178,10 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
     # server's compiled code is no module the user's code finds; the kernel was
     # made without its walk of every module (modules_unlisted in lmc_lean.py).
     assert text(started) == "True True False []\n"
+    # The modules it started with are the fork server's and those it added
+    # (start_modules_shared in lmc_lean.py), and %reset --aggressive culls the rest.
+    assert text(kept) == "StartModules True False False\n"
+    assert text(culled).endswith("False True\n"), text(culled)
 
 
 #: What a shell takes from its process when it is made, as a forked kernel has it.
