@@ -169,16 +169,23 @@ def _precompiled_start_files() -> Any:
 
 
 def _beside(name: str) -> Any:
-    """The module ``name``, from its file beside this one (from the fork server's
-    compiled code of it, if any); None when it cannot be loaded."""
+    """The module ``name``, from its file beside this one: the module the fork
+    server made of it (``_lmc_precompiled.loaded``), else from the fork server's
+    compiled code of it, if any, while the file has the source that was compiled;
+    None when it cannot be loaded."""
     import importlib.util
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    precompiled = sys.modules.get(_PRECOMPILED)
     try:
+        code = _precompiled(getattr(precompiled, "code", None), path)
+        loaded = getattr(precompiled, "loaded", None)
+        made = loaded.get(name) if isinstance(loaded, dict) and code is not None else None
+        if getattr(made, "__file__", None) == path:
+            return made
         spec = importlib.util.spec_from_file_location(f"_{name}", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        code = _precompiled(getattr(sys.modules.get(_PRECOMPILED), "code", None), path)
         if code is None:
             spec.loader.exec_module(module)
         else:

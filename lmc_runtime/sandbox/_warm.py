@@ -24,6 +24,11 @@ repeat alike, done once before any fork, so that every kernel finds it done.
   kept there (``shell``, ``shell_config``); a kernel whose configuration is the
   same takes it and makes it its own (``lmc_shell.adopt``).
 
+- The modules a kernel loads by their file names (``lmc_lean.py``,
+  ``lmc_pipes.py``, ``lmc_revive.py``, ``lmc_shell.py``) are made here from
+  that code and kept (``loaded``), and ``lmc_pipes.py`` changes ipykernel's
+  stream and kernel classes here: a kernel takes those modules while their
+  files have the source they were made from.
 - The names of the modules it has imported (``modules``, a frozenset), and a
   module put last in ``sys.modules`` as a mark (``mark``, its name): a kernel
   remembers the modules it started with as that set and the names after the
@@ -54,6 +59,8 @@ logger = logging.getLogger(__name__)
 PRECOMPILED = "_lmc_precompiled"
 #: Cells of each kind the input transformer handles (code, magic, shell, help).
 _CELLS = ("print(1)\n", "x = 1\nx\n", "%time 1\n", "!true\n", "x?\n", "async def f():\n    pass\n")
+#: The kernel's modules a kernel loads by their file names (``lmc_kernel._beside``).
+_HELPERS = ("lmc_lean.py", "lmc_pipes.py", "lmc_revive.py", "lmc_shell.py")
 #: The files of the Python kernel compiled ahead.
 _START_FILES = (
     "lmc_kernel.py",
@@ -125,14 +132,32 @@ def _start_files() -> None:
 
 
 def _loaded(name: str) -> types.ModuleType:
-    """The kernel's file ``name`` as a module, from the code compiled of it."""
+    """The kernel's file ``name`` as a module, from the code compiled of it (made
+    once, kept in ``loaded``)."""
     folder = _kernel_folder()
     assert folder is not None
-    code = sys.modules[PRECOMPILED].code  # type: ignore[attr-defined]
+    precompiled = sys.modules[PRECOMPILED]
+    loaded = vars(precompiled).setdefault("loaded", {})
+    if name[:-3] in loaded:
+        return loaded[name[:-3]]  # type: ignore[no-any-return]
     module = types.ModuleType(f"_{name[:-3]}")
     module.__file__ = os.path.join(folder, name)
-    exec(code[module.__file__][1], module.__dict__)
+    exec(precompiled.code[module.__file__][1], module.__dict__)  # type: ignore[attr-defined]
+    loaded[name[:-3]] = module
     return module
+
+
+def _helpers() -> None:
+    """The modules a kernel loads by their file names, made here, and what
+    ``lmc_pipes.py`` changes in ipykernel's classes, done here (the same in every
+    kernel: making those modules and changing those classes copied some 0.6 MiB
+    of the pages a kernel shares with this process)."""
+    from ipykernel.iostream import OutStream
+    from ipykernel.ipkernel import IPythonKernel
+
+    for name in _HELPERS:
+        _loaded(name)
+    _loaded("lmc_pipes.py").install(OutStream, IPythonKernel)  # type: ignore[attr-defined]
 
 
 def _shell() -> None:
@@ -176,7 +201,7 @@ def warm() -> None:
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for part in (_transformer, _completer, _start_files, _shell, _modules):
+        for part in (_transformer, _completer, _start_files, _shell, _helpers, _modules):
             try:
                 part()
             except Exception:  # an optimization only

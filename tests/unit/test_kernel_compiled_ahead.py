@@ -103,6 +103,24 @@ def test_the_launcher_loads_lmc_lean_from_its_compiled_code(
     assert launcher._beside("lmc_lean").ran == "compiled ahead"
 
 
+def test_the_launcher_takes_the_module_the_fork_server_made_while_its_file_is_unchanged(
+    precompiled: dict[str, Any],
+) -> None:
+    """The fork server makes the modules a kernel loads by their file names
+    (``_warm._helpers``); a kernel takes them instead of making its own."""
+    lean = FOLDER / "lmc_lean.py"
+    made = types.ModuleType("_lmc_lean")
+    made.__file__ = str(lean)
+    sys.modules[PRECOMPILED].loaded = {"lmc_lean": made}  # type: ignore[attr-defined]
+    launcher = _launcher()
+    assert launcher._beside("lmc_lean") is not made  # no code of the file: not made here
+    _stand_in(precompiled, lean, "ran = 'compiled ahead'\n")
+    assert launcher._beside("lmc_lean") is made
+    # The file changed since: its own code runs.
+    precompiled[str(lean)] = (b"# another source\n", precompiled[str(lean)][1])
+    assert hasattr(launcher._beside("lmc_lean"), "iopub_unbounded")
+
+
 def test_the_launcher_loads_lmc_revive_from_its_compiled_code(
     precompiled: dict[str, Any],
 ) -> None:

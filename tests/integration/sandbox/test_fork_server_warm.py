@@ -50,6 +50,10 @@ print(json.dumps({
     "shell": type(getattr(sys.modules[_warm.PRECOMPILED], "shell", None)).__name__,
     "shell_config": getattr(sys.modules[_warm.PRECOMPILED], "shell_config", None),
     "main": sys.modules["__main__"].__name__,
+    "loaded": sorted(getattr(sys.modules[_warm.PRECOMPILED], "loaded", {})),
+    "pipes": sys.modules["ipykernel.iostream"].OutStream._watch_pipe_fd.__module__,
+    "last": list(sys.modules)[-1],
+    "before_mark": sorted(sys.modules[_warm.PRECOMPILED].modules) == sorted(list(sys.modules)[:-1]),
     "environ": sorted(os.environ),
 }))
 """
@@ -119,6 +123,11 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
         "HistoryManager": {"enabled": "False"},  # read by its class, as traitlets does
     }
     assert state["main"] == "__main__"
+    # The modules a kernel loads by their file names, made here; lmc_pipes.py's
+    # change to ipykernel's stream, done here; the modules' names and the mark last.
+    assert state["loaded"] == ["lmc_kernel", "lmc_lean", "lmc_pipes", "lmc_revive", "lmc_shell"]
+    assert state["pipes"] == "_lmc_pipes"
+    assert state["last"] == "_lmc_forked_here" and state["before_mark"]
     assert not {"TERM", "PAGER", "CLICOLOR"} & set(state["environ"])  # the shell's own
 
 
