@@ -29,6 +29,12 @@ repeat alike, done once before any fork, so that every kernel finds it done.
   that code and kept (``loaded``), and ``lmc_pipes.py`` changes ipykernel's
   stream and kernel classes here: a kernel takes those modules while their
   files have the source they were made from.
+- The code a kernel runs, gathered (``_hot.py``): a probe kernel's start and
+  first cell name the code objects they ran, and each function whose code ran
+  gets a copy of it, the copies made together (CPython 3.11 writes to a code
+  object as it runs it: a kernel then copies the pages of that code alone, not
+  the pages it lay on among its module's other code and names; some 1.5 MiB
+  a kernel). Only when the fork server passes the broker's way to run a script.
 - The names of the modules it has imported (``modules``, a frozenset), and a
   module put last in ``sys.modules`` as a mark (``mark``, its name): a kernel
   remembers the modules it started with as that set and the names after the
@@ -45,11 +51,20 @@ Stdlib only, besides IPython, which the fork server has imported.
 """
 
 import contextlib
+import functools
 import io
+import json
 import logging
 import os
 import sys
 import types
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or __package__:
+    from . import _hot
+else:  # imported by the fork server, run as a script, from this file's folder
+    import _hot
 
 __all__ = ["PRECOMPILED", "warm"]
 
@@ -165,8 +180,6 @@ def _shell() -> None:
     (``lmc_shell.build``), kept as ``shell`` with that configuration's sections
     (``shell_config``): a kernel forked from here takes it if its own
     configuration is the same."""
-    import json
-
     from ipykernel.kernelapp import IPKernelApp
 
     folder = _kernel_folder()
@@ -195,14 +208,41 @@ def _modules() -> None:
     module.mark = MARK  # type: ignore[attr-defined]
 
 
-def warm() -> None:
+def _gathered(run_script: Callable[[str], None], also: Iterable[types.ModuleType]) -> None:
+    """The code a kernel runs, copied together (``_hot.py``): what a probe kernel
+    ran (``run_script`` runs it as the broker runs a kernel), and every function
+    of ``also`` (the broker's modules, which run in each kernel's broker)."""
+    folder = _kernel_folder()
+    assert folder is not None
+    with open(os.path.join(folder, "kernel.json"), encoding="utf-8") as file:
+        argv = [str(part) for part in json.load(file)["argv"][1:]]
+    script, *args = [part.replace("{resource_dir}", folder) for part in argv]
+    ran = _hot.learn(script, args, run_script)
+    if not ran:
+        logger.debug("the probe kernel named no code: none gathered")
+        return
+    ran |= {id(f.__code__) for m in also for f in vars(m).values() if type(f) is types.FunctionType}
+    module = sys.modules[PRECOMPILED]
+    kept = _hot.gather(ran, _hot.functions(), module.code)  # type: ignore[attr-defined]
+    module.gathered_from = kept  # type: ignore[attr-defined]
+
+
+def warm(
+    run_script: Callable[[str], None] | None = None, also: Iterable[types.ModuleType] = ()
+) -> None:
     """Do the work every kernel's start repeats alike (see the module's docstring).
-    Each part that fails is skipped: the kernel then does that work itself."""
+    With ``run_script`` (the broker's way to run a kernel's script), the code a
+    kernel runs is gathered too. Each part that fails is skipped: the kernel then
+    does that work itself."""
+    parts: list[Callable[[], None]] = [_transformer, _completer, _start_files, _shell, _helpers]
+    if run_script is not None:
+        parts.append(functools.partial(_gathered, run_script, also))
+    parts.append(_modules)
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for part in (_transformer, _completer, _start_files, _shell, _helpers, _modules):
+        for part in parts:
             try:
                 part()
             except Exception:  # an optimization only
-                logger.debug("warming %s failed", part.__name__, exc_info=True)
+                logger.debug("warming %r failed", part, exc_info=True)

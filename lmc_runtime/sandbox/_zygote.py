@@ -22,10 +22,12 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
-    from . import _broker, _kernels, _starter, _warm
+    from . import _broker, _handoff, _kernels, _seccomp, _starter, _warm
 else:  # run as a script (see forks.py): this file's folder is sys.path[0]
     import _broker
+    import _handoff
     import _kernels
+    import _seccomp
     import _starter
     import _warm
 
@@ -69,7 +71,7 @@ def main() -> None:
     del sys.path[0]  # this file's folder
     # Imported from that folder by its file name: out of sys.modules, it cannot stand
     # in for a module of that name a kernel's code imports.
-    for name in ("_broker", "_handoff", "_kernels", "_seccomp", "_starter", "_warm"):
+    for name in ("_broker", "_handoff", "_hot", "_kernels", "_seccomp", "_starter", "_warm"):
         sys.modules.pop(name, None)
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
@@ -77,7 +79,8 @@ def main() -> None:
     # The work every kernel's start would repeat alike. Its garbage is left to be
     # frozen, not collected: a collection's holes, filled by a kernel's new
     # objects, would copy their pages (measured: 0.25 MiB more a kernel).
-    _warm.warm()
+    # And the code a kernel runs, gathered: a probe kernel's, and the broker's.
+    _warm.warm(_broker._run_script, (_broker, _handoff, _seccomp))
     # Out of the collector's sight: a collection in a kernel would otherwise write
     # to (and so copy) every page of these objects it shares with this process.
     gc.freeze()

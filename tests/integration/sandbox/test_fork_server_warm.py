@@ -59,6 +59,73 @@ print(json.dumps({
 """
 
 
+#: Warms with the probe (``_hot.py``), as the fork server does, and says what was
+#: gathered and what the process holds after.
+WARM_GATHERED = r"""
+import gc, json, os, sys
+sys.path.insert(0, SANDBOX)
+import _broker, _handoff, _hot, _seccomp, _warm, _zygote
+_zygote.preload()
+from ipykernel.ipkernel import IPythonKernel
+before = {"execute": id(IPythonKernel.execute_request.__code__), "idle": id(_hot.gather.__code__)}
+fds = sorted(os.listdir("/proc/self/fd"))
+_warm.warm(_broker._run_script, (_broker, _handoff, _seccomp))
+module = sys.modules[_warm.PRECOMPILED]
+try:
+    os.waitpid(-1, os.WNOHANG)
+    children = "some"
+except ChildProcessError:
+    children = "none"
+kernel = [c for p, (s, c) in module.code.items() if p.endswith("lmc_kernel.py")][0]
+print(json.dumps({
+    "gathered": len(getattr(module, "gathered_from", [])),
+    "execute_copied": id(IPythonKernel.execute_request.__code__) != before["execute"],
+    "idle_kept": id(_hot.gather.__code__) == before["idle"],
+    "broker_copied": any(c.co_name == "_drop_privileges" for c in module.gathered_from),
+    "kernel_copied": any(c.co_filename == kernel.co_filename for c in module.gathered_from),
+    "children": children,
+    "threads": len(os.listdir("/proc/self/task")),
+    "fds_same": sorted(os.listdir("/proc/self/fd")) == fds,
+}))
+"""
+
+
+def test_the_code_a_kernel_runs_is_gathered_by_a_probe_that_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """The fork server's probe (``_hot.py``) runs a kernel's start and first cell
+    in a folder of its own, and gives the functions that ran copies of their
+    code; it reads no IPython folder of the host's, and leaves no process,
+    thread, descriptor or file."""
+    home, cwd, tmp = tmp_path / "home", tmp_path / "cwd", tmp_path / "tmp"
+    marker = tmp_path / "read"
+    profile = home / ".ipython" / "profile_default"
+    (profile / "startup").mkdir(parents=True)
+    said = f"open({str(marker)!r}, 'a').write('read')\n"
+    for name in ("ipython_config.py", "ipython_kernel_config.py", "startup/00-start.py"):
+        (profile / name).write_text(said)
+    cwd.mkdir()
+    tmp.mkdir()
+    home_before = sorted(str(p) for p in home.rglob("*"))
+    done = subprocess.run(
+        [sys.executable, "-c", f"SANDBOX = {str(SANDBOX)!r}\n" + WARM_GATHERED],
+        env={"HOME": str(home), "TMPDIR": str(tmp), "PATH": os.environ.get("PATH", "/usr/bin")},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    state = json.loads(done.stdout.strip().splitlines()[-1])
+    assert state["gathered"] > 300, state  # a kernel's start runs about a thousand
+    assert state["execute_copied"] and state["kernel_copied"] and state["broker_copied"]
+    assert state["idle_kept"]  # code no kernel runs stays where it was
+    assert state["children"] == "none" and state["threads"] == 1 and state["fds_same"]
+    assert not marker.exists() and not list(cwd.iterdir()) and not list(tmp.iterdir())
+    assert sorted(str(p) for p in home.rglob("*")) == home_before
+
+
 @forked_only
 @pytest.mark.anyio
 async def test_the_fork_server_holds_one_thread_and_only_its_own_descriptors() -> None:

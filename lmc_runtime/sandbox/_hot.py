@@ -1,0 +1,258 @@
+"""The code a kernel runs, gathered in the fork server (``_zygote.py``) before any
+fork, so that running it copies fewer of the pages a kernel shares with it.
+
+CPython 3.11 writes to a code object each time it runs it (its warm-up count,
+then its specializations), so the first run of a function in a kernel copies
+the page its code object is on. The code objects a module's import made lie
+among its names, constants and every other code object of the module; a
+kernel's start and first cell run some 950 functions of some 60 modules, and so
+copied about 800 pages (3.2 MiB) that held their code.
+
+:func:`learn` runs one kernel's start and first cell in a *probe*: a kernel
+forked from this process (as root, outside any sandbox, in a folder of its own
+that is its home and IPython folder, on unix sockets there), which notes every
+code object that runs in any of its threads, and a client forked beside it,
+which asks for ``print(1)`` and then tells the probe to send what it noted and
+end. Both end with the fork server, and are killed past :data:`PROBE_BOUND`
+seconds. :func:`gather` then gives each function whose code ran a copy of its
+code object (``CodeType.replace``): the copies are made one after another, so
+they lie together, away from the code no kernel runs. The code the fork server
+compiled of the kernel's own files (``_lmc_precompiled.code``) is copied so
+too, with the code of the functions they define. The originals are kept
+(``_lmc_precompiled.gathered_from``): freed, they would leave holes that a
+kernel's new objects fill, copying those pages instead.
+
+The probe runs only the kernel's own start and ``print(1)``: no session's code,
+environment or files. What it sends back is numbers (the ids of code objects in
+this process's memory, which the probe shares), used only to choose which code
+objects to copy. Anything that goes wrong leaves the code where it is: this is
+an optimization only.
+
+Stdlib only, besides what the kernel imports; imported by the fork server by
+its file name.
+"""
+
+import contextlib
+import gc
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Callable, Iterable
+
+__all__ = ["PROBE_BOUND", "gather", "learn"]
+
+#: Seconds the probe may take, kernel start and first cell together.
+PROBE_BOUND = 20.0
+#: The most code objects the probe may name (a kernel's start names about 1,000).
+_MOST = 200_000
+_PR_SET_PDEATHSIG = 1
+#: The cell the probe's client runs.
+_CELL = "print(1)"
+
+
+def _die_with(parent: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the fork server ended before the line above
+        os._exit(1)
+
+
+def _only(*kept: int) -> None:
+    """This process keeps no descriptor of the fork server's but ``kept`` (its
+    control socket, its pipes), its stdio on /dev/null."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    # The process's own streams, not what the warming redirected them to.
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    highest = max((3, null, *kept)) + 1
+    for fd in range(3, highest):
+        if fd not in kept:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    os.closerange(highest, os.sysconf("SC_OPEN_MAX"))
+
+
+def _probe(script: str, argv: list[str], tell: int, run: Callable[[str], None]) -> None:
+    """In the probe: note every code object that runs, in every thread, until the
+    client's SIGUSR1; then write their ids on ``tell`` and end."""
+    import threading
+
+    ran: set[int] = set()
+
+    def note(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            ran.add(id(frame.f_code))
+
+    def told(*_: object) -> None:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+        data = "\n".join(map(str, ran)).encode()
+        with contextlib.suppress(OSError):
+            while data:
+                data = data[os.write(tell, data[: 1 << 16]) :]
+        os._exit(0)
+
+    signal.signal(signal.SIGUSR1, told)
+    sys.argv = [script, *argv]
+    sys.path.insert(0, os.path.dirname(script))  # as the broker runs it
+    threading.setprofile(note)
+    sys.setprofile(note)
+    run(script)
+
+
+def _client(connection_file: str, probe: int) -> None:
+    """Beside the probe: its first cell, then SIGUSR1 to the probe."""
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    client = BlockingKernelClient()
+    client.load_connection_file(connection_file)
+    client.start_channels()
+    client.wait_for_ready(timeout=PROBE_BOUND)
+    client.execute_interactive(_CELL, timeout=PROBE_BOUND, output_hook=lambda _: None)
+    os.kill(probe, signal.SIGUSR1)
+
+
+def _forked(work: Callable[[], None]) -> int:
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            _die_with(parent)
+            work()
+        except BaseException:  # a child of the fork server: nothing may escape it
+            code = 1
+        os._exit(code)
+    return pid
+
+
+def _read(fd: int, deadline: float) -> bytes | None:
+    """What the probe writes on ``fd`` until it closes it, or None past ``deadline``."""
+    data = bytearray()
+    polled = select.poll()
+    polled.register(fd, select.POLLIN)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not polled.poll(left * 1000):
+            return None
+        piece = os.read(fd, 1 << 16)
+        if not piece:
+            return bytes(data)
+        data += piece
+        if len(data) > _MOST * 21:
+            return None
+
+
+def learn(script: str, argv: list[str], run: Callable[[str], None]) -> set[int]:
+    """The ids of the code objects a kernel ran (``python SCRIPT ARGV``, run by
+    ``run(script)`` as the broker runs it, ``{connection_file}`` in ``argv`` the
+    probe's) until its first cell's reply; empty if that could not be found."""
+    folder = tempfile.mkdtemp(prefix="lmc-probe-")
+    pids: list[int] = []
+    read_end, write_end = os.pipe()
+    try:
+        connection_file = os.path.join(folder, "kernel.json")
+        with open(connection_file, "w", encoding="utf-8") as file:
+            json.dump(_connection(folder), file)
+        args = [a.replace("{connection_file}", connection_file) for a in argv]
+        env = {"HOME": folder, "IPYTHONDIR": os.path.join(folder, "ipython")}
+        env.update({f"JUPYTER_{k}_DIR": os.path.join(folder, k.lower()) for k in _JUPYTER})
+
+        def probe() -> None:
+            _only(write_end)
+            os.environ.update(env)
+            os.chdir(folder)
+            _probe(script, args, write_end, run)
+
+        def client() -> None:
+            _only()
+            try:
+                _client(connection_file, pids[0])
+            except BaseException:
+                os.kill(pids[0], signal.SIGKILL)  # so that the fork server waits no more
+                raise
+
+        pids.append(_forked(probe))
+        os.close(write_end)
+        write_end = -1
+        pids.append(_forked(client))
+        data = _read(read_end, time.monotonic() + PROBE_BOUND)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        for fd in (read_end, write_end):
+            if fd >= 0:
+                os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
+    if not data:
+        return set()
+    ids = data.split(b"\n")
+    return {int(i) for i in ids[:_MOST] if i.isdigit()}
+
+
+#: The folders of Jupyter's own the probe gets in its folder.
+_JUPYTER = ("CONFIG", "DATA", "RUNTIME")
+
+
+def _connection(folder: str) -> dict[str, object]:
+    """A connection file on unix sockets in ``folder``, with a key of its own."""
+    import secrets
+
+    names = ("shell", "iopub", "stdin", "control", "hb")
+    ports = {f"{name}_port": n for n, name in enumerate(names, 1)}
+    return {
+        **ports,
+        "ip": os.path.join(folder, "k"),
+        "transport": "ipc",
+        "key": secrets.token_hex(16),
+        "signature_scheme": "hmac-sha256",
+        "kernel_name": "",
+    }
+
+
+def gather(
+    ran: set[int], functions: Iterable[object], compiled: dict[str, tuple[bytes, object]]
+) -> list[types.CodeType]:
+    """Give each of ``functions`` whose code ran (its id in ``ran``) a copy of its
+    code, and each code in ``compiled`` (``path: (source, code)``) a copy, with
+    the code of the functions they define that ran copied too; the copies are
+    made one after another. The originals, to be kept."""
+    originals: list[types.CodeType] = []
+    copies: dict[int, types.CodeType] = {}
+
+    def copied(code: types.CodeType) -> types.CodeType:
+        done = copies.get(id(code))
+        if done is not None:
+            return done
+        consts = tuple(
+            copied(c) if isinstance(c, types.CodeType) and id(c) in ran else c
+            for c in code.co_consts
+        )
+        originals.append(code)
+        done = copies[id(code)] = code.replace(co_consts=consts)
+        return done
+
+    for function in functions:
+        if type(function) is types.FunctionType and id(function.__code__) in ran:
+            function.__code__ = copied(function.__code__)
+    for path, (source, code) in list(compiled.items()):
+        if isinstance(code, types.CodeType) and id(code) in ran:
+            compiled[path] = (source, copied(code))
+    return originals
+
+
+def functions() -> list[types.FunctionType]:
+    """Every function this process holds (its collector's, before a freeze)."""
+    return [o for o in gc.get_objects() if type(o) is types.FunctionType]
