@@ -110,14 +110,38 @@ def _probe(script: str, argv: list[str], tell: int, run: Callable[[str], None]) 
 
 
 def _client(connection_file: str, probe: int) -> None:
-    """Beside the probe: its first cell, then SIGUSR1 to the probe."""
+    """Beside the probe: its first cell, asked for as the runtime asks for a run
+    (``lmc_runtime/backends/jupyter/kernel.py``: its lines tracked), then SIGUSR1
+    to the probe once the cell's reply and the kernel's idle status came."""
     from jupyter_client.blocking.client import BlockingKernelClient
 
     client = BlockingKernelClient()
     client.load_connection_file(connection_file)
     client.start_channels()
     client.wait_for_ready(timeout=PROBE_BOUND)
-    client.execute_interactive(_CELL, timeout=PROBE_BOUND, output_hook=lambda _: None)
+    content = {
+        "code": _CELL,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
+    request = client.session.msg("execute_request", content, metadata={"lmc_active_line": True})
+    client.shell_channel.send(request)
+    asked = request["header"]["msg_id"]
+    deadline = time.monotonic() + PROBE_BOUND
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.001)  # past it: queue.Empty
+
+    while client.get_shell_msg(timeout=left())["parent_header"].get("msg_id") != asked:
+        pass
+    while True:
+        message = client.get_iopub_msg(timeout=left())
+        state = message["content"].get("execution_state")
+        if message["parent_header"].get("msg_id") == asked and state == "idle":
+            break
     os.kill(probe, signal.SIGUSR1)
 
 
