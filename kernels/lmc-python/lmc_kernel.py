@@ -249,10 +249,21 @@ def _shell_kept(app: Any) -> None:
     app.init_kernel = kept_shell_init_kernel
 
 
+#: What the fork server made for the kernels it forks (its ``_lmc_precompiled``
+#: module), held for this kernel's life once it leaves ``sys.modules``: freed,
+#: the code objects it keeps (among them the originals of the code it gathered,
+#: ``_hot.py``) would be written to as they went, every page of them copied
+#: from the fork server (some 11 MiB).
+_FORK_SERVERS: list[Any] = []
+
+
 def main() -> None:
     # The folder of this file is not the user's: the working directory is
     # added back by the kernel (as with ``python -m ipykernel_launcher``).
     del sys.path[0]
+    made = sys.modules.get(_PRECOMPILED)
+    if made is not None:
+        _FORK_SERVERS.append(made)
     blocked = [name for name in _SKIPPED if name not in sys.modules]
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]

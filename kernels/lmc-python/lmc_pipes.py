@@ -200,8 +200,7 @@ def install(out_stream: Any, kernel_class: Any) -> None:
     (:data:`MESSAGE_TEXT`), and ``kernel_class``'s runs end once what their child
     processes wrote was read (:func:`settle`). On the classes, so a kernel revived
     from a checkpoint's image has it too."""
-    watching = getattr(out_stream, "_watch_pipe_fd", None)
-    if callable(watching) and watching is not watch:  # the fork server's, already
+    if callable(getattr(out_stream, "_watch_pipe_fd", None)):
         out_stream._watch_pipe_fd = watch
     write, flush = getattr(out_stream, "write", None), getattr(out_stream, "_flush", None)
     if callable(write) and callable(flush) and not getattr(write, "_lmc_bounded", False):

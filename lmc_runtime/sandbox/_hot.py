@@ -39,6 +39,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -51,6 +52,10 @@ __all__ = ["PROBE_BOUND", "gather", "learn"]
 PROBE_BOUND = 20.0
 #: The most code objects the probe may name (a kernel's start names about 1,000).
 _MOST = 200_000
+#: Seconds the probe needs at the least; with less time left it is not run.
+_LEAST = 2.0
+#: The probe's folder's name starts so, then its fork server's pid.
+_PREFIX = "lmc-probe-"
 _PR_SET_PDEATHSIG = 1
 #: The cell the probe's client runs.
 _CELL = "print(1)"
@@ -176,11 +181,45 @@ def _read(fd: int, deadline: float) -> bytes | None:
             return None
 
 
-def learn(script: str, argv: list[str], run: Callable[[str], None]) -> set[int]:
+def _swept(parent: str) -> None:
+    """Remove the folders in ``parent`` of probes whose fork server ended (killed
+    while its probe ran): this process's own, named by their fork server's pid."""
+    me = os.geteuid()
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            owner = entry.name.removeprefix(_PREFIX).partition("-")[0]
+            if not (entry.name.startswith(_PREFIX) and owner.isdigit()):
+                continue
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != me or _alive(int(owner)):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link in it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def learn(
+    script: str, argv: list[str], run: Callable[[str], None], deadline: float | None = None
+) -> set[int]:
     """The ids of the code objects a kernel ran (``python SCRIPT ARGV``, run by
     ``run(script)`` as the broker runs it, ``{connection_file}`` in ``argv`` the
-    probe's) until its first cell's reply; empty if that could not be found."""
-    folder = tempfile.mkdtemp(prefix="lmc-probe-")
+    probe's) until its first cell's reply; empty if that could not be found by
+    ``deadline`` (``time.monotonic()``; at most :data:`PROBE_BOUND` from now)."""
+    bound = time.monotonic() + PROBE_BOUND
+    deadline = bound if deadline is None else min(deadline, bound)
+    if deadline - time.monotonic() < _LEAST:
+        return set()
+    parent = tempfile.gettempdir()
+    _swept(parent)
+    folder = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent)
     pids: list[int] = []
     read_end, write_end = os.pipe()
     try:
@@ -209,9 +248,11 @@ def learn(script: str, argv: list[str], run: Callable[[str], None]) -> set[int]:
         os.close(write_end)
         write_end = -1
         pids.append(_forked(client))
-        data = _read(read_end, time.monotonic() + PROBE_BOUND)
+        data = _read(read_end, deadline)
     finally:
-        for pid in pids:
+        # The client first: it signals the probe, whose pid must not be freed
+        # (reaped) while the client may still send to it.
+        for pid in reversed(pids):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
@@ -249,19 +290,31 @@ def _connection(folder: str) -> dict[str, object]:
 def gather(
     ran: set[int], functions: Iterable[object], compiled: dict[str, tuple[bytes, object]]
 ) -> list[types.CodeType]:
-    """Give each of ``functions`` whose code ran (its id in ``ran``) a copy of its
-    code, and each code in ``compiled`` (``path: (source, code)``) a copy, with
-    the code of the functions they define that ran copied too; the copies are
-    made one after another. The originals, to be kept."""
+    """Give each of ``functions`` whose code ran (its id in ``ran``), or holds code
+    that ran (a nested function's, a comprehension's), a copy of its code, and so
+    each code in ``compiled`` (``path: (source, code)``); a copy holds the copies
+    of the code it holds that ran, so that a function made later (a closure) is
+    made of the same code as one made before. The copies are made one after
+    another. The originals, to be kept."""
     originals: list[types.CodeType] = []
     copies: dict[int, types.CodeType] = {}
+    hot: dict[int, bool] = {}
+
+    def holds_hot(code: types.CodeType) -> bool:
+        found = hot.get(id(code))
+        if found is None:
+            hot[id(code)] = False  # a code cannot hold itself; this ends any cycle
+            found = hot[id(code)] = id(code) in ran or any(
+                holds_hot(c) for c in code.co_consts if isinstance(c, types.CodeType)
+            )
+        return found
 
     def copied(code: types.CodeType) -> types.CodeType:
         done = copies.get(id(code))
         if done is not None:
             return done
         consts = tuple(
-            copied(c) if isinstance(c, types.CodeType) and id(c) in ran else c
+            copied(c) if isinstance(c, types.CodeType) and holds_hot(c) else c
             for c in code.co_consts
         )
         originals.append(code)
@@ -269,10 +322,10 @@ def gather(
         return done
 
     for function in functions:
-        if type(function) is types.FunctionType and id(function.__code__) in ran:
+        if type(function) is types.FunctionType and holds_hot(function.__code__):
             function.__code__ = copied(function.__code__)
     for path, (source, code) in list(compiled.items()):
-        if isinstance(code, types.CodeType) and id(code) in ran:
+        if isinstance(code, types.CodeType) and holds_hot(code):
             compiled[path] = (source, copied(code))
     return originals
 

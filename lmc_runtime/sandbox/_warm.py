@@ -26,8 +26,7 @@ repeat alike, done once before any fork, so that every kernel finds it done.
 
 - The modules a kernel loads by their file names (``lmc_lean.py``,
   ``lmc_pipes.py``, ``lmc_revive.py``, ``lmc_shell.py``) are made here from
-  that code and kept (``loaded``), and ``lmc_pipes.py`` changes ipykernel's
-  stream and kernel classes here: a kernel takes those modules while their
+  that code and kept (``loaded``): a kernel takes those modules while their
   files have the source they were made from.
 - The code a kernel runs, gathered (``_hot.py``): a probe kernel's start and
   first cell name the code objects they ran, and each function whose code ran
@@ -163,16 +162,12 @@ def _loaded(name: str) -> types.ModuleType:
 
 
 def _helpers() -> None:
-    """The modules a kernel loads by their file names, made here, and what
-    ``lmc_pipes.py`` changes in ipykernel's classes, done here (the same in every
-    kernel: making those modules and changing those classes copied some 0.6 MiB
-    of the pages a kernel shares with this process)."""
-    from ipykernel.iostream import OutStream
-    from ipykernel.ipkernel import IPythonKernel
-
+    """The modules a kernel loads by their file names, made here (the same in
+    every kernel). What ``lmc_pipes.py`` changes in ipykernel's classes each
+    kernel does itself, with the module it took: a file changed since would
+    otherwise leave it with this process's changes and its own."""
     for name in _HELPERS:
         _loaded(name)
-    _loaded("lmc_pipes.py").install(OutStream, IPythonKernel)  # type: ignore[attr-defined]
 
 
 def _shell() -> None:
@@ -208,16 +203,19 @@ def _modules() -> None:
     module.mark = MARK  # type: ignore[attr-defined]
 
 
-def _gathered(run_script: Callable[[str], None], also: Iterable[types.ModuleType]) -> None:
+def _gathered(
+    run_script: Callable[[str], None], also: Iterable[types.ModuleType], deadline: float | None
+) -> None:
     """The code a kernel runs, copied together (``_hot.py``): what a probe kernel
-    ran (``run_script`` runs it as the broker runs a kernel), and every function
-    of ``also`` (the broker's modules, which run in each kernel's broker)."""
+    ran by ``deadline`` (``run_script`` runs it as the broker runs a kernel), and
+    every function of ``also`` (the broker's modules, which run in each kernel's
+    broker)."""
     folder = _kernel_folder()
     assert folder is not None
     with open(os.path.join(folder, "kernel.json"), encoding="utf-8") as file:
         argv = [str(part) for part in json.load(file)["argv"][1:]]
     script, *args = [part.replace("{resource_dir}", folder) for part in argv]
-    ran = _hot.learn(script, args, run_script)
+    ran = _hot.learn(script, args, run_script, deadline)
     if not ran:
         logger.debug("the probe kernel named no code: none gathered")
         return
@@ -228,16 +226,19 @@ def _gathered(run_script: Callable[[str], None], also: Iterable[types.ModuleType
 
 
 def warm(
-    run_script: Callable[[str], None] | None = None, also: Iterable[types.ModuleType] = ()
+    run_script: Callable[[str], None] | None = None,
+    also: Iterable[types.ModuleType] = (),
+    deadline: float | None = None,
 ) -> None:
     """Do the work every kernel's start repeats alike (see the module's docstring).
     With ``run_script`` (the broker's way to run a kernel's script), the code a
-    kernel runs is gathered too. Each part that fails is skipped: the kernel then
-    does that work itself."""
+    kernel runs is gathered too, by ``deadline`` (``time.monotonic()``). Each
+    part that fails is skipped: the kernel then does that work itself."""
     parts: list[Callable[[], None]] = [_transformer, _completer, _start_files, _shell, _helpers]
-    if run_script is not None:
-        parts.append(functools.partial(_gathered, run_script, also))
+    # The mark before the probe, which starts as a kernel does (with the mark).
     parts.append(_modules)
+    if run_script is not None:
+        parts.append(functools.partial(_gathered, run_script, also, deadline))
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

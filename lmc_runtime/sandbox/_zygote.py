@@ -19,6 +19,7 @@ import importlib
 import os
 import socket
 import sys
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
@@ -67,7 +68,13 @@ def preload() -> None:
                 del sys.modules[name]
 
 
+#: Seconds from the fork server's start by which its probe must be done (the
+#: runtime gives up on a fork server not ready in 60).
+_GATHER_BY = 40.0
+
+
 def main() -> None:
+    started = time.monotonic()
     del sys.path[0]  # this file's folder
     # Imported from that folder by its file name: out of sys.modules, it cannot stand
     # in for a module of that name a kernel's code imports.
@@ -79,8 +86,9 @@ def main() -> None:
     # The work every kernel's start would repeat alike. Its garbage is left to be
     # frozen, not collected: a collection's holes, filled by a kernel's new
     # objects, would copy their pages (measured: 0.25 MiB more a kernel).
-    # And the code a kernel runs, gathered: a probe kernel's, and the broker's.
-    _warm.warm(_broker._run_script, (_broker, _handoff, _seccomp))
+    # And the code a kernel runs, gathered: a probe kernel's, and the broker's,
+    # in time for the runtime's bound on this start (forks.py: 60 s).
+    _warm.warm(_broker._run_script, (_broker, _handoff, _seccomp), started + _GATHER_BY)
     # Out of the collector's sight: a collection in a kernel would otherwise write
     # to (and so copy) every page of these objects it shares with this process.
     gc.freeze()

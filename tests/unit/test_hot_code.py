@@ -54,6 +54,27 @@ def test_a_function_whose_code_ran_gets_a_copy_that_behaves_as_it() -> None:
     assert len(kept) == 3
 
 
+def test_regression_a_closure_made_later_is_made_of_the_same_code_as_one_made_before() -> None:
+    """A nested function whose code ran, in a function whose own code did not (a
+    decorator applied at import): its parent is copied too, so that a closure it
+    makes later holds the copy, not the original (two versions of one function's
+    code: a profile keyed by code merged their calls into one entry)."""
+    ns: dict[str, Any] = {}
+    exec(
+        compile(
+            "def make(n):\n    def inner():\n        return n\n    return inner\n", "<m>", "exec"
+        ),
+        ns,
+    )
+    made_before = ns["make"](1)
+    original_inner = made_before.__code__
+    _hot.gather({id(original_inner)}, [ns["make"], made_before], {})
+    made_after = ns["make"](2)
+    assert made_before.__code__ is not original_inner
+    assert made_after.__code__ is made_before.__code__
+    assert (made_before(), made_after()) == (1, 2)
+
+
 def test_the_compiled_start_files_are_copied_when_they_ran() -> None:
     source = b"def defined():\n    return 'defined'\n"
     code = compile(source, "/k/start.py", "exec")
@@ -82,7 +103,9 @@ def test_nothing_is_copied_when_nothing_ran() -> None:
     assert ns["ran"].__code__ is before
 
 
-def test_the_probe_reads_at_most_what_it_may_and_stops_at_its_deadline() -> None:
+def test_the_probe_reads_at_most_what_it_may_and_stops_at_its_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import time
 
     read, write = os.pipe()
@@ -90,13 +113,40 @@ def test_the_probe_reads_at_most_what_it_may_and_stops_at_its_deadline() -> None
         os.write(write, b"1\n2\n")
         # The writer still open: past the deadline, nothing.
         assert _hot._read(read, time.monotonic() + 0.05) is None
+        os.write(write, b"3\n4\n")
         os.close(write)
         write = -1
-        assert _hot._read(read, time.monotonic() + 5) == b""
+        assert _hot._read(read, time.monotonic() + 5) == b"3\n4\n"
     finally:
         os.close(read)
         if write >= 0:
             os.close(write)
+    # More than the most ids it may name: nothing.
+    monkeypatch.setattr(_hot, "_MOST", 1)
+    read, write = os.pipe()
+    try:
+        os.write(write, b"1\n" * 40)
+        os.close(write)
+        assert _hot._read(read, time.monotonic() + 5) is None
+    finally:
+        os.close(read)
+
+
+def test_no_probe_runs_without_the_time_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fork server's start has a bound (the runtime's 60 s): with less than
+    the probe needs left of it, no probe runs."""
+    import tempfile
+    import time
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ran = _hot.learn("/nowhere/kernel.py", [], _never, time.monotonic() + 0.5)
+    assert ran == set() and not list(tmp_path.iterdir())
+
+
+def _never(script: str) -> None:
+    raise AssertionError("no probe was to run")
 
 
 #: Runs the probe with a stand-in kernel (``RUN``, the body of ``run(script)``).
@@ -104,18 +154,19 @@ PROBE = r"""
 import os, sys, time
 sys.path.insert(0, SANDBOX)
 import _hot
-_hot.PROBE_BOUND = LIMIT
+_hot.PROBE_BOUND, _hot._LEAST = LIMIT, 0.0
 def run(script):
     RUN
-began = time.monotonic()
+# A folder a killed fork server's probe left, and one of a live fork server's.
+os.mkdir(os.path.join(os.environ["TMPDIR"], "lmc-probe-999999999-left"))
+os.mkdir(os.path.join(os.environ["TMPDIR"], f"lmc-probe-{os.getppid()}-live"))
 ran = _hot.learn("/nowhere/kernel.py", ["-f", "{connection_file}"], run)
-took = time.monotonic() - began
 try:
     os.waitpid(-1, os.WNOHANG)
     children = "some"
 except ChildProcessError:
     children = "none"
-print(len(ran), took < LIMIT * 3, children, sorted(os.listdir(os.environ["TMPDIR"])))
+print(len(ran), children, sorted(os.listdir(os.environ["TMPDIR"])))
 """
 
 
@@ -127,8 +178,10 @@ print(len(ran), took < LIMIT * 3, children, sorted(os.listdir(os.environ["TMPDIR
 def test_a_probe_that_finds_nothing_gathers_nothing_and_leaves_nothing(
     tmp_path: Path, body: str, bound: float
 ) -> None:
-    """Whatever the probe kernel does, the fork server waits at most its bound,
-    and no process or folder of the probe is left."""
+    """Whatever the probe kernel does, the fork server waits at most its bound
+    (the test's own bound: its subprocess's timeout), and no process or folder of
+    the probe is left; the folder a killed fork server's probe left is swept, not
+    a live one's."""
     sandbox = Path(_hot.__file__).parent
     script = PROBE.replace("SANDBOX", repr(str(sandbox))).replace("LIMIT", repr(bound))
     done = subprocess.run(
@@ -140,4 +193,4 @@ def test_a_probe_that_finds_nothing_gathers_nothing_and_leaves_nothing(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[0] == "0 True none []"
+    assert done.stdout.split("\n")[0] == f"0 none ['lmc-probe-{os.getpid()}-live']"

@@ -6,9 +6,12 @@ kernel shared with the fork server (0.9 MiB of copies a kernel)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -107,3 +110,69 @@ def test_nothing_of_the_fork_server_is_taken_unless_it_is_a_set_of_names(
         _lean().start_modules_shared(app, before, mark)
         app.init_code()
         assert app.seen == [sys] and type(app.shell._sys_modules_keys) is set
+
+
+#: IPython's own start code (a terminal app's ``init_code``), with a startup file
+#: in its profile and an ``exec_lines`` import, then ``%reset -f --aggressive``.
+REAL_IPYTHON = r"""
+import importlib.util, os, sys, types
+sys.argv = ["ipython"]
+spec = importlib.util.spec_from_file_location("_lmc_lean", LEAN)
+lean = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lean)
+import IPython.core.shellapp as shellapp
+from IPython.terminal.ipapp import TerminalIPythonApp
+before = frozenset(sys.modules)
+sys.modules["_lmc_mark"] = types.ModuleType("_lmc_mark")
+app = TerminalIPythonApp.instance()
+if SHARED:
+    lean.start_modules_shared(app, before, "_lmc_mark")
+startup = os.path.join(FOLDER, "profile_default", "startup")
+os.makedirs(startup)
+with open(os.path.join(startup, "00.py"), "w") as file:
+    file.write("import builtins, csv, sys\nbuiltins.argv_seen = list(sys.argv)\n")
+app.initialize(argv=[
+    "--ipython-dir=" + FOLDER, "--simple-prompt", "--no-banner",
+    "--InteractiveShellApp.exec_lines=import fractions", "--HistoryManager.enabled=False",
+])
+shell = app.shell
+import decimal, wave
+shell.run_line_magic("reset", "-f --aggressive")
+import builtins
+print(sorted(n for n in ("csv", "fractions", "wave") if n in sys.modules),
+      [os.path.basename(a) for a in builtins.argv_seen], sys.argv, shellapp.sys is sys)
+print("_lmc_mark" in sys.modules)
+"""
+
+
+def test_ipythons_own_start_code_and_aggressive_reset_keep_the_same_modules(
+    tmp_path: Path,
+) -> None:
+    """With IPython's own start code (not a stand-in), the modules remembered as
+    shared and as IPython remembers them are culled alike by ``%reset -f
+    --aggressive``; the start code's ``sys`` settings reach ``sys``."""
+    lean = Path(_launcher().__file__).with_name("lmc_lean.py")
+    seen = []
+    for shared in (False, True):
+        folder = tmp_path / f"ipython-{shared}"
+        script = (
+            REAL_IPYTHON.replace("LEAN", repr(str(lean)))
+            .replace("SHARED", repr(shared))
+            .replace("FOLDER", repr(str(folder)))
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            env={"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin")},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        seen.append(done.stdout.strip().splitlines()[-2:])
+    # Imported at start (the startup file's csv, exec_lines' fractions): kept;
+    # imported after (wave): culled. The startup file saw the sys.argv IPython's
+    # start code set (on the stand-in, so on sys), which it then set back.
+    # The mark is taken out only where it was used.
+    assert seen[0][0] == seen[1][0] == "['csv', 'fractions'] ['00.py'] ['ipython'] True"
+    assert (seen[0][1], seen[1][1]) == ("True", "False")

@@ -190,10 +190,11 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
         "HistoryManager": {"enabled": "False"},  # read by its class, as traitlets does
     }
     assert state["main"] == "__main__"
-    # The modules a kernel loads by their file names, made here; lmc_pipes.py's
-    # change to ipykernel's stream, done here; the modules' names and the mark last.
+    # The modules a kernel loads by their file names, made here, but ipykernel's
+    # classes left as they are (each kernel changes them with the module it
+    # took); the modules' names, and the mark last.
     assert state["loaded"] == ["lmc_kernel", "lmc_lean", "lmc_pipes", "lmc_revive", "lmc_shell"]
-    assert state["pipes"] == "_lmc_pipes"
+    assert state["pipes"] == "ipykernel.iostream"
     assert state["last"] == "_lmc_forked_here" and state["before_mark"]
     assert not {"TERM", "PAGER", "CLICOLOR"} & set(state["environ"])  # the shell's own
 
@@ -232,6 +233,13 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
                     "print(os.getppid() == 0, hasattr(builtins, '__lmc_begun__'),"
                     " '_lmc_precompiled' in sys.modules, get_ipython().kernel._kernel_modules)",
                 )
+                held = await run(
+                    computer,
+                    "import gc\n"
+                    "kept = [o for o in gc.get_objects() if type(o) is list and len(o) == 1\n"
+                    "        and getattr(o[0], '__name__', '') == '_lmc_precompiled']\n"
+                    "print(len(kept), len(getattr(kept[0][0], 'gathered_from', [])) > 300)",
+                )
                 kept = await run(
                     computer,
                     "import sys, wave\nkept = get_ipython()._sys_modules_keys\n"
@@ -257,6 +265,9 @@ async def test_a_kernel_forked_from_the_warmed_fork_server_runs_cells(
     # The modules it started with are the fork server's and those it added
     # (start_modules_shared in lmc_lean.py), and %reset --aggressive culls the rest.
     assert text(kept) == "StartModules True False False\n"
+    # What the fork server made, the originals of the code it gathered among it,
+    # is held for the kernel's life (freed, every page of it would be copied).
+    assert text(held) == "1 True\n"
     assert text(culled).endswith("False True\n"), text(culled)
 
 
