@@ -36,12 +36,8 @@ def iopub_unbounded(app: object) -> None:
     app.init_iopub = unbounded  # type: ignore[attr-defined]
 
 
-class _Unlisted:
-    """``sys.modules`` as ipykernel's kernel sees it while it is made: the same,
-    but its copy is empty (see :func:`modules_unlisted`)."""
-
-    def copy(self) -> dict:
-        return {}
+class _Modules:
+    """``sys.modules``, read through: what a subclass defines is seen instead."""
 
     def __getattr__(self, name: str) -> object:
         return getattr(sys.modules, name)
@@ -51,6 +47,14 @@ class _Unlisted:
 
     def __contains__(self, name: object) -> bool:
         return name in sys.modules
+
+
+class _Unlisted(_Modules):
+    """``sys.modules`` as ipykernel's kernel sees it while it is made: the same,
+    but its copy is empty (see :func:`modules_unlisted`)."""
+
+    def copy(self) -> dict:
+        return {}
 
 
 @contextlib.contextmanager
@@ -116,7 +120,7 @@ def _names_since(mark: str) -> list:
     return names
 
 
-class _ModulesSince:
+class _ModulesSince(_Modules):
     """``sys.modules``, but ``keys()`` are only the names after ``mark``."""
 
     def __init__(self, mark: str) -> None:
@@ -124,15 +128,6 @@ class _ModulesSince:
 
     def keys(self) -> list:
         return _names_since(self._mark)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(sys.modules, name)
-
-    def __getitem__(self, name: str) -> object:
-        return sys.modules[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in sys.modules
 
 
 class _SysSince(types.ModuleType):
