@@ -14,13 +14,9 @@ that is its home and IPython folder, on unix sockets there), which notes every
 code object that runs in any of its threads, and a client forked beside it,
 which asks for ``print(1)`` and then tells the probe to send what it noted and
 end. Both end with the fork server, and are killed past :data:`PROBE_BOUND`
-seconds. :func:`gather` then gives each function whose code ran a copy of its
-code object (``CodeType.replace``): the copies are made one after another, so
-they lie together, away from the code no kernel runs. The code the fork server
-compiled of the kernel's own files (``_lmc_precompiled.code``) is copied so
-too, with the code of the functions they define. The originals are kept
-(``_lmc_precompiled.gathered_from``): freed, they would leave holes that a
-kernel's new objects fill, copying those pages instead.
+seconds. ``_gather.py`` then gives each function whose code ran a copy of its
+code object, the copies made together; ``_hotcache.py`` keeps the names of that
+code for the next fork server of this installation, which then forks no probe.
 
 The probe runs only the kernel's own start and ``print(1)``: no session's code,
 environment or files. What it sends back is numbers (the ids of code objects in
@@ -33,7 +29,6 @@ its file name.
 """
 
 import contextlib
-import gc
 import json
 import os
 import select
@@ -44,9 +39,9 @@ import sys
 import tempfile
 import time
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
-__all__ = ["PROBE_BOUND", "gather", "learn"]
+__all__ = ["CELL", "PROBE_BOUND", "learn"]
 
 #: Seconds the probe may take, kernel start and first cell together.
 PROBE_BOUND = 20.0
@@ -58,7 +53,7 @@ _LEAST = 2.0
 _PREFIX = "lmc-probe-"
 _PR_SET_PDEATHSIG = 1
 #: The cell the probe's client runs.
-_CELL = "print(1)"
+CELL = "print(1)"
 
 
 def _die_with(parent: int) -> None:
@@ -125,7 +120,7 @@ def _client(connection_file: str, probe: int) -> None:
     client.start_channels()
     client.wait_for_ready(timeout=PROBE_BOUND)
     content = {
-        "code": _CELL,
+        "code": CELL,
         "silent": False,
         "store_history": True,
         "user_expressions": {},
@@ -285,51 +280,3 @@ def _connection(folder: str) -> dict[str, object]:
         "signature_scheme": "hmac-sha256",
         "kernel_name": "",
     }
-
-
-def gather(
-    ran: set[int], functions: Iterable[object], compiled: dict[str, tuple[bytes, object]]
-) -> list[types.CodeType]:
-    """Give each of ``functions`` whose code ran (its id in ``ran``), or holds code
-    that ran (a nested function's, a comprehension's), a copy of its code, and so
-    each code in ``compiled`` (``path: (source, code)``); a copy holds the copies
-    of the code it holds that ran, so that a function made later (a closure) is
-    made of the same code as one made before. The copies are made one after
-    another. The originals, to be kept."""
-    originals: list[types.CodeType] = []
-    copies: dict[int, types.CodeType] = {}
-    hot: dict[int, bool] = {}
-
-    def holds_hot(code: types.CodeType) -> bool:
-        found = hot.get(id(code))
-        if found is None:
-            hot[id(code)] = False  # a code cannot hold itself; this ends any cycle
-            found = hot[id(code)] = id(code) in ran or any(
-                holds_hot(c) for c in code.co_consts if isinstance(c, types.CodeType)
-            )
-        return found
-
-    def copied(code: types.CodeType) -> types.CodeType:
-        done = copies.get(id(code))
-        if done is not None:
-            return done
-        consts = tuple(
-            copied(c) if isinstance(c, types.CodeType) and holds_hot(c) else c
-            for c in code.co_consts
-        )
-        originals.append(code)
-        done = copies[id(code)] = code.replace(co_consts=consts)
-        return done
-
-    for function in functions:
-        if type(function) is types.FunctionType and holds_hot(function.__code__):
-            function.__code__ = copied(function.__code__)
-    for path, (source, code) in list(compiled.items()):
-        if isinstance(code, types.CodeType) and holds_hot(code):
-            compiled[path] = (source, copied(code))
-    return originals
-
-
-def functions() -> list[types.FunctionType]:
-    """Every function this process holds (its collector's, before a freeze)."""
-    return [o for o in gc.get_objects() if type(o) is types.FunctionType]

@@ -61,9 +61,11 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
-    from . import _hot
+    from . import _gather, _hot, _hotcache
 else:  # imported by the fork server, run as a script, from this file's folder
+    import _gather
     import _hot
+    import _hotcache
 
 __all__ = ["PRECOMPILED", "warm"]
 
@@ -204,41 +206,54 @@ def _modules() -> None:
 
 
 def _gathered(
-    run_script: Callable[[str], None], also: Iterable[types.ModuleType], deadline: float | None
+    run_script: Callable[[str], None],
+    also: Iterable[types.ModuleType],
+    deadline: float | None,
+    cache: str | None,
 ) -> None:
-    """The code a kernel runs, copied together (``_hot.py``): what a probe kernel
-    ran by ``deadline`` (``run_script`` runs it as the broker runs a kernel), and
-    every function of ``also`` (the broker's modules, which run in each kernel's
-    broker)."""
+    """The code a kernel runs, copied together (``_gather.py``): what a probe
+    kernel ran by ``deadline`` (``_hot.py``; ``run_script`` runs it as the broker
+    runs a kernel), or what it ran in an earlier fork server of this
+    installation, kept in ``cache`` (``_hotcache.py``); and every function of
+    ``also`` (the broker's modules, which run in each kernel's broker)."""
     folder = _kernel_folder()
     assert folder is not None
     with open(os.path.join(folder, "kernel.json"), encoding="utf-8") as file:
         argv = [str(part) for part in json.load(file)["argv"][1:]]
     script, *args = [part.replace("{resource_dir}", folder) for part in argv]
-    ran = _hot.learn(script, args, run_script, deadline)
+    module = sys.modules[PRECOMPILED]
+    compiled = module.code  # type: ignore[attr-defined]
+    wanted = _hotcache.key(argv, compiled, _hot.__file__, _gather.__file__)
+    names = _hotcache.load(cache, wanted) if cache else None
+    if names is not None:
+        ran = _gather.found(names, _gather.functions(), compiled)
+    else:
+        ran = _hot.learn(script, args, run_script, deadline)
+        if ran and cache:
+            _hotcache.save(cache, wanted, _gather.named(ran, _gather.functions(), compiled))
     if not ran:
         logger.debug("the probe kernel named no code: none gathered")
         return
     ran |= {id(f.__code__) for m in also for f in vars(m).values() if type(f) is types.FunctionType}
-    module = sys.modules[PRECOMPILED]
-    kept = _hot.gather(ran, _hot.functions(), module.code)  # type: ignore[attr-defined]
-    module.gathered_from = kept  # type: ignore[attr-defined]
+    module.gathered_from = _gather.gather(ran, _gather.functions(), compiled)  # type: ignore[attr-defined]
 
 
 def warm(
     run_script: Callable[[str], None] | None = None,
     also: Iterable[types.ModuleType] = (),
     deadline: float | None = None,
+    cache: str | None = None,
 ) -> None:
     """Do the work every kernel's start repeats alike (see the module's docstring).
     With ``run_script`` (the broker's way to run a kernel's script), the code a
-    kernel runs is gathered too, by ``deadline`` (``time.monotonic()``). Each
+    kernel runs is gathered too, by ``deadline`` (``time.monotonic()``), what
+    an earlier fork server's probe found kept in the folder ``cache``. Each
     part that fails is skipped: the kernel then does that work itself."""
     parts: list[Callable[[], None]] = [_transformer, _completer, _start_files, _shell, _helpers]
     # The mark before the probe, which starts as a kernel does (with the mark).
     parts.append(_modules)
     if run_script is not None:
-        parts.append(functools.partial(_gathered, run_script, also, deadline))
+        parts.append(functools.partial(_gathered, run_script, also, deadline, cache))
     # What the throwaway objects print goes nowhere: the fork server's buffered
     # streams are inherited by every kernel it forks.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

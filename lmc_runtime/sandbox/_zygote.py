@@ -1,7 +1,8 @@
 """The fork server: Python kernels forked into their sandboxes, already imported.
 
-Run as ``python _zygote.py FD`` by :class:`~.forks.ForkServer`, with no
-environment but the locale; FD is its end of a ``SOCK_SEQPACKET`` pair. It
+Run as ``python _zygote.py FD [CACHE]`` by :class:`~.forks.ForkServer`, with
+no environment but the locale; FD is its end of a ``SOCK_SEQPACKET`` pair,
+CACHE the folder where what its probe found is kept (``_hotcache.py``). It
 imports what a kernel imports at start, does once the work every kernel's start
 would repeat alike (:mod:`._warm`), says ``ready``, and for each descriptor
 FD brings (a connection for one kernel) forks a *broker* (:mod:`._broker`),
@@ -68,6 +69,9 @@ def preload() -> None:
                 del sys.modules[name]
 
 
+#: This folder's modules the fork server imports.
+_OWN = "_broker _gather _handoff _hot _hotcache _kernels _seccomp _starter _warm".split()
+
 #: Seconds from the fork server's start by which its probe must be done (the
 #: runtime gives up on a fork server not ready in 60).
 _GATHER_BY = 40.0
@@ -78,7 +82,7 @@ def main() -> None:
     del sys.path[0]  # this file's folder
     # Imported from that folder by its file name: out of sys.modules, it cannot stand
     # in for a module of that name a kernel's code imports.
-    for name in ("_broker", "_handoff", "_hot", "_kernels", "_seccomp", "_starter", "_warm"):
+    for name in _OWN:
         sys.modules.pop(name, None)
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
@@ -88,7 +92,8 @@ def main() -> None:
     # objects, would copy their pages (measured: 0.25 MiB more a kernel).
     # And the code a kernel runs, gathered: a probe kernel's, and the broker's,
     # in time for the runtime's bound on this start (forks.py: 60 s).
-    _warm.warm(_broker._run_script, (_broker, _handoff, _seccomp), started + _GATHER_BY)
+    cache = sys.argv[2] if len(sys.argv) > 2 else None
+    _warm.warm(_broker._run_script, (_broker, _handoff, _seccomp), started + _GATHER_BY, cache)
     # Out of the collector's sight: a collection in a kernel would otherwise write
     # to (and so copy) every page of these objects it shares with this process.
     gc.freeze()

@@ -34,7 +34,7 @@ import anyio
 from ..errors import ForkFailed
 from .forked import ForkedKernel
 
-__all__ = ["ForkServer", "ForkedKernel", "forkable"]
+__all__ = ["ForkServer", "ForkedKernel", "default_cache", "forkable"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +43,16 @@ ZYGOTE = Path(__file__).with_name("_zygote.py")
 _ZYGOTE_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "PATH")
 #: How long a holder or a broker may take to answer, in seconds.
 _ANSWER = 30.0
+
+
+def default_cache() -> Path | None:
+    """``$XDG_CACHE_HOME/lmc-runtime/fork-server``, or ``~/.cache/...`` (None
+    without a home)."""
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    except (RuntimeError, KeyError):
+        return None
+    return Path(base) / "lmc-runtime" / "fork-server"
 
 
 def _venv_of(python: str) -> str | None:
@@ -92,7 +102,10 @@ class ForkServer:
     """The fork server of one runtime process: started on first use, ended by
     :meth:`aclose` (or when this process ends: its socket closes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Path | None = None) -> None:
+        #: Where the fork server keeps what its probe found, for the next one
+        #: (``_hotcache.py``): a folder of the host's that no sandbox sees.
+        self.cache = cache
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
         self._lock = anyio.Lock()
@@ -116,9 +129,10 @@ class ForkServer:
             self._control = self._process = None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {name: os.environ[name] for name in _ZYGOTE_ENV if name in os.environ}
+        cached = [] if self.cache is None else [str(self.cache)]
         try:
             process = subprocess.Popen(
-                [sys.executable, str(ZYGOTE), str(theirs.fileno())],
+                [sys.executable, str(ZYGOTE), str(theirs.fileno()), *cached],
                 env=env,
                 cwd="/",
                 stdin=subprocess.DEVNULL,

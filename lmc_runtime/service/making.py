@@ -12,7 +12,7 @@ from ..backends.registry import Registry
 from ..sandbox import Sandbox, SandboxPolicy
 from ..sandbox.disk import WorkDisk
 from ..sandbox.disk_images import DiskImages
-from ..sandbox.forks import ForkServer
+from ..sandbox.forks import ForkServer, default_cache
 from ..sandbox.hostview import HostView
 from .replicas import new_session_id
 from .secret_sessions import ServerSecrets
@@ -43,7 +43,7 @@ class SessionMaker:
         self.secrets = secrets
         #: Forks the sessions' Python kernels (a server running as root only).
         forking = settings.sandbox and settings.fork_server and ForkServer.supported()
-        self.forks = ForkServer() if forking else None
+        self.forks = ForkServer(default_cache()) if forking else None
         #: What every session's sandbox shares, looked up once a minute at most.
         self.host = HostView()
         #: The formatted images sessions' disks are copied from, one per size.

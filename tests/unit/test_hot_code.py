@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lmc_runtime.sandbox import _hot
+from lmc_runtime.sandbox import _gather, _hot
 
 
 def _module() -> dict[str, Any]:
@@ -41,7 +41,9 @@ def test_a_function_whose_code_ran_gets_a_copy_that_behaves_as_it() -> None:
     ran, idle, method = ns["ran"], ns["idle"], ns["Kind"].method
     inner = next(c for c in ran.__code__.co_consts if isinstance(c, types.CodeType))
     codes = {"ran": ran.__code__, "idle": idle.__code__, "method": method.__code__}
-    kept = _hot.gather({id(codes["ran"]), id(codes["method"]), id(inner)}, [ran, idle, method], {})
+    kept = _gather.gather(
+        {id(codes["ran"]), id(codes["method"]), id(inner)}, [ran, idle, method], {}
+    )
     assert ran.__code__ is not codes["ran"] and ran.__code__ == codes["ran"].replace()
     assert method.__code__ is not codes["method"] and ns["Kind"]().method() == "method"
     assert idle.__code__ is codes["idle"]  # it did not run: where it was
@@ -68,7 +70,7 @@ def test_regression_a_closure_made_later_is_made_of_the_same_code_as_one_made_be
     )
     made_before = ns["make"](1)
     original_inner = made_before.__code__
-    _hot.gather({id(original_inner)}, [ns["make"], made_before], {})
+    _gather.gather({id(original_inner)}, [ns["make"], made_before], {})
     made_after = ns["make"](2)
     assert made_before.__code__ is not original_inner
     assert made_after.__code__ is made_before.__code__
@@ -85,7 +87,7 @@ def test_the_compiled_start_files_are_copied_when_they_ran() -> None:
         "/k/link.py": (source, code),  # the same file by another path
         "/k/other.py": (b"x = 1\n", other),
     }
-    _hot.gather({id(code), id(defined)}, [], compiled)
+    _gather.gather({id(code), id(defined)}, [], compiled)
     copied = compiled["/k/start.py"][1]
     assert isinstance(copied, types.CodeType) and copied is not code
     assert compiled["/k/link.py"][1] is copied and compiled["/k/start.py"][0] == source
@@ -99,7 +101,7 @@ def test_the_compiled_start_files_are_copied_when_they_ran() -> None:
 def test_nothing_is_copied_when_nothing_ran() -> None:
     ns = _module()
     before = ns["ran"].__code__
-    assert _hot.gather(set(), [ns["ran"], "not a function", None], {}) == []
+    assert _gather.gather(set(), [ns["ran"], "not a function", None], {}) == []
     assert ns["ran"].__code__ is before
 
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,12 +65,15 @@ print(json.dumps({
 WARM_GATHERED = r"""
 import gc, json, os, sys
 sys.path.insert(0, SANDBOX)
-import _broker, _handoff, _hot, _seccomp, _warm, _zygote
+import _broker, _gather, _handoff, _hot, _seccomp, _warm, _zygote
 _zygote.preload()
 from ipykernel.ipkernel import IPythonKernel
-before = {"execute": id(IPythonKernel.execute_request.__code__), "idle": id(_hot.gather.__code__)}
+before = {"execute": id(IPythonKernel.execute_request.__code__), "idle": id(_gather.gather.__code__)}
 fds = sorted(os.listdir("/proc/self/fd"))
-_warm.warm(_broker._run_script, (_broker, _handoff, _seccomp))
+probes = []
+learn = _hot.learn
+_hot.learn = lambda *args: probes.append(1) or learn(*args)
+_warm.warm(_broker._run_script, (_broker, _handoff, _seccomp), None, CACHE)
 module = sys.modules[_warm.PRECOMPILED]
 try:
     os.waitpid(-1, os.WNOHANG)
@@ -80,7 +84,9 @@ kernel = [c for p, (s, c) in module.code.items() if p.endswith("lmc_kernel.py")]
 print(json.dumps({
     "gathered": len(getattr(module, "gathered_from", [])),
     "execute_copied": id(IPythonKernel.execute_request.__code__) != before["execute"],
-    "idle_kept": id(_hot.gather.__code__) == before["idle"],
+    "idle_kept": id(_gather.gather.__code__) == before["idle"],
+    "probes": len(probes),
+    "names": sorted(f"{c.co_filename}:{c.co_firstlineno}:{c.co_qualname}" for c in module.gathered_from),
     "broker_copied": any(c.co_name == "_drop_privileges" for c in module.gathered_from),
     "kernel_copied": any(c.co_filename == kernel.co_filename for c in module.gathered_from),
     "children": children,
@@ -88,6 +94,23 @@ print(json.dumps({
     "fds_same": sorted(os.listdir("/proc/self/fd")) == fds,
 }))
 """
+
+
+def _warmed_with_probe(home: Path, cwd: Path, tmp: Path, cache: Path | None = None) -> Any:
+    """What :data:`WARM_GATHERED` says, run with ``HOME``, ``TMPDIR`` and the
+    folder what the probe found is kept in (``cache``)."""
+    script = f"SANDBOX = {str(SANDBOX)!r}\nCACHE = {str(cache) if cache else None!r}\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script + WARM_GATHERED],
+        env={"HOME": str(home), "TMPDIR": str(tmp), "PATH": os.environ.get("PATH", "/usr/bin")},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_code_a_kernel_runs_is_gathered_by_a_probe_that_leaves_nothing(
@@ -107,23 +130,46 @@ def test_the_code_a_kernel_runs_is_gathered_by_a_probe_that_leaves_nothing(
     cwd.mkdir()
     tmp.mkdir()
     home_before = sorted(str(p) for p in home.rglob("*"))
-    done = subprocess.run(
-        [sys.executable, "-c", f"SANDBOX = {str(SANDBOX)!r}\n" + WARM_GATHERED],
-        env={"HOME": str(home), "TMPDIR": str(tmp), "PATH": os.environ.get("PATH", "/usr/bin")},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    state = json.loads(done.stdout.strip().splitlines()[-1])
+    state = _warmed_with_probe(home, cwd, tmp)
     assert state["gathered"] > 300, state  # a kernel's start runs about a thousand
     assert state["execute_copied"] and state["kernel_copied"] and state["broker_copied"]
     assert state["idle_kept"]  # code no kernel runs stays where it was
     assert state["children"] == "none" and state["threads"] == 1 and state["fds_same"]
     assert not marker.exists() and not list(cwd.iterdir()) and not list(tmp.iterdir())
     assert sorted(str(p) for p in home.rglob("*")) == home_before
+    assert state["probes"] == 1
+
+
+def _about_the_same(names: list[str], probed: list[str]) -> None:
+    """The same code, but for a few: a probe also names what its kernel ran at the
+    address of the fork server's garbage (code a collection may free before or
+    after the gathering)."""
+    assert len(set(names) ^ set(probed)) <= 10, sorted(set(names) ^ set(probed))
+
+
+def test_what_the_probe_found_is_kept_for_the_next_fork_server(tmp_path: Path) -> None:
+    """The next fork server of this installation gathers the same code by the
+    names the first one kept (``_hotcache.py``), and forks no probe; a kept file
+    that is damaged is probed again and written anew."""
+    for name in ("home", "cwd", "tmp"):
+        (tmp_path / name).mkdir()
+    home, cwd, tmp = tmp_path / "home", tmp_path / "cwd", tmp_path / "tmp"
+    cache = tmp_path / "cache" / "fork-server"
+    first = _warmed_with_probe(home, cwd, tmp, cache)
+    assert first["probes"] == 1 and first["gathered"] > 300
+    kept = list(cache.iterdir())
+    assert len(kept) == 1 and kept[0].name.startswith("hot-")
+    second = _warmed_with_probe(home, cwd, tmp, cache)
+    assert second["probes"] == 0
+    _about_the_same(second["names"], first["names"])
+    assert second["execute_copied"] and second["kernel_copied"] and second["broker_copied"]
+    assert second["idle_kept"] and second["children"] == "none" and second["fds_same"]
+    kept[0].write_text("{")
+    third = _warmed_with_probe(home, cwd, tmp, cache)
+    assert third["probes"] == 1
+    _about_the_same(third["names"], first["names"])
+    assert json.loads(kept[0].read_text())["names"]
+    assert not list(tmp.iterdir()) and not list(cwd.iterdir())
 
 
 @forked_only
