@@ -3,20 +3,25 @@ answers, a kept-alive connection, and what replaces or ends it."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import SocketStream
+from anyio.abc import ByteStream, Listener
 from anyio.streams.buffered import BufferedByteReceiveStream
+from anyio.streams.tls import TLSListener
 
+from lmc_runtime.egress.ca import EgressCA
+from lmc_runtime.remote import streams
 from lmc_runtime.remote.streams import StreamConnection
 
 #: A bound on every wait, only to catch a hang.
 GUARD = 30.0
 
-Script = Callable[[SocketStream, bytes], Awaitable[bool]]
+Script = Callable[[ByteStream, bytes], Awaitable[bool]]
 
 
 def chunked(*pieces: bytes) -> bytes:
@@ -35,7 +40,7 @@ class Scripted:
         self.requests: list[bytes] = []
         self.closed = anyio.Event()
 
-    async def handle(self, stream: SocketStream) -> None:
+    async def handle(self, stream: ByteStream) -> None:
         self.connections += 1
         reader = BufferedByteReceiveStream(stream)
         try:
@@ -55,12 +60,18 @@ class Scripted:
 
 
 @asynccontextmanager
-async def serving(script: Script) -> AsyncIterator[tuple[Scripted, StreamConnection]]:
+async def serving(
+    script: Script, tls: ssl.SSLContext | None = None
+) -> AsyncIterator[tuple[Scripted, StreamConnection]]:
+    """A scripted server (over TLS with ``tls``, its server context) and a
+    connection to it."""
     server = Scripted(script)
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    plain = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = plain.extra(anyio.abc.SocketAttribute.local_port)
+    listener: Listener[Any] = plain if tls is None else TLSListener(plain, tls)
+    scheme = "http" if tls is None else "https"
     connection = StreamConnection(
-        f"http://127.0.0.1:{port}/prefix",
+        f"{scheme}://127.0.0.1:{port}/prefix",
         {"Authorization": "Bearer t"},
         connect_timeout=GUARD,
         socket_options=[],
@@ -81,7 +92,7 @@ async def post(connection: StreamConnection, body: bytes) -> tuple[int, bytes]:
 
 
 def test_chunked_answers_are_read_whole_on_one_kept_connection() -> None:
-    async def answer(stream: SocketStream, body: bytes) -> bool:
+    async def answer(stream: ByteStream, body: bytes) -> bool:
         await stream.send(chunked(b'{"a":', b"1}\n{", b'"b":2}\n'))
         return True
 
@@ -102,7 +113,7 @@ def test_a_connection_the_server_closed_is_replaced() -> None:
     """Guards: a kept-alive connection the server closed while idle (its
     keep-alive timeout) must not fail the next execution."""
 
-    async def answer_once(stream: SocketStream, body: bytes) -> bool:
+    async def answer_once(stream: ByteStream, body: bytes) -> bool:
         await stream.send(chunked(b"done\n"))
         return False
 
@@ -121,7 +132,7 @@ def test_an_answer_left_unread_closes_its_connection() -> None:
     """A caller that stops reading leaves no half-read answer on a kept connection:
     the server sees the connection end (which stops the code it runs)."""
 
-    async def endless(stream: SocketStream, body: bytes) -> bool:
+    async def endless(stream: ByteStream, body: bytes) -> bool:
         await stream.send(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\nline\r\n")
         return True
 
@@ -139,7 +150,7 @@ def test_an_answer_left_unread_closes_its_connection() -> None:
 
 
 def test_an_error_answer_with_a_length_is_read_and_the_connection_kept() -> None:
-    async def refuse(stream: SocketStream, body: bytes) -> bool:
+    async def refuse(stream: ByteStream, body: bytes) -> bool:
         error = b'{"error":{"code":"malformed","message":"no"}}'
         head = b"HTTP/1.1 400 Bad Request\r\ncontent-length: %d\r\n\r\n" % len(error)
         await stream.send(head + error)
@@ -156,7 +167,7 @@ def test_an_error_answer_with_a_length_is_read_and_the_connection_kept() -> None
 
 
 def test_a_body_cut_short_is_an_error() -> None:
-    async def cut(stream: SocketStream, body: bytes) -> bool:
+    async def cut(stream: ByteStream, body: bytes) -> bool:
         await stream.send(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n64\r\nonly this")
         return False
 
@@ -166,3 +177,36 @@ def test_a_body_cut_short_is_an_error() -> None:
                 await post(connection, b"1")
 
     anyio.run(scenario)
+
+
+def test_an_https_answer_is_read_over_tls_with_the_certificate_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over TLS, the server's certificate is checked as httpx checks it: a server
+    whose certificate the client's CAs do not vouch for is refused; one they do
+    answers, on one kept connection."""
+    authority = EgressCA("a test CA")
+    tls = authority.server_context("127.0.0.1")
+
+    async def answer(stream: ByteStream, body: bytes) -> bool:
+        await stream.send(chunked(b"over ", b"tls\n"))
+        return True
+
+    async def refused() -> None:
+        async with serving(answer, tls) as (_, connection):
+            with pytest.raises(ssl.SSLCertVerificationError):
+                await post(connection, b"1")
+
+    async def trusted() -> None:
+        async with serving(answer, tls) as (server, connection):
+            for _ in range(2):
+                assert await post(connection, b"1") == (200, b"over tls\n")
+            assert server.connections == 1
+
+    anyio.run(refused)
+    monkeypatch.setattr(
+        streams.httpx,
+        "create_ssl_context",
+        lambda: ssl.create_default_context(cadata=authority.pem.decode()),
+    )
+    anyio.run(trusted)
