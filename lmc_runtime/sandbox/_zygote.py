@@ -70,7 +70,8 @@ def preload() -> None:
 
 
 #: This folder's modules the fork server imports.
-_OWN = "_broker _gather _handoff _hot _hotcache _kernels _seccomp _starter _warm".split()
+_OWN: tuple[str, ...] = ("_broker", "_gather", "_handoff", "_hot", "_hotcache", "_kernels")
+_OWN += ("_seccomp", "_starter", "_warm")
 
 #: Seconds from the fork server's start by which its probe must be done (the
 #: runtime gives up on a fork server not ready in 60).

@@ -24,6 +24,7 @@ from ...media import SvgRenderer
 from ..base import Availability, SessionSettings
 from ..core import Interpreter, Route, SupervisedBackend, SupervisedSession
 from ..kernelspecs import kernels_dir
+from .contexts import SharedContext
 from .execution import JupyterExecution, KernelRoute
 from .gateway.rest import Gateway
 from .interpreter import WHO, JupyterInterpreter
@@ -130,6 +131,11 @@ class JupyterBackend(SupervisedBackend):
         raise NotImplementedError
 
     @functools.cached_property
+    def _contexts(self) -> SharedContext:
+        """The ZMQ context of this backend's kernels, in every session."""
+        return SharedContext()
+
+    @functools.cached_property
     def _availability(self) -> Availability:
         if self.gateway is not None:
             return _gateway_availability()
@@ -184,6 +190,7 @@ class JupyterBackend(SupervisedBackend):
             announces_input=self.announces_input,
             native_output=self.native_output,
             iopub_mark=self.iopub_mark,
+            contexts=self._contexts,
         )
 
 

@@ -14,6 +14,7 @@ import signal
 from collections.abc import Mapping
 
 import anyio
+import zmq.asyncio
 from anyio.abc import TaskGroup
 from jupyter_client.kernelspec import KernelSpecManager
 
@@ -24,6 +25,7 @@ from ..checkpoints import StartFrom
 from ..core import Deliver, Gone, Output, Route
 from ..core.native import NativeOutput
 from .channels import Channels
+from .contexts import SharedContext
 from .kernel import KernelInterpreter, execute_request
 from .manager import Manager, adopt_sockets, reserve_sockets
 
@@ -47,7 +49,8 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
     ``announces_input``: the kernel's startup code publishes input requests on
     IOPub too; ``native_output``: what the kernel process writes is the code's
     output (see :class:`~..core.native.NativeOutput`); ``iopub_mark``: IOPub's
-    receive high-water mark (0: none; see :class:`.Channels`).
+    receive high-water mark (0: none; see :class:`.Channels`); ``contexts``: the
+    ZMQ context it shares with its backend's other kernels (else one of its own).
     """
 
     def __init__(
@@ -60,8 +63,11 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         announces_input: bool = False,
         native_output: bool = False,
         iopub_mark: int = 0,
+        contexts: SharedContext | None = None,
     ) -> None:
         super().__init__(announces_input=announces_input)
+        self._contexts = contexts
+        self._context: zmq.asyncio.Context | None = None
         self._iopub_mark = iopub_mark
         work_dir, shared_dir = settings.work_dir, settings.shared_dir
         sockets = f"{work_dir.name}-kernel"
@@ -104,6 +110,8 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
         self._km.cleanup_connection_file = self._km.cleanup_ipc_files = _nothing  # type: ignore[method-assign]
 
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
+        if self._contexts is not None and self._context is None:
+            self._km.context = self._context = self._contexts.take()
         conversation = self._converse(deliver)
         if self._shared is not None:
             reserve_sockets(self._km, self._shared)
@@ -152,18 +160,24 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
             await self._km.signal_kernel(signum)
 
     async def kill(self) -> None:
+        try:
+            await self._stop()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._give_back()
+
+    async def _stop(self) -> None:
         self._stop_readers()
         for part in (self._channels, self._native):
             if part is not None:
                 part.close()
         self._channels = self._native = None
         provisioner = self._km.provisioner
-        if provisioner is None:
-            return
-        with anyio.move_on_after(_KILL_BOUND):
-            await provisioner.kill()
-            await provisioner.wait()
-        if not self._shut:
+        if provisioner is not None:
+            with anyio.move_on_after(_KILL_BOUND):
+                await provisioner.kill()
+                await provisioner.wait()
+        if not self._shut and provisioner is not None:
             self._shut = True
             # Ending a ZMQ context joins its I/O thread: that waits in a worker thread.
             context = self._km.context if self._km._created_context else None
@@ -172,6 +186,17 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
                 await self._km.shutdown_kernel(now=True)
             if context is not None:
                 await anyio.to_thread.run_sync(context.destroy, 0)
+
+    async def _give_back(self) -> None:
+        """Close the manager's control socket (which its shutdown closes, if that
+        was not cut short), and give the shared context back, once."""
+        shared, self._context = self._context, None
+        if shared is None or self._contexts is None:
+            return
+        control = getattr(self._km, "_control_socket", None)
+        if control is not None and not control.closed:
+            control.close(linger=0)
+        await self._contexts.give_back(shared)
 
     async def _until_ready(self, channels: Channels) -> None:
         """Return once ``kernel_info`` is answered on shell and IOPub and stdin is connected."""
