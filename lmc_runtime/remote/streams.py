@@ -38,6 +38,8 @@ __all__ = ["Answer", "StreamConnection"]
 _HEAD_MAX = 64 * 1024
 #: Bytes gathered before the socket's reading is paused (until they are read).
 _HIGH = 1 << 20
+#: Seconds before the next of a name's addresses is tried beside the first (RFC 8305).
+_EYEBALLS = 0.25
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
@@ -281,6 +283,7 @@ class StreamConnection:
                 self._port,
                 ssl=tls,
                 server_hostname=self._host if tls else None,
+                happy_eyeballs_delay=_EYEBALLS,  # as AnyIO's connect_tcp
             )
         assert reader.transport is not None
         raw = reader.transport.get_extra_info("socket")

@@ -112,6 +112,8 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
     async def launch(self, task_group: TaskGroup, deliver: Deliver) -> None:
         if self._contexts is not None and self._context is None:
             self._km.context = self._context = self._contexts.take()
+            # Not the manager's to end (its shutdown ends a context it made).
+            self._km._created_context = False
         conversation = self._converse(deliver)
         if self._shared is not None:
             reserve_sockets(self._km, self._shared)
