@@ -96,21 +96,27 @@ print(json.dumps({
 """
 
 
-def _warmed_with_probe(home: Path, cwd: Path, tmp: Path, cache: Path | None = None) -> Any:
-    """What :data:`WARM_GATHERED` says, run with ``HOME``, ``TMPDIR`` and the
-    folder what the probe found is kept in (``cache``)."""
-    script = f"SANDBOX = {str(SANDBOX)!r}\nCACHE = {str(cache) if cache else None!r}\n"
+def _said(script: str, env: dict[str, str], cwd: Path, timeout: float) -> Any:
+    """What ``python -c script`` printed last, as JSON (it must succeed)."""
     done = subprocess.run(
-        [sys.executable, "-c", script + WARM_GATHERED],
-        env={"HOME": str(home), "TMPDIR": str(tmp), "PATH": os.environ.get("PATH", "/usr/bin")},
+        [sys.executable, "-c", script],
+        env=env,
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=timeout,
         check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _warmed_with_probe(home: Path, cwd: Path, tmp: Path, cache: Path | None = None) -> Any:
+    """What :data:`WARM_GATHERED` says, run with ``HOME``, ``TMPDIR`` and the
+    folder what the probe found is kept in (``cache``)."""
+    script = f"SANDBOX = {str(SANDBOX)!r}\nCACHE = {str(cache) if cache else None!r}\n"
+    env = {"HOME": str(home), "TMPDIR": str(tmp), "PATH": os.environ.get("PATH", "/usr/bin")}
+    return _said(script + WARM_GATHERED, env, cwd, 180)
 
 
 def test_the_code_a_kernel_runs_is_gathered_by_a_probe_that_leaves_nothing(
@@ -205,17 +211,8 @@ def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder
     (startup / "00-start.py").write_text(said)
     cwd.mkdir()
     home_before = sorted(str(p) for p in home.rglob("*"))
-    done = subprocess.run(
-        [sys.executable, "-c", f"SANDBOX = {str(SANDBOX)!r}\n" + WARM],
-        env={"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    state = json.loads(done.stdout.strip().splitlines()[-1])
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    state = _said(f"SANDBOX = {str(SANDBOX)!r}\n" + WARM, env, cwd, 120)
     before, after = state["before"], state["after"]
     assert after["threads"] == after["python_threads"] == 1
     assert after["fds"] == before["fds"]
