@@ -225,17 +225,17 @@ def _gathered(
     compiled = module.code  # type: ignore[attr-defined]
     wanted = _hotcache.key(argv, compiled, _hot.__file__, _gather.__file__)
     names = _hotcache.load(cache, wanted) if cache else None
+    ran = _hot.learn(script, args, run_script, deadline) if names is None else set()
+    functions = _gather.functions()
     if names is not None:
-        ran = _gather.found(names, _gather.functions(), compiled)
-    else:
-        ran = _hot.learn(script, args, run_script, deadline)
-        if ran and cache:
-            _hotcache.save(cache, wanted, _gather.named(ran, _gather.functions(), compiled))
+        ran = _gather.found(names, functions, compiled)
+    elif ran and cache:
+        _hotcache.save(cache, wanted, _gather.named(ran, functions, compiled))
     if not ran:
         logger.debug("the probe kernel named no code: none gathered")
         return
     ran |= {id(f.__code__) for m in also for f in vars(m).values() if type(f) is types.FunctionType}
-    module.gathered_from = _gather.gather(ran, _gather.functions(), compiled)  # type: ignore[attr-defined]
+    module.gathered_from = _gather.gather(ran, functions, compiled)  # type: ignore[attr-defined]
 
 
 def warm(
