@@ -175,11 +175,12 @@ class JupyterInterpreter(KernelInterpreter[Channels]):
                 part.close()
         self._channels = self._native = None
         provisioner = self._km.provisioner
-        if provisioner is not None:
-            with anyio.move_on_after(_KILL_BOUND):
-                await provisioner.kill()
-                await provisioner.wait()
-        if not self._shut and provisioner is not None:
+        if provisioner is None:
+            return
+        with anyio.move_on_after(_KILL_BOUND):
+            await provisioner.kill()
+            await provisioner.wait()
+        if not self._shut:
             self._shut = True
             # Ending a ZMQ context joins its I/O thread: that waits in a worker thread.
             context = self._km.context if self._km._created_context else None
