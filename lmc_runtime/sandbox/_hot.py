@@ -103,7 +103,7 @@ def _probe(script: str, argv: list[str], tell: int, run: Callable[[str], None]) 
 
     signal.signal(signal.SIGUSR1, told)
     sys.argv = [script, *argv]
-    sys.path.insert(0, os.path.dirname(script))  # as the broker runs it
+    sys.path.insert(0, os.path.dirname(script))  # as a forked kernel runs it
     threading.setprofile(note)
     sys.setprofile(note)
     run(script)
@@ -205,7 +205,7 @@ def learn(
     script: str, argv: list[str], run: Callable[[str], None], deadline: float | None = None
 ) -> set[int]:
     """The ids of the code objects a kernel ran (``python SCRIPT ARGV``, run by
-    ``run(script)`` as the broker runs it, ``{connection_file}`` in ``argv`` the
+    ``run(script)`` as a forked kernel runs it, ``{connection_file}`` in ``argv`` the
     probe's) until its first cell's reply; empty if that could not be found by
     ``deadline`` (``time.monotonic()``; at most :data:`PROBE_BOUND` from now)."""
     bound = time.monotonic() + PROBE_BOUND

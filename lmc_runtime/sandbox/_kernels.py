@@ -1,11 +1,14 @@
-"""The fork server's loop: a broker forked for each kernel, and every kernel
+"""The fork server's loop: every kernel forked straight into its sandbox, and
 reaped and reported by the fork server itself.
 
-For each connection the runtime brings, the fork server forks a *broker*
-(:mod:`._broker`), which reads the request, forks the kernel into its sandbox,
-tells the runtime the kernel's pid (with a pidfd) and the fork server the pid
-alone (on a pipe), and exits. The fork server is a child subreaper, so the
-kernel becomes its child; it keeps the connection, and
+For each connection the runtime brings with a pidfd of a *holder* (a process
+in the session's sandbox), the fork server sets the PID namespace its children
+are born in to the holder's (``setns``), forks, and sets it back to its own:
+the kernel is born in the sandbox's PID namespace, a child of the fork server,
+and no other process is forked for it. The process forked (:mod:`._child`)
+reads the request, enters the holder's other namespaces, names itself to the
+fork server (its pid, on a pipe) and to the runtime (with a pidfd), and
+becomes the kernel. The fork server keeps the connection, and
 
 - when the kernel ends, reaps it and sends ``{"status": <wait status>}`` on the
   connection (as :func:`~lmc_runtime.exit_report.read_exit` reads it);
@@ -15,11 +18,10 @@ A connection may ask for a process instead (``p``: a kernel's holder, see
 :mod:`._starter`): the process forked for it reads the request and becomes
 that process, which the fork server looks after in the same way.
 
-No process stays per kernel but the kernel: a resident broker was a Python
-process of its own for every session. The fork server never reads a request:
-what it keeps of a kernel is its pid and its connection. When the runtime
-closes the control socket, the fork server kills the kernels it still has and
-ends.
+No process stays per kernel but the kernel. The fork server never reads a
+request: what it keeps of a kernel is its pid and its connection, and of the
+holder only the descriptor, until the fork. When the runtime closes the
+control socket, the fork server kills the kernels it still has and ends.
 
 Stdlib only: imported by the fork server by its file name.
 """
@@ -38,34 +40,63 @@ __all__ = ["serve"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 
-#: A broker or a starter: serves one connection, given the pipe it names its
-#: process on; never returns.
+#: A started process: serves one connection, given the pipe it names itself on;
+#: never returns.
 Serve = Callable[[socket.socket, int], None]
+#: A kernel: the same, given the holder's pidfd too.
+Start = Callable[[socket.socket, int, int], None]
+#: The PID namespace (``setns``).
+_CLONE_NEWPID = 0x20000000
 
 
 @dataclass
 class _Kernels:
-    """What the fork server keeps: pipes on which brokers will name their kernel,
-    the kernels named, and the statuses of kernels reaped before their broker's
-    word was read."""
+    """What the fork server keeps: pipes on which kernels (and processes) will
+    name themselves, the ones named, and the statuses of those reaped before
+    their word was read."""
 
-    #: A broker's (or a started process's) pipe, read end -> the connection its
-    #: kernel was asked on, and the started process's pid (None for a broker).
-    named_on: dict[int, tuple[socket.socket, int | None]] = field(default_factory=dict)
+    #: A kernel's (or a started process's) pipe, read end -> the connection it
+    #: was asked on, and its pid.
+    named_on: dict[int, tuple[socket.socket, int]] = field(default_factory=dict)
     #: A kernel's pid -> its connection.
     by_pid: dict[int, socket.socket] = field(default_factory=dict)
     #: A connection's descriptor -> its kernel's pid.
     by_conn: dict[int, int] = field(default_factory=dict)
-    #: Pids reaped that no broker had named yet -> their wait status.
+    #: Pids reaped that had not named themselves yet -> their wait status.
     early: dict[int, int] = field(default_factory=dict)
-    brokers: set[int] = field(default_factory=set)
 
 
-def _subreaper() -> None:
-    """Adopt what the brokers leave: their kernels become this process's children."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "PR_SET_CHILD_SUBREAPER")
+class _Births:
+    """Forks into a holder's PID namespace: ``setns`` for this process's
+    children, the fork, and ``setns`` back to its own."""
+
+    def __init__(self) -> None:
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        # Adopt what the processes it forks leave (the kernels' own children).
+        if self._libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_CHILD_SUBREAPER")
+        self._own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+
+    def fork_into(self, holder: int) -> int:
+        """``os.fork()``, the child born in ``holder``'s PID namespace."""
+        if self._libc.setns(holder, _CLONE_NEWPID) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"setns: {os.strerror(error)}")
+        try:
+            pid = os.fork()
+        except OSError:
+            self._back()
+            raise
+        if pid:
+            self._back()
+        return pid
+
+    def _back(self) -> None:
+        if self._libc.setns(self._own, _CLONE_NEWPID) != 0:
+            # Every later child would be born in that sandbox: end instead (the
+            # runtime starts another fork server).
+            os.write(2, b"lmc fork server: could not return to its PID namespace\n")
+            os._exit(70)
 
 
 def _report(conn: socket.socket, status: int) -> None:
@@ -75,19 +106,18 @@ def _report(conn: socket.socket, status: int) -> None:
 
 
 def _named(state: _Kernels, fd: int, watch: Callable[[int], None]) -> None:
-    """A broker's pipe is readable: the kernel's pid, or nothing (no kernel)."""
+    """A kernel's (or process's) pipe is readable: its pid, or nothing (it failed)."""
     conn, started = state.named_on.pop(fd)
     try:
         data = os.read(fd, 32)
     except OSError:
         data = b""
     os.close(fd)
-    if not data.strip().isdigit():
-        conn.close()  # the broker (or the process) failed, and told the runtime why
-        if started is not None:
-            state.early.pop(started, None)
+    if data.strip() != b"%d" % started:
+        conn.close()  # it failed, and told the runtime why
+        state.early.pop(started, None)
         return
-    pid = int(data)
+    pid = started
     if pid in state.early:
         _report(conn, state.early.pop(pid))
         return
@@ -122,12 +152,9 @@ def _reap(state: _Kernels, forget: Callable[[int], None]) -> None:
             return
         if pid == 0:
             return
-        if pid in state.brokers:
-            state.brokers.discard(pid)
-            continue
         conn = state.by_pid.pop(pid, None)
         if conn is None:
-            state.early[pid] = status  # its broker's word is still in its pipe
+            state.early[pid] = status  # its word is still in its pipe
             continue
         if conn.fileno() in state.by_conn:  # not given up: the runtime waits for it
             forget(conn.fileno())
@@ -150,12 +177,13 @@ def _end_all(state: _Kernels) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def serve(control: socket.socket, broker: Serve, starter: Serve) -> None:
-    """Fork ``broker(connection, pipe)`` for each kernel's connection ``control``
-    brings, ``starter(connection, pipe)`` for each process's, and look after
-    the kernels and processes (see the module's docstring), until ``control``
-    closes."""
-    _subreaper()
+def serve(control: socket.socket, kernel: Start, starter: Serve) -> None:
+    """Fork ``kernel(connection, pipe, holder)`` into the holder's PID namespace
+    for each kernel's connection ``control`` brings, ``starter(connection,
+    pipe)`` for each process's, and look after the kernels and processes (see
+    the module's docstring), until ``control`` closes."""
+    births = _Births()
+    serving = (kernel, starter)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
     os.set_blocking(wake_write, False)
@@ -185,7 +213,7 @@ def serve(control: socket.socket, broker: Serve, starter: Serve) -> None:
                     _named(state, fd, watch)
                 elif fd in state.by_conn:
                     _given_up(state, fd, forget)
-                elif fd == control.fileno() and not _fork(control, state, watch, broker, starter):
+                elif fd == control.fileno() and not _fork(control, state, watch, births, serving):
                     return  # the runtime closed its end, or ended
     finally:
         _end_all(state)
@@ -195,30 +223,58 @@ def _fork(
     control: socket.socket,
     state: _Kernels,
     watch: Callable[[int], None],
-    broker: Serve,
-    starter: Serve,
+    births: _Births,
+    serving: tuple[Start, Serve],
 ) -> bool:
-    """Take one connection from ``control`` and fork its broker (``k``) or the
-    process it asks for (``p``); False once ``control`` has closed."""
+    """Take one connection from ``control`` and fork its kernel (``k``, with the
+    holder's pidfd) or the process it asks for (``p``); False once ``control``
+    has closed."""
     data, fds, _, _ = socket.recv_fds(control, 16, 4)
     if not data and not fds:
         return False
-    for fd in fds[1:]:
-        os.close(fd)
     if not fds:
         return True
+    conn, brought = fds[0], fds[1:]
+    holder = brought.pop(0) if data == b"k" and brought else None
+    for fd in brought:
+        os.close(fd)
+    if data == b"k" and holder is None:
+        _refuse(socket.socket(fileno=conn), "a kernel is asked for with a holder")
+        return True
     told, tell = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork() if holder is None else births.fork_into(holder)
+    except OSError as exc:
+        for fd in (told, tell) + (() if holder is None else (holder,)):
+            os.close(fd)
+        _refuse(socket.socket(fileno=conn), f"could not fork: {exc}")
+        return True
     if pid == 0:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _keep_only(fds[0], tell)  # not the other kernels' connections, nor the control
-        (starter if data == b"p" else broker)(socket.socket(fileno=fds[0]), tell)
+        # Not the other kernels' connections, nor the control socket.
+        _keep_only(conn, tell, *(() if holder is None else (holder,)))
+        kernel, starter = serving
+        if holder is None:
+            starter(socket.socket(fileno=conn), tell)
+        else:
+            kernel(socket.socket(fileno=conn), tell, holder)
         os._exit(0)  # neither returns; in case one does
     os.close(tell)
-    started = pid if data == b"p" else None
-    if started is None:
-        state.brokers.add(pid)
-    state.named_on[told] = (socket.socket(fileno=fds[0]), started)
+    if holder is not None:
+        os.close(holder)
+    state.named_on[told] = (socket.socket(fileno=conn), pid)
     watch(told)
     return True
+
+
+def _refuse(conn: socket.socket, reason: str) -> None:
+    """Say why on ``conn`` and close it, its request (the one message the runtime
+    sends, before it brings the connection) dropped unread: received into one
+    byte (a JSON object's ``{``; with no room the kernel leaves it queued), the
+    rest cut off, its descriptors closed. Else the runtime would read a reset
+    connection, not the reason."""
+    with contextlib.suppress(OSError):
+        socket.send_fds(conn, [json.dumps({"error": reason}).encode()], [])
+        conn.recv_into(bytearray(1), 1, socket.MSG_TRUNC | socket.MSG_DONTWAIT)
+    conn.close()

@@ -7,7 +7,7 @@ repeat alike, done once before any fork, so that every kernel finds it done.
 - A throwaway completer compiles the regular expressions IPython's completer
   compiles as the kernel's shell is built.
 - The Python kernel's own files, which each kernel would compile from source
-  (``lmc_kernel.py``, run by the broker; ``lmc_lean.py``, ``lmc_pipes.py`` and
+  (``lmc_kernel.py``, run by the forked kernel's start; ``lmc_lean.py``, ``lmc_pipes.py`` and
   ``lmc_revive.py``, which it loads; the start file ``lmc_startup.py``, run by
   IPython, and the modules it loads from beside itself, when no bytecode of
   theirs is cached: some 6 to 14 ms and 2 to 4 MiB of new code objects a
@@ -33,7 +33,7 @@ repeat alike, done once before any fork, so that every kernel finds it done.
   gets a copy of it, the copies made together (CPython 3.11 writes to a code
   object as it runs it: a kernel then copies the pages of that code alone, not
   the pages it lay on among its module's other code and names; some 1.5 MiB
-  a kernel). Only when the fork server passes the broker's way to run a script.
+  a kernel). Only when the fork server passes its way to run a kernel's script.
 - The names of the modules it has imported (``modules``, a frozenset), and a
   module put last in ``sys.modules`` as a mark (``mark``, its name): a kernel
   remembers the modules it started with as that set and the names after the
@@ -212,10 +212,10 @@ def _gathered(
     cache: str | None,
 ) -> None:
     """The code a kernel runs, copied together (``_gather.py``): what a probe
-    kernel ran by ``deadline`` (``_hot.py``; ``run_script`` runs it as the broker
-    runs a kernel), or what it ran in an earlier fork server of this
+    kernel ran by ``deadline`` (``_hot.py``; ``run_script`` runs its script as a forked
+    kernel does), or what it ran in an earlier fork server of this
     installation, kept in ``cache`` (``_hotcache.py``); and every function of
-    ``also`` (the broker's modules, which run in each kernel's broker)."""
+    ``also`` (the modules of a kernel's start, which run in each kernel)."""
     folder = _kernel_folder()
     assert folder is not None
     with open(os.path.join(folder, "kernel.json"), encoding="utf-8") as file:
@@ -245,7 +245,7 @@ def warm(
     cache: str | None = None,
 ) -> None:
     """Do the work every kernel's start repeats alike (see the module's docstring).
-    With ``run_script`` (the broker's way to run a kernel's script), the code a
+    With ``run_script`` (the way a forked kernel runs its script), the code a
     kernel runs is gathered too, by ``deadline`` (``time.monotonic()``), what
     an earlier fork server's probe found kept in the folder ``cache``. Each
     part that fails is skipped: the kernel then does that work itself."""

@@ -5,12 +5,13 @@ no environment but the locale; FD is its end of a ``SOCK_SEQPACKET`` pair,
 CACHE the folder where what its probe found is kept (``_hotcache.py``). It
 imports what a kernel imports at start, does once the work every kernel's start
 would repeat alike (:mod:`._warm`), says ``ready``, and for each descriptor
-FD brings (a connection for one kernel) forks a *broker* (:mod:`._broker`),
-which forks the kernel into the session's sandbox and ends; the fork server
-adopts the kernel, reaps it and reports its end (:mod:`._kernels`). It never
-reads a request itself: nothing of one session is ever in the memory the next kernel is forked
-from. What kernels forked from one server share: its address layout and its
-string hash seed (``random`` reseeds itself at fork).
+FD brings (a connection for one kernel, with a pidfd of a process in the
+session's sandbox) forks the kernel into that sandbox's PID namespace, where it
+enters the sandbox (:mod:`._child`); the fork server reaps it and reports its end
+(:mod:`._kernels`). It never reads a request itself: nothing of one session is
+ever in the memory the next kernel is forked from. What kernels forked from one
+server share: its address layout and its string hash seed (``random`` reseeds
+itself at fork).
 
 Stdlib only, besides the kernel's imports.
 """
@@ -24,9 +25,9 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
-    from . import _broker, _handoff, _kernels, _seccomp, _starter, _warm
+    from . import _child, _handoff, _kernels, _seccomp, _starter, _warm
 else:  # run as a script (see forks.py): this file's folder is sys.path[0]
-    import _broker
+    import _child
     import _handoff
     import _kernels
     import _seccomp
@@ -70,7 +71,7 @@ def preload() -> None:
 
 
 #: This folder's modules the fork server imports.
-_OWN: tuple[str, ...] = ("_broker", "_gather", "_handoff", "_hot", "_hotcache", "_kernels")
+_OWN: tuple[str, ...] = ("_child", "_gather", "_handoff", "_hot", "_hotcache", "_kernels")
 _OWN += ("_seccomp", "_starter", "_warm")
 
 #: Seconds from the fork server's start by which its probe must be done (the
@@ -91,16 +92,16 @@ def main() -> None:
     # The work every kernel's start would repeat alike. Its garbage is left to be
     # frozen, not collected: a collection's holes, filled by a kernel's new
     # objects, would copy their pages (measured: 0.25 MiB more a kernel).
-    # And the code a kernel runs, gathered: a probe kernel's, and the broker's,
+    # And the code a kernel runs, gathered: a probe kernel's, and its own start's,
     # in time for the runtime's bound on this start (forks.py: 60 s).
     cache = sys.argv[2] if len(sys.argv) > 2 else None
-    _warm.warm(_broker._run_script, (_broker, _handoff, _seccomp), started + _GATHER_BY, cache)
+    _warm.warm(_child._run_script, (_child, _handoff, _seccomp), started + _GATHER_BY, cache)
     # Out of the collector's sight: a collection in a kernel would otherwise write
     # to (and so copy) every page of these objects it shares with this process.
     gc.freeze()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    _kernels.serve(control, _broker.broker, _starter.start)
+    _kernels.serve(control, _child.start, _starter.start)
 
 
 if __name__ == "__main__":

@@ -207,8 +207,11 @@ class ForkServer:
         self, request: Mapping[str, Any], holder: int, stdout: int, stderr: int
     ) -> tuple[int, int, socket.socket]:
         """Fork a kernel into the sandbox of pidfd ``holder``: its pid, a pidfd of
-        it and the socket on which the fork server reports how it ended."""
-        return await self._ask(b"k", request, [holder, stdout, stderr], "kernel")
+        it and the socket on which the fork server reports how it ended.
+
+        ``holder`` goes with the connection itself: the fork server forks the
+        kernel straight into the holder's PID namespace (``_kernels.py``)."""
+        return await self._ask(b"k", request, [stdout, stderr], "kernel", holder)
 
     async def start(
         self, argv: Sequence[str], env: Mapping[str, str], cwd: str, fds: Mapping[int, int]
@@ -224,23 +227,31 @@ class ForkServer:
         return await self._ask(b"p", request, [fds[n] for n in numbers], "process")
 
     async def _ask(
-        self, kind: bytes, request: Mapping[str, Any], fds: list[int], what: str
+        self,
+        kind: bytes,
+        request: Mapping[str, Any],
+        fds: list[int],
+        what: str,
+        holder: int | None = None,
     ) -> tuple[int, int, socket.socket]:
         payload = json.dumps(dict(request)).encode()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            async with self._lock:
-                control = await self._ensure()
-                try:
-                    socket.send_fds(control, [kind], [theirs.fileno()])
-                except OSError as exc:
-                    raise ForkFailed(f"the fork server is gone: {exc}") from exc
-            theirs.close()
+            # The request waits on the connection before the fork server has it:
+            # one it refuses is dropped unread, and its answer is what we read.
             try:
                 socket.send_fds(ours, [payload], fds)
             except OSError as exc:  # EMSGSIZE: a request (its env) past the socket's buffer
                 size = f"{len(payload):,} bytes"
                 raise ForkFailed(f"the request ({size}) was not taken: {exc}") from exc
+            async with self._lock:
+                control = await self._ensure()
+                try:
+                    brought = [theirs.fileno()] + ([] if holder is None else [holder])
+                    socket.send_fds(control, [kind], brought)
+                except OSError as exc:
+                    raise ForkFailed(f"the fork server is gone: {exc}") from exc
+            theirs.close()
             message, received = await _receive(ours, "the fork server")
             if len(received) != 1 or not isinstance(message.get("pid"), int):
                 for fd in received:

@@ -1,5 +1,5 @@
 """The fork server reaps and reports the kernels it forks (and their
-sandboxes' holders, which it starts): no broker process stays per kernel (a resident Python process of its own for every session), yet
+sandboxes' holders, which it starts): no process stays per kernel but the kernel (a resident Python process of its own for every session), yet
 a kernel's end is reported as before (its exit code, or the signal that killed
 it), a kernel the runtime gives up is killed, and a fork server that ends takes
 its kernels with it."""
@@ -81,7 +81,7 @@ async def _ended(kernel: ForkedKernel) -> int:
     return kernel.returncode
 
 
-async def test_regression_no_broker_stays_between_the_fork_server_and_its_kernel(
+async def test_regression_no_process_stays_between_the_fork_server_and_its_kernel(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
     kernel = await _fork(sandbox, tmp_path, "import time\ntime.sleep(600)\n")
@@ -90,9 +90,9 @@ async def test_regression_no_broker_stays_between_the_fork_server_and_its_kernel
         holder = kernel._holder
         assert holder is not None
         # The kernel, and the bwrap its sandbox's holder runs in (started by the
-        # fork server too: see test_holder_chain.py). The broker ends at once, its
-        # kernel is adopted, and the fork server reaps it: until then it is a
-        # zombie child of the fork server's (a clean CI run listed one).
+        # fork server too: see test_holder_chain.py). The kernel is forked straight
+        # into its sandbox, a child of the fork server's, and nothing else is
+        # (a clean CI run once listed a process that forked it, a zombie).
         expected = sorted([kernel.pid, holder.pid])
         with anyio.move_on_after(_ENDS):
             while _parent(kernel.pid) != zygote or _children(zygote) != expected:
@@ -144,7 +144,7 @@ async def test_a_kernel_killed_by_a_signal_is_reported_so(sandbox: Sandbox, tmp_
 
 
 async def test_a_kernel_that_ends_at_once_is_reported(sandbox: Sandbox, tmp_path: Path) -> None:
-    """Reaped, perhaps, before its broker's word that names it was read."""
+    """Reaped, perhaps, before its word that names it was read."""
     for code in range(5):
         kernel = await _fork(sandbox, tmp_path, f"import os\nos._exit({code})\n")
         assert await _ended(kernel) == code

@@ -65,7 +65,7 @@ print(json.dumps({
 WARM_GATHERED = r"""
 import gc, json, os, sys
 sys.path.insert(0, SANDBOX)
-import _broker, _gather, _handoff, _hot, _seccomp, _warm, _zygote
+import _child, _gather, _handoff, _hot, _seccomp, _warm, _zygote
 _zygote.preload()
 from ipykernel.ipkernel import IPythonKernel
 before = {"execute": id(IPythonKernel.execute_request.__code__), "idle": id(_gather.gather.__code__)}
@@ -73,7 +73,7 @@ fds = sorted(os.listdir("/proc/self/fd"))
 probes = []
 learn = _hot.learn
 _hot.learn = lambda *args: probes.append(1) or learn(*args)
-_warm.warm(_broker._run_script, (_broker, _handoff, _seccomp), None, CACHE)
+_warm.warm(_child._run_script, (_child, _handoff, _seccomp), None, CACHE)
 module = sys.modules[_warm.PRECOMPILED]
 try:
     os.waitpid(-1, os.WNOHANG)
@@ -87,7 +87,7 @@ print(json.dumps({
     "idle_kept": id(_gather.gather.__code__) == before["idle"],
     "probes": len(probes),
     "names": sorted(f"{c.co_filename}:{c.co_firstlineno}:{c.co_qualname}" for c in module.gathered_from),
-    "broker_copied": any(c.co_name == "_drop_privileges" for c in module.gathered_from),
+    "start_copied": any(c.co_name == "_drop_privileges" for c in module.gathered_from),
     "kernel_copied": any(c.co_filename == kernel.co_filename for c in module.gathered_from),
     "children": children,
     "threads": len(os.listdir("/proc/self/task")),
@@ -138,7 +138,7 @@ def test_the_code_a_kernel_runs_is_gathered_by_a_probe_that_leaves_nothing(
     home_before = sorted(str(p) for p in home.rglob("*"))
     state = _warmed_with_probe(home, cwd, tmp)
     assert state["gathered"] > 300, state  # a kernel's start runs about a thousand
-    assert state["execute_copied"] and state["kernel_copied"] and state["broker_copied"]
+    assert state["execute_copied"] and state["kernel_copied"] and state["start_copied"]
     assert state["idle_kept"]  # code no kernel runs stays where it was
     assert state["children"] == "none" and state["threads"] == 1 and state["fds_same"]
     assert not marker.exists() and not list(cwd.iterdir()) and not list(tmp.iterdir())
@@ -168,7 +168,7 @@ def test_what_the_probe_found_is_kept_for_the_next_fork_server(tmp_path: Path) -
     second = _warmed_with_probe(home, cwd, tmp, cache)
     assert second["probes"] == 0
     _about_the_same(second["names"], first["names"])
-    assert second["execute_copied"] and second["kernel_copied"] and second["broker_copied"]
+    assert second["execute_copied"] and second["kernel_copied"] and second["start_copied"]
     assert second["idle_kept"] and second["children"] == "none" and second["fds_same"]
     kept[0].write_text("{")
     third = _warmed_with_probe(home, cwd, tmp, cache)
@@ -189,11 +189,15 @@ async def test_the_fork_server_holds_one_thread_and_only_its_own_descriptors() -
     finally:
         await forks.aclose()
     assert threads == [str(pid)]
-    # stdin, its pipes to the runtime (and the wake-up pipe it opens as it serves)
-    # and its control socket: no file, no event descriptor or second socket (as
-    # zmq or a shell would leave).
+    # stdin, its pipes to the runtime and its control socket (and what it opens as
+    # it serves: a wake-up pipe, and its own PID namespace, to return to once it
+    # has forked a kernel into a sandbox's): no file, no event descriptor or second
+    # socket (as zmq or a shell would leave).
     names = sorted(kind.split(":")[0] for kind in kinds)
-    assert set(names) == {"/dev/null", "pipe", "socket"} and names.count("socket") == 1, kinds
+    assert {"/dev/null", "pipe", "socket"} <= set(names) <= {"/dev/null", "pid", "pipe", "socket"}
+    assert names.count("socket") == 1 and names.count("pid") <= 1, kinds
+    own = f"pid:[{os.stat('/proc/self/ns/pid').st_ino}]"  # the host's
+    assert all(kind == own for kind in kinds if kind.startswith("pid:")), kinds
 
 
 def test_warming_leaves_no_thread_descriptor_or_file_and_reads_no_ipython_folder(

@@ -154,7 +154,7 @@ async def test_a_forked_kernel_sees_no_other_process_and_no_other_session(
         )
         out = text(await run(forked, "import os\n" + helper + code)).splitlines()
     assert out[0] == "False", out
-    # Its sandbox's init (bwrap) and the holder (sleep): no fork server, no broker.
+    # Its sandbox's init (bwrap) and the holder (sleep): no fork server, nothing forked for it.
     commands = sorted(c.split("\0")[0] for c in ast.literal_eval(out[1]))
     assert commands == ["/usr/bin/bwrap", "sleep"], commands
     assert len(ast.literal_eval(out[2])) == 2, out  # the same two, and nothing else
@@ -197,9 +197,9 @@ async def test_forked_kernels_do_not_share_random_state(
 async def test_a_forked_kernel_does_not_see_the_fork_servers_own_module(
     sandboxed: Opener, forks: ForkServer
 ) -> None:
-    """The fork server imports its broker by file name: a kernel's ``_broker``
+    """The fork server imports a kernel's start by file name: a kernel's ``_child``
     module must be the kernel's own, not that one."""
-    code = "import sys\nprint('_broker' in sys.modules)"
+    code = "import sys\nprint('_child' in sys.modules)"
     async with sandboxed(forks=forks) as (_, forked):
         assert text(await run(forked, code)).strip() == "False"
 

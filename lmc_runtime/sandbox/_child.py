@@ -1,15 +1,17 @@
-"""The broker and the kernel it forks: the part of the fork server
-(``_zygote.py``) that serves one kernel, in a process forked for it.
+"""The kernel's side of a fork: the part of the fork server (``_zygote.py``)
+that runs in each kernel, from the moment it is forked.
 
-The broker (on the host, root) reads the request: command line, environment,
-working directory, the session's cgroups and rlimits, and as descriptors a
-pidfd of the *holder* (a process already in the session's sandbox) and the
-kernel's stdout and stderr. It drops its supplementary groups, joins the
-cgroups, sets the rlimits, enters every namespace of the holder at once
-(``setns`` on the pidfd) and forks the kernel, born in the sandbox's PID
-namespace. It sends back the kernel's pid and a pidfd of it, names the kernel
-to the fork server, and ends: the fork server (:mod:`._kernels`) adopts the
-kernel, reports how it ended, and kills it if the runtime's end closes first.
+The fork server forks the process straight into the session's PID namespace
+(``setns`` on a pidfd of the *holder*, a process already in the session's
+sandbox, and back once forked: :mod:`._kernels`), so a kernel takes one fork of
+the fork server and no other process. The process, on the host and root still,
+reads the request (command line, environment, working directory, the
+session's cgroups and rlimits, and as descriptors the kernel's stdout and
+stderr), drops its supplementary groups, joins the cgroups, sets the rlimits
+and enters the holder's other namespaces at once (``setns`` on the pidfd). It
+then names itself to the fork server (on a pipe) and to the runtime (its pid
+and a pidfd of it). The fork server reports how it ended, and kills it if the
+runtime's end closes first.
 
 The kernel becomes the sandbox's user, drops every capability (the bounding
 and ambient sets too), sets ``no_new_privs`` as bubblewrap does, takes an
@@ -41,13 +43,13 @@ else:  # imported by the fork server, run as a script, from this file's folder
     import _handoff
     import _seccomp
 
-__all__ = ["MAX_REQUEST", "broker"]
+__all__ = ["MAX_REQUEST", "NAMESPACES", "start"]
 
-#: The largest request a broker reads.
+#: The largest request read.
 MAX_REQUEST = 1 << 17
 
 #: Every namespace a holder may have of its own.
-_NAMESPACES = (
+NAMESPACES = (
     0x10000000  # CLONE_NEWUSER
     | 0x00020000  # CLONE_NEWNS
     | 0x20000000  # CLONE_NEWPID
@@ -56,6 +58,8 @@ _NAMESPACES = (
     | 0x04000000  # CLONE_NEWUTS
     | 0x02000000  # CLONE_NEWCGROUP
 )
+#: The PID namespace: the fork server forks the process into it.
+CLONE_NEWPID = 0x20000000
 _PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
@@ -225,15 +229,15 @@ def _run_script(path: str) -> None:
             sys.modules["__main__"] = saved
 
 
-# -- the broker ---------------------------------------------------------------
+# -- the process, forked into the sandbox's PID namespace ---------------------
 
 
 def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 8)
-    if len(fds) != 3:
+    if len(fds) != 2:
         for fd in fds:
             os.close(fd)
-        raise ValueError(f"a request comes with three descriptors, not {len(fds)}")
+        raise ValueError(f"a request comes with two descriptors, not {len(fds)}")
     request = json.loads(data)
     if not isinstance(request, dict):
         raise ValueError("a request is a JSON object")
@@ -241,14 +245,15 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
 
 
 def _enter(request: dict[str, Any], holder: int) -> None:
-    """On the host: the session's groups, cgroups and rlimits; then its namespaces."""
+    """On the host: the session's groups, cgroups and rlimits; then the holder's
+    namespaces but its PID namespace, which this process was born in."""
     os.setgroups([])
     for procs in request.get("cgroups", []):
         with open(procs, "w", encoding="ascii") as file:
-            file.write(str(os.getpid()))
+            file.write(str(os.getpid()))  # read in this process's PID namespace
     for number, value in request.get("rlimits", {}).items():  # RLIMIT_* numbers
         resource.setrlimit(int(number), (int(value), int(value)))
-    _check(_libc().setns(holder, _NAMESPACES), "setns")
+    _check(_libc().setns(holder, NAMESPACES & ~CLONE_NEWPID), "setns")
     os.close(holder)
 
 
@@ -256,27 +261,20 @@ def _send(conn: socket.socket, data: dict[str, Any], fds: tuple[int, ...] = ()) 
     socket.send_fds(conn, [json.dumps(data).encode()], list(fds))
 
 
-def broker(conn: socket.socket, tell: int) -> NoReturn:
-    """Fork the kernel ``conn`` asks for (see the module's docstring), name it to
-    the runtime on ``conn`` and to the fork server on the pipe ``tell``, and end:
-    the fork server adopts the kernel, reaps it and reports how it ended."""
+def start(conn: socket.socket, tell: int, holder: int) -> NoReturn:
+    """Become the kernel ``conn`` asks for (see the module's docstring), once
+    named to the fork server on the pipe ``tell`` and to the runtime on ``conn``."""
     try:
-        request, (holder, stdout, stderr) = _receive(conn)
+        # The host's pid: the host's /proc still, whose "self" is read in the host's
+        # PID namespace (os.getpid() answers in the sandbox's).
+        pid = int(os.readlink("/proc/self"))
+        request, (stdout, stderr) = _receive(conn)
         _enter(request, holder)
+        os.write(tell, b"%d\n" % pid)  # first: the fork server then reports its end
+        _send(conn, {"pid": pid}, (os.pidfd_open(os.getpid()),))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         with contextlib.suppress(OSError):
             _send(conn, {"error": str(exc)})
         _fail(f"the kernel could not be forked: {exc}")
-    child = os.fork()
-    if child == 0:
-        conn.close()
-        os.close(tell)
-        _kernel(request, stdout, stderr)
-    try:
-        os.write(tell, b"%d\n" % child)  # first: the fork server then reaps and reports it
-        pidfd = os.pidfd_open(child)
-        _send(conn, {"pid": child}, (pidfd,))
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.kill(child, signal.SIGKILL)
-    os._exit(0)
+    conn.close()
+    _kernel(request, stdout, stderr)  # keeps no descriptor but its stdio
