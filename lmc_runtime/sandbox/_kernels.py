@@ -15,8 +15,10 @@ becomes the kernel. The fork server keeps the connection, and
 - when the runtime closes its end first (it gave the kernel up, or ended), kills it.
 
 A connection may ask for a process instead (``p``: a kernel's holder, see
-:mod:`._starter`): the process forked for it reads the request and becomes
-that process, which the fork server looks after in the same way.
+:mod:`._starter`). The fork server hands it to its *starter*, a small process
+it forked of itself as it started (:func:`fork_starter`), which serves it in
+the same way: the process forked for it reads the request and becomes that
+process, which the starter looks after as the fork server looks after kernels.
 
 No process stays per kernel but the kernel. The fork server never reads a
 request: what it keeps of a kernel is its pid and its connection, and of the
@@ -47,6 +49,7 @@ Serve = Callable[[socket.socket, int], None]
 Start = Callable[[socket.socket, int, int], None]
 #: The PID namespace (``setns``).
 _CLONE_NEWPID = 0x20000000
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -177,13 +180,52 @@ def _end_all(state: _Kernels) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def serve(control: socket.socket, kernel: Start, starter: Serve) -> None:
+def fork_starter(
+    control: socket.socket, starter: Serve, prepare: Callable[[], None]
+) -> tuple[int, socket.socket]:
+    """Fork the process that serves this one's ``p`` connections (the starter,
+    see the module's docstring): its pid, and the socket to bring it them on.
+
+    It dies with this process (``PR_SET_PDEATHSIG``), and the processes it starts
+    die with it (theirs); when this process ends its end of that socket, the
+    starter kills them and ends. It runs ``prepare()`` first."""
+    parent = os.getpid()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ours.close()
+            control.close()
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+                os._exit(1)
+            if os.getppid() != parent:
+                os._exit(0)  # the fork server is already gone
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, 0)
+            os.dup2(null, 1)  # the runtime reads the fork server's "ready" there
+            os.close(null)
+            prepare()
+            serve(theirs, None, starter)
+        finally:
+            os._exit(0)
+    theirs.close()
+    return pid, ours
+
+
+def serve(
+    control: socket.socket,
+    kernel: Start | None,
+    starter: Serve,
+    starting: socket.socket | None = None,
+) -> None:
     """Fork ``kernel(connection, pipe, holder)`` into the holder's PID namespace
-    for each kernel's connection ``control`` brings, ``starter(connection,
-    pipe)`` for each process's, and look after the kernels and processes (see
-    the module's docstring), until ``control`` closes."""
+    for each kernel's connection ``control`` brings, and ``starter(connection,
+    pipe)`` for each process's, or hand those to the starter on ``starting``;
+    look after the kernels and processes (see the module's docstring), until
+    ``control`` closes."""
     births = _Births()
-    serving = (kernel, starter)
+    serving = _Serving(kernel, starter, starting)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
     os.set_blocking(wake_write, False)
@@ -219,12 +261,38 @@ def serve(control: socket.socket, kernel: Start, starter: Serve) -> None:
         _end_all(state)
 
 
+@dataclass
+class _Serving:
+    """What serves a connection: the kernel's start, the process's, and the
+    starter's socket (None: this process forks the processes itself)."""
+
+    kernel: Start | None
+    starter: Serve
+    starting: socket.socket | None
+
+    def hand_over(self, conn: int) -> bool:
+        """Bring ``conn`` (a ``p`` connection) to the starter; False if there is
+        none, or no more (then this process forks the processes itself)."""
+        if self.starting is None:
+            return False
+        try:
+            socket.send_fds(self.starting, [b"p"], [conn])
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.write(2, b"lmc fork server: its starter is gone; it starts processes itself\n")
+            self.starting.close()
+            self.starting = None
+            return False
+        os.close(conn)
+        return True
+
+
 def _fork(
     control: socket.socket,
     state: _Kernels,
     watch: Callable[[int], None],
     births: _Births,
-    serving: tuple[Start, Serve],
+    serving: _Serving,
 ) -> bool:
     """Take one connection from ``control`` and fork its kernel (``k``, with the
     holder's pidfd) or the process it asks for (``p``); False once ``control``
@@ -238,8 +306,12 @@ def _fork(
     holder = brought.pop(0) if data == b"k" and brought else None
     for fd in brought:
         os.close(fd)
-    if data == b"k" and holder is None:
+    if data == b"k" and (holder is None or serving.kernel is None):
+        if holder is not None:
+            os.close(holder)
         _refuse(socket.socket(fileno=conn), "a kernel is asked for with a holder")
+        return True
+    if data != b"k" and serving.hand_over(conn):
         return True
     told, tell = os.pipe()
     try:
@@ -254,11 +326,10 @@ def _fork(
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         # Not the other kernels' connections, nor the control socket.
         _keep_only(conn, tell, *(() if holder is None else (holder,)))
-        kernel, starter = serving
         if holder is None:
-            starter(socket.socket(fileno=conn), tell)
-        else:
-            kernel(socket.socket(fileno=conn), tell, holder)
+            serving.starter(socket.socket(fileno=conn), tell)
+        elif serving.kernel is not None:
+            serving.kernel(socket.socket(fileno=conn), tell, holder)
         os._exit(0)  # neither returns; in case one does
     os.close(tell)
     if holder is not None:

@@ -2,17 +2,22 @@
 ``python _exec.py OPTIONS -- bwrap ...`` as the runtime would start it, without
 a Python interpreter started for the wrapper (some 10 ms and 6 ms of CPU).
 
-Run in a process forked for it by the fork server (:mod:`._kernels`): it reads
-the request on its connection (the command line, environment, working folder,
-and which of the descriptors it brings go where), takes a session of its own,
-names itself to the fork server on a pipe and to the runtime (its pid, with a
-pidfd), and runs the exec wrapper's ``main``, which replaces it with bwrap. It
-is then the fork server's child: the fork server reports how it ends, and kills
-it if the runtime gives it up; its ``--die-with-parent`` is the fork server's.
+Run in a process forked for it by the fork server's *starter*: a small process
+the fork server forks of itself as it starts, before it imports what a kernel
+imports, which serves these requests (:func:`~._kernels.fork_starter`). A fork
+of the fork server itself would copy its page tables (some 60 MiB mapped),
+copy the pages the wrapper's code writes, and tear all of it down again as it
+becomes bwrap. The process reads the request on its connection (the command
+line, environment, working folder, and which of the descriptors it brings go
+where), takes a session of its own, names itself to the starter on a pipe and
+to the runtime (its pid, with a pidfd), and runs the exec wrapper's ``main``,
+which replaces it with bwrap. It is then the starter's child: the starter
+reports how it ends, and kills it if the runtime gives it up; its
+``--die-with-parent`` is the starter's, which dies with the fork server.
 
 Stdlib only: imported by the fork server by its file name. The exec wrapper is
-imported here, after the fork (its import puts this folder on ``sys.path``,
-which no kernel may inherit).
+imported by the starter (:func:`prepare`; its import puts this folder on
+``sys.path``, which no kernel may inherit: no kernel is forked from the starter).
 """
 
 import contextlib
@@ -23,7 +28,7 @@ import socket
 import sys
 from typing import Any, NoReturn
 
-__all__ = ["start"]
+__all__ = ["prepare", "start"]
 
 #: The largest request read.
 _MAX_REQUEST = 1 << 17
@@ -87,11 +92,18 @@ def start(conn: socket.socket, tell: int) -> NoReturn:
     _fail("the exec wrapper returned")
 
 
+def prepare() -> None:
+    """In the starter, once: import the exec wrapper, so that no process it forks
+    imports it again."""
+    _exec_main()
+
+
 def _exec_main() -> Any:
     """The exec wrapper's ``main``, imported from this folder."""
     if __package__:
         from . import _exec
 
         return _exec.main
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    if "_exec" not in sys.modules:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     return __import__("_exec").main

@@ -4,7 +4,8 @@ Run as ``python _zygote.py FD [CACHE]`` by :class:`~.forks.ForkServer`, with
 no environment but the locale; FD is its end of a ``SOCK_SEQPACKET`` pair,
 CACHE the folder where what its probe found is kept (``_hotcache.py``). It
 imports what a kernel imports at start, does once the work every kernel's start
-would repeat alike (:mod:`._warm`), says ``ready``, and for each descriptor
+would repeat alike (:mod:`._warm`), says ``ready`` and the pid of its starter
+(the parent of the processes it starts, :mod:`._starter`), and for each descriptor
 FD brings (a connection for one kernel, with a pidfd of a process in the
 session's sandbox) forks the kernel into that sandbox's PID namespace, where it
 enters the sandbox (:mod:`._child`); the fork server reaps it and reports its end
@@ -88,6 +89,9 @@ def main() -> None:
         sys.modules.pop(name, None)
     os.chdir("/")
     control = socket.socket(fileno=int(sys.argv[1]))
+    # The process that starts the sandboxes' holders, forked while this one is
+    # small: a fork of it is cheap (_starter.py).
+    starter, starting = _kernels.fork_starter(control, _starter.start, _starter.prepare)
     preload()
     # The work every kernel's start would repeat alike. Its garbage is left to be
     # frozen, not collected: a collection's holes, filled by a kernel's new
@@ -99,9 +103,9 @@ def main() -> None:
     # Out of the collector's sight: a collection in a kernel would otherwise write
     # to (and so copy) every page of these objects it shares with this process.
     gc.freeze()
-    sys.stdout.write("ready\n")
+    sys.stdout.write(f"ready {starter}\n")
     sys.stdout.flush()
-    _kernels.serve(control, _child.start, _starter.start)
+    _kernels.serve(control, _child.start, _starter.start, starting)
 
 
 if __name__ == "__main__":

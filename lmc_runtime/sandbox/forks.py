@@ -108,6 +108,8 @@ class ForkServer:
         self.cache = cache
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
+        #: The pid of the fork server's starter (``_kernels.fork_starter``).
+        self._starter: int | None = None
         self._lock = anyio.Lock()
         self._broken: str | None = None
 
@@ -154,17 +156,19 @@ class ForkServer:
             with anyio.CancelScope(shield=True):
                 await self._end(process)
             raise
-        if line != b"ready\n":
+        said = line.split()
+        if len(said) != 2 or said[0] != b"ready" or not said[1].isdigit():
             ours.close()
             await self._end(process)
             self._broken = f"the fork server did not start: {line.decode(errors='replace')}"
             raise ForkFailed(self._broken)
-        self._process, self._control = process, ours
+        self._process, self._control, self._starter = process, ours, int(said[1])
         return ours
 
     @staticmethod
     async def _first_line(process: subprocess.Popen[bytes]) -> bytes:
-        """``ready``, or what the fork server said on stderr before it ended."""
+        """``ready`` and its starter's pid, or what the fork server said on stderr
+        before it ended."""
         assert process.stdout is not None and process.stderr is not None
         with anyio.move_on_after(60) as waited:
             await anyio.wait_readable(process.stdout.fileno())
@@ -172,10 +176,10 @@ class ForkServer:
             return b"it was not ready within 60 s"
         line = process.stdout.readline()
         process.stdout.close()
-        if line != b"ready\n":
+        if not line.startswith(b"ready "):
             process.kill()  # so that its stderr ends
             line = process.stderr.read()[-2000:].strip() or b"it ended at once"
-        process.stderr.close()  # it writes nothing more there (brokers answer on sockets)
+        process.stderr.close()  # it answers on sockets from now on
         return line
 
     @staticmethod
@@ -197,11 +201,19 @@ class ForkServer:
 
     async def pid(self) -> int:
         """The fork server's pid (started if it is not): the parent of the
-        processes it starts (see :meth:`start`)."""
+        kernels it forks (see :meth:`spawn`)."""
         async with self._lock:
             await self._ensure()
             assert self._process is not None
             return self._process.pid
+
+    async def parent(self) -> int:
+        """The pid of the fork server's starter (started if it is not): the parent
+        of the processes it starts (see :meth:`start`)."""
+        async with self._lock:
+            await self._ensure()
+            assert self._starter is not None
+            return self._starter
 
     async def spawn(
         self, request: Mapping[str, Any], holder: int, stdout: int, stderr: int
@@ -217,9 +229,10 @@ class ForkServer:
         self, argv: Sequence[str], env: Mapping[str, str], cwd: str, fds: Mapping[int, int]
     ) -> tuple[int, int, socket.socket]:
         """Start ``argv`` (the exec wrapper's command line) as a child of the fork
-        server, with descriptors ``fds`` (its number -> the descriptor here; 0, 1
-        and 2 at least) and no other: its pid, a pidfd of it and the socket on
-        which the fork server reports how it ended (see ``_starter.py``)."""
+        server's starter (:meth:`parent`), with descriptors ``fds`` (its number ->
+        the descriptor here; 0, 1 and 2 at least) and no other: its pid, a pidfd
+        of it and the socket on which the starter reports how it ended (see
+        ``_starter.py``)."""
         numbers = sorted(fds)
         if numbers[:3] != [0, 1, 2]:
             raise ValueError("a started process is given its stdin, stdout and stderr")
@@ -237,15 +250,15 @@ class ForkServer:
         payload = json.dumps(dict(request)).encode()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            # The request waits on the connection before the fork server has it:
-            # one it refuses is dropped unread, and its answer is what we read.
-            try:
-                socket.send_fds(ours, [payload], fds)
-            except OSError as exc:  # EMSGSIZE: a request (its env) past the socket's buffer
-                size = f"{len(payload):,} bytes"
-                raise ForkFailed(f"the request ({size}) was not taken: {exc}") from exc
             async with self._lock:
                 control = await self._ensure()
+                # The request waits on the connection before the fork server has
+                # it: one it refuses is dropped unread, and its answer is read.
+                try:
+                    socket.send_fds(ours, [payload], fds)
+                except OSError as exc:  # EMSGSIZE: a request (its env) past the buffer
+                    size = f"{len(payload):,} bytes"
+                    raise ForkFailed(f"the request ({size}) was not taken: {exc}") from exc
                 try:
                     brought = [theirs.fileno()] + ([] if holder is None else [holder])
                     socket.send_fds(control, [kind], brought)

@@ -209,9 +209,10 @@ class SandboxLauncher:
         return [*supervised, "--", *sandbox, "--", *inner]
 
     def _holder_command(self, parent: int) -> Callable[[int], list[str]]:
-        """A forked kernel's holder, started by the fork server ``parent``: no
-        wrapper inside (bwrap runs it directly), nor one above (it becomes bwrap,
-        which dies with the fork server, whose only thread lives as long as it)."""
+        """A forked kernel's holder, started by the fork server's starter
+        ``parent``: no wrapper inside (bwrap runs it directly), nor one above (it
+        becomes bwrap, which dies with the starter, whose only thread lives as
+        long as it, and which dies with the fork server)."""
 
         def command(info_fd: int) -> list[str]:
             return self._in_bwrap(list(HOLDER), info_fd=info_fd, parent=parent)
@@ -239,7 +240,7 @@ class SandboxLauncher:
         forks = self.forks
         try:
             holder, holder_pidfd = await start_holder(
-                self._holder_command(await forks.pid()), env, "/", stderr, self._start_by(forks)
+                self._holder_command(await forks.parent()), env, "/", stderr, self._start_by(forks)
             )
         except ForkFailed as exc:
             logger.warning("starting the kernel the usual way: %s", exc)

@@ -89,16 +89,19 @@ async def test_regression_no_process_stays_between_the_fork_server_and_its_kerne
         zygote = _fork_server(sandbox)
         holder = kernel._holder
         assert holder is not None
-        # The kernel, and the bwrap its sandbox's holder runs in (started by the
-        # fork server too: see test_holder_chain.py). The kernel is forked straight
-        # into its sandbox, a child of the fork server's, and nothing else is
-        # (a clean CI run once listed a process that forked it, a zombie).
-        expected = sorted([kernel.pid, holder.pid])
+        starter = sandbox._forks._starter if sandbox._forks else None
+        assert starter is not None
+        # The kernel, and the fork server's starter, the parent of the bwrap its
+        # sandbox's holder runs in (see test_holder_chain.py). The kernel is forked
+        # straight into its sandbox, a child of the fork server's, and nothing else
+        # is (a clean CI run once listed a process that forked it, a zombie).
+        expected = sorted([kernel.pid, starter])
         with anyio.move_on_after(_ENDS):
             while _parent(kernel.pid) != zygote or _children(zygote) != expected:
                 await anyio.sleep(0.02)
         assert _parent(kernel.pid) == zygote
         assert _children(zygote) == expected, _described(_children(zygote))
+        assert _children(starter) == [holder.pid], _described(_children(starter))
         assert Path(f"/proc/{holder.pid}/exe").resolve().name == "bwrap"
     finally:
         kernel.send_signal(signal.SIGKILL)
@@ -163,11 +166,45 @@ async def test_a_kernel_the_runtime_gives_up_is_killed(sandbox: Sandbox, tmp_pat
 
 
 async def test_a_fork_server_that_ends_takes_its_kernels(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Its kernels, its starter, and the sandboxes' holders the starter started."""
     kernel = await _fork(sandbox, tmp_path, "import time\ntime.sleep(600)\n")
     forks = sandbox._forks
-    assert forks is not None and forks._process is not None
-    process: subprocess.Popen[bytes] = forks._process
-    process.kill()
-    with anyio.fail_after(_ENDS):
-        await kernel.ended()
+    assert forks is not None and forks._process is not None and forks._starter is not None
+    holder = kernel._holder
+    assert holder is not None
+    pidfds = [os.pidfd_open(forks._starter), os.pidfd_open(holder.pid)]
+    try:
+        process: subprocess.Popen[bytes] = forks._process
+        process.kill()
+        with anyio.fail_after(_ENDS):
+            await kernel.ended()
+            for pidfd in pidfds:
+                await anyio.wait_readable(pidfd)  # it has ended
+    finally:
+        for pidfd in pidfds:
+            os.close(pidfd)
     assert kernel.returncode == -signal.SIGKILL
+
+
+async def test_the_starter_is_small_and_started_before_the_kernels_imports(
+    sandbox: Sandbox,
+) -> None:
+    """A holder is a fork of the starter, not of the fork server: a fork of the
+    fork server would copy its page tables and tear them down again as it
+    becomes bwrap."""
+    forks = sandbox._forks
+    assert forks is not None
+    zygote, starter = await forks.pid(), await forks.parent()
+    assert _parent(starter) == zygote
+
+    def status(pid: int) -> dict[str, str]:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+        return dict(line.split(":", 1) for line in lines if ":" in line)
+
+    def kib(pid: int) -> int:
+        return int(status(pid)["VmRSS"].split()[0])
+
+    assert int(status(starter)["Threads"]) == 1
+    assert kib(starter) * 3 < kib(zygote), (kib(starter), kib(zygote))
+    maps = Path(f"/proc/{starter}/maps").read_text()
+    assert "zmq" not in maps and "_cffi_backend" not in maps  # no kernel's imports

@@ -189,13 +189,13 @@ async def test_the_fork_server_holds_one_thread_and_only_its_own_descriptors() -
     finally:
         await forks.aclose()
     assert threads == [str(pid)]
-    # stdin, its pipes to the runtime and its control socket (and what it opens as
-    # it serves: a wake-up pipe, and its own PID namespace, to return to once it
-    # has forked a kernel into a sandbox's): no file, no event descriptor or second
-    # socket (as zmq or a shell would leave).
+    # stdin, its pipes to the runtime, its control socket and its starter's (and
+    # what it opens as it serves: a wake-up pipe, and its own PID namespace, to
+    # return to once it has forked a kernel into a sandbox's): no file, no event
+    # descriptor or other socket (as zmq or a shell would leave).
     names = sorted(kind.split(":")[0] for kind in kinds)
     assert {"/dev/null", "pipe", "socket"} <= set(names) <= {"/dev/null", "pid", "pipe", "socket"}
-    assert names.count("socket") == 1 and names.count("pid") <= 1, kinds
+    assert names.count("socket") == 2 and names.count("pid") <= 1, kinds
     own = f"pid:[{os.stat('/proc/self/ns/pid').st_ino}]"  # the host's
     assert all(kind == own for kind in kinds if kind.startswith("pid:")), kinds
 

@@ -1,8 +1,8 @@
 """What stays resident above a forked kernel's sandbox.
 
-The fork server starts the holder's sandbox: the exec wrapper's code, in a fork
-of the fork server, applies the session's options and becomes bwrap, which dies
-with the fork server's only thread. So no Python process stays per session
+The fork server's starter starts the holder's sandbox: the exec wrapper's code,
+in a fork of the starter, applies the session's options and becomes bwrap, which
+dies with the starter's only thread (and the starter with the fork server). So no Python process stays per session
 outside the kernel, from whichever thread the session was started (a
 supervisor would follow the thread that started bwrap: ``PR_SET_PDEATHSIG``).
 """
@@ -83,9 +83,11 @@ def _fork_server_chain(chains: list[list[list[str]]]) -> list[str]:
     return [os.path.basename(argv[0]) for argv in chain]
 
 
-def _fork_server_pid(forks: ForkServer) -> int:
-    assert forks._process is not None, "the fork server is not running"
-    return forks._process.pid
+def _starter_pid(forks: ForkServer) -> int:
+    """The fork server's starter: the parent of the holders' bwrap."""
+    assert forks._process is not None and forks._starter is not None, "no fork server runs"
+    assert _parents()[forks._starter] == forks._process.pid
+    return forks._starter
 
 
 async def test_no_python_process_stays_between_the_runtime_and_a_forked_kernels_bwrap(
@@ -98,7 +100,7 @@ async def test_no_python_process_stays_between_the_runtime_and_a_forked_kernels_
     try:
         async with sandboxed(forks=forks) as (_, computer):
             assert text(await run(computer, "import os\nprint(os.getppid())")).strip() == "0"
-            chains = holder_chains(_fork_server_pid(forks))  # this test's, not another's
+            chains = holder_chains(_starter_pid(forks))  # this test's, not another's
     finally:
         await forks.aclose()
     assert _fork_server_chain(chains) == ["bwrap", "bwrap", "sleep"]
@@ -106,7 +108,8 @@ async def test_no_python_process_stays_between_the_runtime_and_a_forked_kernels_
 
 def test_a_holder_started_from_another_thread_has_no_supervisor_either(tmp_path: Path) -> None:
     """An event loop in a thread of its own (as a sync Computer's portal runs) may
-    end before the process: the fork server, not that thread, is bwrap's parent."""
+    end before the process: the fork server's starter, not that thread, is
+    bwrap's parent."""
     found: list[list[list[str]]] = []
     failed: list[BaseException] = []
 
@@ -118,7 +121,7 @@ def test_a_holder_started_from_another_thread_has_no_supervisor_either(tmp_path:
             async with sandbox.computer() as computer:
                 out = text(await run(computer, "import os\nprint(os.getppid())"))
                 assert out.strip() == "0", out  # the kernel was forked
-                found.extend(holder_chains(_fork_server_pid(forks)))
+                found.extend(holder_chains(_starter_pid(forks)))
         finally:
             await sandbox.aclose()
             await forks.aclose()
