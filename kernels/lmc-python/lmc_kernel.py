@@ -282,6 +282,7 @@ def main() -> None:
         revive, lean = _revive_module(), _beside("lmc_lean")
         if lean is not None:
             lean.iopub_unbounded(app)
+            lean.no_heartbeat(app)
             precompiled = sys.modules.get(_PRECOMPILED)
             lean.start_modules_shared(
                 app, getattr(precompiled, "modules", None), getattr(precompiled, "mark", None)

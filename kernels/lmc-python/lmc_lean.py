@@ -3,6 +3,8 @@
 revived from a checkpoint (``lmc_revive.py``):
 
 - its IOPub socket has no send high-water mark (:func:`iopub_unbounded`);
+- it starts no heartbeat, which the runtime never pings (:func:`no_heartbeat`;
+  its kernel spec says so, so the runtime waits for no heartbeat socket);
 - ipykernel does not list every loaded module's file for a debugger the kernel
   never has (:func:`modules_unlisted`);
 - a kernel forked by the fork server remembers the modules it started with
@@ -16,6 +18,13 @@ import contextlib
 import sys
 import types
 from collections.abc import Iterable, Iterator, Set
+
+
+def no_heartbeat(app: object) -> None:
+    """``app`` starts no heartbeat: the runtime never pings it (its channels start
+    without one, and it watches the kernel's process), and ipykernel gives it a
+    thread and a ZMQ context of its own (two more threads) in every kernel."""
+    app.init_heartbeat = lambda: None  # type: ignore[attr-defined]
 
 
 def iopub_unbounded(app: object) -> None:

@@ -207,6 +207,7 @@ def new_kernel(argv: list, bound: int, left: str) -> int:
     lean = _lean()
     if lean is not None:
         lean.iopub_unbounded(app)
+        lean.no_heartbeat(app)
     unlisted = lean.modules_unlisted() if lean is not None else contextlib.nullcontext()
     with _parsers_kept(), _modules_compiled(), unlisted:
         app.initialize(args)

@@ -2,7 +2,7 @@
 files (``_warm.py``), and skips the work that would copy the pages it shares
 with the fork server:
 
-- the broker runs ``lmc_kernel.py`` from that code (``_broker._run_script``), as
+- a forked kernel runs ``lmc_kernel.py`` from that code (``_child._run_script``), as
   ``runpy.run_path`` would, and the launcher loads ``lmc_revive.py`` and ``lmc_lean.py`` from it;
 - IPython names the start file by a ``Path``, which must find its code too;
 - the modules the start file loads run from that code too;
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from IPython.utils import py3compat
 
-from lmc_runtime.sandbox import _broker
+from lmc_runtime.sandbox import _child
 
 from .test_kernel_command_line import FOLDER, _launcher
 
@@ -66,7 +66,7 @@ def test_regression_a_start_file_named_by_a_path_runs_from_its_compiled_code(
     assert namespace["ran"] == "compiled ahead"
 
 
-def test_the_broker_runs_a_script_from_its_compiled_code_as_main(
+def test_a_forked_kernel_runs_a_script_from_its_compiled_code_as_main(
     tmp_path: Path, precompiled: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script = tmp_path / "kernel.py"
@@ -79,16 +79,16 @@ def test_the_broker_runs_a_script_from_its_compiled_code_as_main(
     )
     monkeypatch.setattr(sys, "ran", None, raising=False)
     main = sys.modules["__main__"]
-    _broker._run_script(str(script))
+    _child._run_script(str(script))
     assert sys.ran == ("compiled ahead", "__main__", str(script), True)  # type: ignore[attr-defined]
     assert sys.modules["__main__"] is main
     script.write_bytes(b"import sys\nsys.ran = ('changed', __name__)\n")
-    _broker._run_script(str(script))
+    _child._run_script(str(script))
     assert sys.ran == ("changed", "__main__")  # type: ignore[attr-defined]
     precompiled.clear()
     other = tmp_path / "other.py"
     other.write_bytes(b"import sys\nsys.ran = ('other', __name__)\n")
-    _broker._run_script(str(other))
+    _child._run_script(str(other))
     assert sys.ran == ("other", "__main__")  # type: ignore[attr-defined]
     assert sys.modules["__main__"] is main
 

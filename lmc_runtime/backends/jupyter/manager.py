@@ -62,8 +62,13 @@ class Manager(AsyncKernelManager):  # type: ignore[misc]
                 os.remove(f"{self.bound_ip}-{port}")
 
     def socket_names(self) -> list[str]:
+        """The socket files the kernel binds: its heartbeat's too, unless its
+        kernel spec says it has none (``"metadata": {"lmc": {"heartbeat": false}}``:
+        the runtime never pings it; its channels start without one)."""
         base = os.path.basename(self.ip)
-        return [f"{base}-{port}" for port in PORTS.values()]
+        lmc = self.kernel_spec.metadata.get("lmc") if self.kernel_spec is not None else None
+        beats = not isinstance(lmc, dict) or lmc.get("heartbeat", True) is not False
+        return [f"{base}-{port}" for name, port in PORTS.items() if beats or name != "hb_port"]
 
 
 async def _without_pause(km: Manager, method: Any, **kw: Any) -> None:
