@@ -25,9 +25,6 @@ __all__ = [
 
 PROC = Path("/proc")
 _TICK = os.sysconf("SC_CLK_TCK")
-#: What the fork server's processes are, by the kind of their parent: it forks a
-#: broker for each kernel, and the broker forks the kernel.
-_FORKED = {"fork server": "broker", "broker": "forked kernel"}
 
 
 @dataclass(frozen=True)
@@ -117,12 +114,12 @@ def _uid(pid: int) -> int | None:
 def _kind(pid: int, parent: str) -> str:
     """What ``pid`` is, given what its parent is."""
     argv = _read(pid, "cmdline").split("\0")
-    if parent == "broker":
-        return "forked kernel"
     if any(arg.endswith("_zygote.py") for arg in argv[:3]):
-        if parent == "fork server" and _uid(pid) != 0:  # adopted once its broker ended
-            return "forked kernel"
-        return _FORKED.get(parent, "fork server")
+        if parent != "fork server":
+            return "fork server"
+        # Its forks: the kernels (each the sandbox's user once it has started) and
+        # the starter, which stays root and forks the sandboxes' holders.
+        return "forked kernel" if _uid(pid) != 0 else "fork server's starter"
     if any(arg.endswith("_exec.py") for arg in argv[:4]):
         return "exec wrapper"
     name = os.path.basename(argv[0])
