@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any, Literal, TypeVar, Unpack
@@ -99,6 +100,9 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
         self._languages: list[dict[str, Any]] = []
         self._api: Api | None = None
         self._channel: WebSocketChannel | None = None
+        #: The runs a caller may have left open (closed with the computer).
+        self._runs: weakref.WeakSet[AsyncGenerator[Message, None]] = weakref.WeakSet()
+        self._closing = False
 
     @classmethod
     def attach(cls, url: str, session_id: str, **kwargs: Any) -> RemoteComputer:
@@ -168,12 +172,26 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
                 yield
             finally:
                 with anyio.CancelScope(shield=True):
+                    await self._close_runs()
                     await self._end(api)
         finally:
             self._api = None
             self._closed = True
             with anyio.CancelScope(shield=True):
                 await api.aclose()
+
+    async def _close_runs(self) -> None:
+        """Close the runs a caller left open (a run held past the computer's
+        close, by a comprehension's frame, say), one after the other, each with
+        the stream under it. Left to the event loop's end, each generator would
+        be closed at once with the streams under it, in any order, and log an
+        error. The server stops their code: their connections close."""
+        self._closing = True
+        for run in list(self._runs):
+            try:
+                await run.aclose()
+            except RuntimeError as exc:  # running in a task that is ending with the loop
+                logger.debug("a run left open was not closed: %s", exc)
 
     async def _end(self, api: Api) -> None:
         channel, self._channel = self._channel, None
@@ -206,7 +224,9 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
         """
         if self._api is None:
             raise UsageError("open the RemoteComputer first: `async with RemoteComputer(url):`")
-        return self._arun(*check_run(message, code, options))
+        run = self._arun(*check_run(message, code, options))
+        self._runs.add(run)
+        return run
 
     async def _arun(
         self, message: MessageInput, code: str | None, timeout: float | None, env: dict[str, str]
@@ -243,7 +263,9 @@ class RemoteComputer(SyncLayer, FileMethods, RemoteBranching):
         """The caller left a run before its end: interrupt the code and read the run
         to its end (bounded), as ``Computer`` stops it, so the state is kept and the
         session is free for the next run. A failure leaves it to the server, which
-        stops the code when the connection closes."""
+        stops the code when the connection closes, as does the computer's close."""
+        if self._closing:
+            return
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeouts.margin):
             try:
                 await self.ainterrupt()

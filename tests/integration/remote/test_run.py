@@ -3,6 +3,8 @@ over HTTP and over the WebSocket; interrupt, restart, languages and session opti
 
 from __future__ import annotations
 
+import gc
+import logging
 import threading
 
 import pytest
@@ -169,3 +171,25 @@ async def test_arun_in_async_code(server: Server, transport: Transport) -> None:
         await computer.ainterrupt()
         await computer.arestart("python")
         assert computer.session_id is not None
+
+
+def test_regression_a_run_left_by_the_callers_error_closes_quietly_with_its_computer(
+    server: Server, transport: Transport, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The caller's loop raised mid-run, inside ``with RemoteComputer``: the computer
+    closes (the run's stream still open) and the stream is closed after it. Its end
+    must not try to interrupt through the closed computer: that raised UsageError
+    in the generator's close, logged as "an error occurred during closing of
+    asynchronous generator" with a traceback."""
+    code = "import time\nprint('started', flush=True)\ntime.sleep(30)"
+    with caplog.at_level(logging.ERROR), pytest.raises(ZeroDivisionError):
+        with RemoteComputer(server.url, token=TOKEN, transport=transport) as computer:
+            # Held past the computer's close, as a comprehension's frame holds it.
+            replies = computer.run("python", code, timeout=GUARD)
+            for reply in replies:
+                if reply.content == "started\n":
+                    raise ZeroDivisionError("the caller's own error")
+    del replies
+    gc.collect()
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert said == []
