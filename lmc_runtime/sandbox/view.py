@@ -196,13 +196,20 @@ class SandboxView:
                 return str(PurePosixPath(seen, PurePosixPath(text).relative_to(host)))
         return text
 
+    @cached_property
+    def _place_pattern(self) -> tuple[re.Pattern[str], dict[str, str]]:
+        """One pattern for every host folder (longest first, so the deepest
+        matches), and where each is seen: a command line is translated in one pass
+        (each path once), not one compiled pattern per folder and argument."""
+        seen = dict(self._places)
+        alternatives = "|".join(re.escape(host) for host, _ in self._places)
+        return re.compile(f"(?:{alternatives})(?=/|$)"), seen
+
     def translate(self, argument: str) -> str:
         """``argument`` of a command line with every path in a bound folder (whole,
         after ``=``, in a ``file://`` address) as it is seen inside."""
-        for host, seen in self._places:
-            pattern = re.escape(host) + r"(?=/|$)"
-            argument = re.sub(pattern, seen.replace("\\", "\\\\"), argument)
-        return argument
+        pattern, seen = self._place_pattern
+        return pattern.sub(lambda found: seen[found.group(0)], argument)
 
     def bwrap_options(self) -> list[str]:
         """bwrap's options binding them (after ``/etc``, ``/run`` and the rest)."""

@@ -42,6 +42,14 @@ class Manager(AsyncKernelManager):  # type: ignore[misc]
     async def start_kernel(self, **kw: Any) -> None:  # type: ignore[override]
         await _without_pause(self, KernelManager._async_start_kernel, **kw)
 
+    async def _async_post_start_kernel(self, **kw: Any) -> None:
+        """jupyter_client's, less its control socket, connected at every start: the
+        runtime interrupts by signal and shuts a kernel down ``now`` (a kill), so
+        it never sends on it (a graceful shutdown request would connect it then)."""
+        self.start_restarter()
+        assert self.provisioner is not None
+        await self.provisioner.post_launch(**kw)
+
     async def shutdown_kernel(  # type: ignore[override]
         self, now: bool = False, restart: bool = False
     ) -> None:

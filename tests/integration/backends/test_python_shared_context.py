@@ -42,3 +42,18 @@ def test_two_sessions_kernels_share_one_context_ended_with_the_last() -> None:
         assert _zmq_threads() == before + 2
     assert backend._contexts.users == 0
     assert _zmq_threads() == before
+
+
+def test_a_kernel_takes_no_control_socket_of_the_managers_own() -> None:
+    """jupyter_client's manager connects a control socket at every start, for a
+    graceful shutdown request the runtime never sends (it kills, and interrupts
+    by signal): a socket, a connection and an I/O thread's work a session less.
+    What stays open is the client's: shell, stdin and control (DEALER), IOPub (SUB)."""
+    registry = Registry()
+    backend = registry.get("python")
+    assert isinstance(backend, JupyterBackend)
+    with Computer(registry=registry) as computer:
+        assert run(computer, "print(1)").output == "1\n"
+        (context,) = backend._contexts._held
+        kinds = sorted(s.type.name for s in context._sockets if not s.closed)
+    assert kinds.count("DEALER") == 3 and kinds.count("SUB") == 1, kinds
