@@ -9,16 +9,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from lmc_runtime.sandbox import Sandbox, SandboxPolicy
-from lmc_runtime.sandbox.forks import ForkFailed, ForkServer
+from lmc_runtime.sandbox import Sandbox
+from lmc_runtime.errors import ForkFailed
+from lmc_runtime.sandbox.forks import ForkServer
 
 from .conftest import needs_bwrap
 from .test_fork_server_reaps import _ended, _fork, _fork_server
+from .test_fork_server_reaps import sandbox as sandbox  # the fixture: a sandbox with a fork server
 
 pytestmark = [
     pytest.mark.anyio,
@@ -26,18 +27,6 @@ pytestmark = [
     needs_bwrap,
     pytest.mark.skipif(not ForkServer.supported(), reason="kernels are forked by root only"),
 ]
-
-
-@pytest.fixture
-async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
-    forks = ForkServer()
-    box = Sandbox(tmp_path / "s", SandboxPolicy(), forks=forks)
-    await box.start()
-    try:
-        yield box
-    finally:
-        await box.aclose()
-        await forks.aclose()
 
 
 def _namespace(pid: int, which: str = "pid") -> str:
