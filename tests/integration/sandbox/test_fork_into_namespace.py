@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lmc_runtime.sandbox import Sandbox
 from lmc_runtime.errors import ForkFailed
+from lmc_runtime.sandbox import Sandbox
 from lmc_runtime.sandbox.forks import ForkServer
 
 from .conftest import needs_bwrap
