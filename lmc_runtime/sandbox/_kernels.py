@@ -29,7 +29,6 @@ Stdlib only: imported by the fork server by its file name.
 """
 
 import contextlib
-import ctypes
 import json
 import os
 import select
@@ -37,19 +36,20 @@ import signal
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-__all__ = ["serve"]
+if TYPE_CHECKING or __package__:
+    from . import _births
+else:  # imported by the fork server by its file name, from this file's folder
+    import _births
 
-_PR_SET_CHILD_SUBREAPER = 36
+__all__ = ["fork_starter", "serve"]
 
 #: A started process: serves one connection, given the pipe it names itself on;
 #: never returns.
 Serve = Callable[[socket.socket, int], None]
 #: A kernel: the same, given the holder's pidfd too.
 Start = Callable[[socket.socket, int, int], None]
-#: The PID namespace (``setns``).
-_CLONE_NEWPID = 0x20000000
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -67,39 +67,6 @@ class _Kernels:
     by_conn: dict[int, int] = field(default_factory=dict)
     #: Pids reaped that had not named themselves yet -> their wait status.
     early: dict[int, int] = field(default_factory=dict)
-
-
-class _Births:
-    """Forks into a holder's PID namespace: ``setns`` for this process's
-    children, the fork, and ``setns`` back to its own."""
-
-    def __init__(self) -> None:
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        # Adopt what the processes it forks leave (the kernels' own children).
-        if self._libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "PR_SET_CHILD_SUBREAPER")
-        self._own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-
-    def fork_into(self, holder: int) -> int:
-        """``os.fork()``, the child born in ``holder``'s PID namespace."""
-        if self._libc.setns(holder, _CLONE_NEWPID) != 0:
-            error = ctypes.get_errno()
-            raise OSError(error, f"setns: {os.strerror(error)}")
-        try:
-            pid = os.fork()
-        except OSError:
-            self._back()
-            raise
-        if pid:
-            self._back()
-        return pid
-
-    def _back(self) -> None:
-        if self._libc.setns(self._own, _CLONE_NEWPID) != 0:
-            # Every later child would be born in that sandbox: end instead (the
-            # runtime starts another fork server).
-            os.write(2, b"lmc fork server: could not return to its PID namespace\n")
-            os._exit(70)
 
 
 def _report(conn: socket.socket, status: int) -> None:
@@ -165,15 +132,6 @@ def _reap(state: _Kernels, forget: Callable[[int], None]) -> None:
             _report(conn, status)
 
 
-def _keep_only(*kept: int) -> None:
-    """Close every descriptor of this process but stdio and ``kept``."""
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd > 2 and fd not in kept:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
 def _end_all(state: _Kernels) -> None:
     for pid in state.by_pid:
         with contextlib.suppress(OSError):
@@ -196,10 +154,7 @@ def fork_starter(
         try:
             ours.close()
             control.close()
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-                os._exit(1)
-            if os.getppid() != parent:
+            if not _births.die_with(parent):
                 os._exit(0)  # the fork server is already gone
             null = os.open(os.devnull, os.O_RDWR)
             os.dup2(null, 0)
@@ -224,7 +179,7 @@ def serve(
     pipe)`` for each process's, or hand those to the starter on ``starting``;
     look after the kernels and processes (see the module's docstring), until
     ``control`` closes."""
-    births = _Births()
+    births = _births.Births()
     serving = _Serving(kernel, starter, starting)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
@@ -291,7 +246,7 @@ def _fork(
     control: socket.socket,
     state: _Kernels,
     watch: Callable[[int], None],
-    births: _Births,
+    births: _births.Births,
     serving: _Serving,
 ) -> bool:
     """Take one connection from ``control`` and fork its kernel (``k``, with the
@@ -325,7 +280,7 @@ def _fork(
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         # Not the other kernels' connections, nor the control socket.
-        _keep_only(conn, tell, *(() if holder is None else (holder,)))
+        _births.keep_only(conn, tell, *(() if holder is None else (holder,)))
         if holder is None:
             serving.starter(socket.socket(fileno=conn), tell)
         elif serving.kernel is not None:

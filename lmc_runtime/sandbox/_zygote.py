@@ -72,7 +72,15 @@ def preload() -> None:
 
 
 #: This folder's modules the fork server imports.
-_OWN: tuple[str, ...] = ("_child", "_gather", "_handoff", "_hot", "_hotcache", "_kernels")
+_OWN: tuple[str, ...] = (
+    "_births",
+    "_child",
+    "_gather",
+    "_handoff",
+    "_hot",
+    "_hotcache",
+    "_kernels",
+)
 _OWN += ("_seccomp", "_starter", "_warm")
 
 #: Seconds from the fork server's start by which its probe must be done (the
