@@ -25,7 +25,9 @@ class Births:
 
     def __init__(self) -> None:
         self._libc = ctypes.CDLL(None, use_errno=True)
-        # Adopt what the processes it forks leave (the kernels' own children).
+        # Adopt what the processes it forks leave on the host (a holder's bwrap's
+        # child, when the runtime kills the holder), to reap them here. A kernel's
+        # own children are in its sandbox's PID namespace: its init adopts them.
         if self._libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_CHILD_SUBREAPER")
         self._own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
@@ -37,7 +39,7 @@ class Births:
             raise OSError(error, f"setns: {os.strerror(error)}")
         try:
             pid = os.fork()
-        except OSError:
+        except BaseException:
             self._back()
             raise
         if pid:

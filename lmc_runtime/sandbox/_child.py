@@ -13,6 +13,15 @@ then names itself to the fork server (on a pipe) and to the runtime (its pid
 and a pidfd of it). The fork server reports how it ended, and kills it if the
 runtime's end closes first.
 
+Until it enters them, the process is in the sandbox's PID namespace and the
+host's others: ``/proc/PID/mountinfo`` would show the host's mounts to code
+in that namespace. There is none: each kernel is forked into a holder started
+for it (:meth:`~.launch.SandboxLauncher.fork`), whose namespace holds only
+bwrap and the holder's ``sleep``, and the window is a read, a few calls and a
+``setns``. What the fork allocated (the page tables, the kernel stack) stays
+charged to the fork server's cgroup; what the kernel allocates after, to the
+session's, which it joins first.
+
 The kernel becomes the sandbox's user, drops every capability (the bounding
 and ambient sets too), sets ``no_new_privs`` as bubblewrap does, takes an
 empty session keyring of its own and puts itself under the sandbox's seccomp

@@ -65,7 +65,9 @@ class _Kernels:
     by_pid: dict[int, socket.socket] = field(default_factory=dict)
     #: A connection's descriptor -> its kernel's pid.
     by_conn: dict[int, int] = field(default_factory=dict)
-    #: Pids reaped that had not named themselves yet -> their wait status.
+    #: Pids forked here that have not named themselves yet.
+    unnamed: set[int] = field(default_factory=set)
+    #: Of those, the ones reaped before their word was read -> their wait status.
     early: dict[int, int] = field(default_factory=dict)
 
 
@@ -83,6 +85,7 @@ def _named(state: _Kernels, fd: int, watch: Callable[[int], None]) -> None:
     except OSError:
         data = b""
     os.close(fd)
+    state.unnamed.discard(started)
     if data.strip() != b"%d" % started:
         conn.close()  # it failed, and told the runtime why
         state.early.pop(started, None)
@@ -122,14 +125,23 @@ def _reap(state: _Kernels, forget: Callable[[int], None]) -> None:
             return
         if pid == 0:
             return
-        conn = state.by_pid.pop(pid, None)
-        if conn is None:
-            state.early[pid] = status  # its word is still in its pipe
-            continue
-        if conn.fileno() in state.by_conn:  # not given up: the runtime waits for it
-            forget(conn.fileno())
-            del state.by_conn[conn.fileno()]
-            _report(conn, status)
+        _ended(state, pid, status, forget)
+
+
+def _ended(state: _Kernels, pid: int, status: int, forget: Callable[[int], None]) -> None:
+    """Child ``pid`` was reaped: report it, if the runtime waits for it."""
+    conn = state.by_pid.pop(pid, None)
+    if conn is None:
+        # Its word is still in its pipe; anything else (what this process adopted,
+        # or one that failed before it named itself) is forgotten, or a later
+        # process given the same pid would be reported ended at once.
+        if pid in state.unnamed:
+            state.early[pid] = status
+        return
+    if conn.fileno() in state.by_conn:  # not given up: the runtime waits for it
+        forget(conn.fileno())
+        del state.by_conn[conn.fileno()]
+        _report(conn, status)
 
 
 def _end_all(state: _Kernels) -> None:
@@ -219,27 +231,24 @@ def serve(
 @dataclass
 class _Serving:
     """What serves a connection: the kernel's start, the process's, and the
-    starter's socket (None: this process forks the processes itself)."""
+    starter's socket (None in the starter itself, which forks the processes)."""
 
     kernel: Start | None
     starter: Serve
     starting: socket.socket | None
 
-    def hand_over(self, conn: int) -> bool:
-        """Bring ``conn`` (a ``p`` connection) to the starter; False if there is
-        none, or no more (then this process forks the processes itself)."""
-        if self.starting is None:
-            return False
+    def hand_over(self, conn: int) -> None:
+        """Bring ``conn`` (a ``p`` connection) to the starter, or refuse it if the
+        starter is gone or not taking any (never waiting on it): a process this
+        one started could not be the holder's parent it names, the starter, and
+        the runtime starts the kernel the usual way."""
+        assert self.starting is not None
         try:
-            socket.send_fds(self.starting, [b"p"], [conn])
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.write(2, b"lmc fork server: its starter is gone; it starts processes itself\n")
-            self.starting.close()
-            self.starting = None
-            return False
+            socket.send_fds(self.starting, [b"p"], [conn], socket.MSG_DONTWAIT)
+        except OSError as exc:
+            _refuse(socket.socket(fileno=conn), f"its starter took no process: {exc}")
+            return
         os.close(conn)
-        return True
 
 
 def _fork(
@@ -266,7 +275,8 @@ def _fork(
             os.close(holder)
         _refuse(socket.socket(fileno=conn), "a kernel is asked for with a holder")
         return True
-    if data != b"k" and serving.hand_over(conn):
+    if data != b"k" and serving.starting is not None:
+        serving.hand_over(conn)
         return True
     told, tell = os.pipe()
     try:
@@ -277,18 +287,21 @@ def _fork(
         _refuse(socket.socket(fileno=conn), f"could not fork: {exc}")
         return True
     if pid == 0:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        # Not the other kernels' connections, nor the control socket.
-        _births.keep_only(conn, tell, *(() if holder is None else (holder,)))
-        if holder is None:
-            serving.starter(socket.socket(fileno=conn), tell)
-        elif serving.kernel is not None:
-            serving.kernel(socket.socket(fileno=conn), tell, holder)
-        os._exit(0)  # neither returns; in case one does
+        try:  # never back into this process's loop (whose end kills every kernel)
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            # Not the other kernels' connections, nor the control socket.
+            _births.keep_only(conn, tell, *(() if holder is None else (holder,)))
+            if holder is None:
+                serving.starter(socket.socket(fileno=conn), tell)
+            elif serving.kernel is not None:
+                serving.kernel(socket.socket(fileno=conn), tell, holder)
+        finally:
+            os._exit(127)  # neither returns
     os.close(tell)
     if holder is not None:
         os.close(holder)
+    state.unnamed.add(pid)
     state.named_on[told] = (socket.socket(fileno=conn), pid)
     watch(told)
     return True

@@ -3,8 +3,9 @@
 A Python kernel spends most of its start importing ipykernel and IPython. The
 fork server imports them once; each kernel is then forked from it, already
 imported, into a sandbox made for it and held by a holder (see
-:mod:`.holder`). The fork server's broker enters the holder's namespaces, so
-the kernel lives in exactly the sandbox a kernel started the usual way would:
+:mod:`.holder`): born in the holder's PID namespace, it enters the holder's
+other namespaces, so the kernel lives in exactly the sandbox a kernel started
+the usual way would:
 same namespaces, same user, no capabilities, ``no_new_privs``, the same cgroup
 and rlimits.
 
@@ -12,7 +13,7 @@ and rlimits.
 ``Popen``: its pid, ``poll``, ``wait`` and ``send_signal``. Ending it ends its
 holder, and with it the sandbox's PID namespace and everything left in it.
 
-Only a server running as root forks kernels (the broker joins cgroups and
+Only a server running as root forks kernels (a forked kernel joins cgroups and
 namespaces on the host); elsewhere, or if the fork server fails, kernels start
 the usual way.
 """

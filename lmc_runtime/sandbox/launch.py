@@ -239,6 +239,8 @@ class SandboxLauncher:
 
         forks = self.forks
         try:
+            # A holder of its own: the kernel is born in its PID namespace and only
+            # then enters its others (_child.py), so no other code may be there.
             holder, holder_pidfd = await start_holder(
                 self._holder_command(await forks.parent()), env, "/", stderr, self._start_by(forks)
             )

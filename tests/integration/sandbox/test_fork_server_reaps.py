@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from lmc_runtime.errors import ForkFailed
 from lmc_runtime.sandbox import Sandbox, SandboxPolicy
 from lmc_runtime.sandbox.forked import ForkedKernel
 from lmc_runtime.sandbox.forks import ForkServer
@@ -208,3 +209,37 @@ async def test_the_starter_is_small_and_started_before_the_kernels_imports(
     assert kib(starter) * 3 < kib(zygote), (kib(starter), kib(zygote))
     maps = Path(f"/proc/{starter}/maps").read_text()
     assert "zmq" not in maps and "_cffi_backend" not in maps  # no kernel's imports
+
+
+async def test_a_fork_server_whose_starter_is_gone_refuses_processes_and_serves_on(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A holder it started itself could not name the starter as the parent it
+    dies with: the fork server says why, and kernels start the usual way."""
+    forks = sandbox._forks
+    assert forks is not None
+    zygote, starter = await forks.pid(), await forks.parent()
+    pidfd = os.pidfd_open(starter)
+    try:
+        os.kill(starter, signal.SIGKILL)
+        with anyio.fail_after(_ENDS):
+            await anyio.wait_readable(pidfd)
+    finally:
+        os.close(pidfd)
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        argv = [sys.executable, "-I", "-S", "_exec.py", "--", "true"]
+        with pytest.raises(ForkFailed, match="starter took no process"):
+            await forks.start(argv, {}, "/", {0: null, 1: null, 2: null})
+    finally:
+        os.close(null)
+    assert await forks.pid() == zygote  # the same fork server, serving on
+    launcher = sandbox.launcher
+    kernel = await launcher.fork(
+        [sys.executable, str(sandbox.work_dir / "k.py")],
+        env={},
+        cwd=str(sandbox.work_dir),
+        stdout=1,
+        stderr=2,
+    )
+    assert kernel is None  # started the usual way by the caller
