@@ -33,6 +33,12 @@ def single_quoted(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+def _until_go(path: str) -> str:
+    """A shell loop that waits until ``path + ".go"`` exists (30 s at most)."""
+    go = single_quoted(path + ".go")
+    return f"i=0; while [ ! -e {go} ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done"
+
+
 @dataclass(frozen=True)
 class Profile:
     """The snippets of one language.
@@ -73,7 +79,8 @@ class Profile:
     #: Runs the shell command line ``command`` in a child process (``sh -c``),
     #: whose output is the interpreter's own; the run waits for it.
     child_runs: Callable[[str], str]
-    #: Returns at once; about 0.3 s later prints ``late-line``, 0.2 s after that creates ``path``.
+    #: Returns at once; once ``path + ".go"`` exists (looked for every 20 ms, for
+    #: 30 s at most), prints ``late-line``, and 0.2 s after that creates ``path``.
     late_output: Callable[[str], str]
     #: Asks ``name? `` (no newline), reads one line of input, prints it as ``got:[line]``.
     read_line: str
@@ -115,9 +122,12 @@ def _python() -> Profile:
             f"import subprocess\n_ = subprocess.run(['sh', '-c', {quoted(command)}], check=True)"
         ),
         late_output=lambda path: (
-            "import threading, time\n"
+            "import os, threading, time\n"
             "def later():\n"
-            "    time.sleep(0.3)\n"
+            f"    for _ in range(1500):\n"
+            f"        if os.path.exists({quoted(path + '.go')}):\n"
+            "            break\n"
+            "        time.sleep(0.02)\n"
             "    print('late-line', flush=True)\n"
             "    time.sleep(0.2)\n"
             f"    open({quoted(path)}, 'w').close()\n"
@@ -152,7 +162,7 @@ def _r() -> Profile:
         # without the later package): a background job is what prints late.
         late_output=lambda path: (
             "invisible(system("
-            + quoted(f"(sleep 0.3; echo late-line; sleep 0.2; touch {single_quoted(path)})")
+            + quoted(f"({_until_go(path)}; echo late-line; sleep 0.2; touch {single_quoted(path)})")
             + ", wait = FALSE))"
         ),
         read_line='line <- readline("name? ")\ncat("got:[", line, "]\\n", sep = "")',
@@ -180,7 +190,8 @@ def _shell(name: str) -> Profile:
         # The words are joined at run time: the shell's "Done" line for the job
         # quotes its command, and must not look like its output.
         late_output=lambda path: (
-            f"(sleep 0.3; printf '%s-%s\\n' late line; sleep 0.2; touch {single_quoted(path)}) &"
+            f"({_until_go(path)}; printf '%s-%s\\n' late line; sleep 0.2;"
+            f" touch {single_quoted(path)}) &"
         ),
         read_line="printf 'name? '\nread line\necho \"got:[$line]\"",
         merged_streams=True,
@@ -239,10 +250,16 @@ def _javascript() -> Profile:
             f'["-c", {quoted(command)}], {{ stdio: "inherit" }})\nvoid 0'
         ),
         late_output=lambda path: (
-            "void setTimeout(() => {\n"
+            "let looks = 0\n"
+            "const later = () => {\n"
+            f'  if (!require("fs").existsSync({quoted(path + ".go")}) && ++looks < 1500) {{\n'
+            "    void setTimeout(later, 20)\n"
+            "    return\n"
+            "  }\n"
             '  console.log("late-line")\n'
             f'  setTimeout(() => require("fs").writeFileSync({quoted(path)}, ""), 200)\n'
-            "}, 300)"
+            "}\n"
+            "void setTimeout(later, 20)"
         ),
         read_line=_JS_READ_LINE,
     )
@@ -303,10 +320,16 @@ def _typescript() -> Profile:
             f'["-c", {quoted(command)}], {{ stdio: "inherit" }})\nvoid 0'
         ),
         late_output=lambda path: (
-            "void setTimeout((): void => {\n"
+            "let looks: number = 0\n"
+            "const later = (): void => {\n"
+            f'  if (!require("fs").existsSync({quoted(path + ".go")}) && ++looks < 1500) {{\n'
+            "    void setTimeout(later, 20)\n"
+            "    return\n"
+            "  }\n"
             '  console.log("late-line" as string)\n'
             f'  setTimeout((): void => require("fs").writeFileSync({quoted(path)}, ""), 200)\n'
-            "}, 300)"
+            "}\n"
+            "void setTimeout(later, 20)"
         ),
         read_line=_TS_READ_LINE,
     )
@@ -345,7 +368,9 @@ def _java() -> Profile:
         late_output=lambda path: (
             "new Thread(() -> {\n"
             "  try {\n"
-            "    Thread.sleep(300);\n"
+            f"    for (int i = 0; i < 1500 && !java.nio.file.Files.exists(java.nio.file.Path.of({quoted(path + '.go')})); i++) {{\n"
+            "      Thread.sleep(20);\n"
+            "    }\n"
             '    System.out.println("late-line");\n'
             "    Thread.sleep(200);\n"
             f"    java.nio.file.Files.createFile(java.nio.file.Path.of({quoted(path)}));\n"

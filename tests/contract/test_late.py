@@ -21,7 +21,10 @@ def test_late_output_comes_with_the_next_run_tagged_with_its_own_run(
     assert_ends_once(first)
     assert first.status == "ok", first.describe()
     assert "late-line" not in first.text, "the run waited for its background work"
-    # The code creates the file 0.2 s after printing: by then the line has been read.
+    # The background work prints once the run has ended (not after a time, which a
+    # slow run could outlast), then creates the file 0.2 s after printing: by then
+    # the line has been read.
+    Path(f"{done}.go").touch()
     wait_for(done.exists, "the background work")
     second = run(computer, lang, lang.print_line("now"))
     assert_ends_once(second)
